@@ -1,0 +1,3 @@
+#include <stdio.h>
+#include <turbojpeg.h>
+#include <jconfig.h>

@@ -1,0 +1,62 @@
+import Foundation
+
+/// The front door for decoding: sniffs the format from the bytes (never the
+/// file name), checks the input size, then hands over to the decoder for
+/// the format.
+///
+/// ```swift
+/// let image = try ImageDecoder.decode(fileAt: "photo.jpg",
+///                                     options: DecodingOptions(minimumSize: PixelSize(width: 400, height: 400)))
+/// print(image.pixels.size, image.header.size)
+/// ```
+public enum ImageDecoder {
+    /// The decoders in use, by format.
+    public static let decoders: [ImageFormat: any ImageDecoding] = [
+        .jpeg: ImageDecoders.JPEG(),
+        .png: ImageDecoders.PNG(),
+    ]
+
+    /// Reads only the header.
+    /// - Parameter source: names the input in errors (a path, or a label such as `"upload"`).
+    /// - Throws: ``ImageOpsError``.
+    public static func readHeader(_ bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> ImageHeader {
+        try decoder(for: bytes, source: source).readHeader(bytes, source: source)
+    }
+
+    /// Decodes an encoded image held in memory.
+    /// - Throws: ``ImageOpsError``.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, source: String,
+                              options: DecodingOptions = DecodingOptions()) throws(ImageOpsError) -> DecodedImage {
+        try options.limits.check(byteCount: bytes.count, source: source)
+        return try decoder(for: bytes, source: source).decode(bytes, source: source, options: options)
+    }
+
+    /// Decodes an encoded image held in a byte array.
+    public static func decode(_ bytes: [UInt8], source: String,
+                              options: DecodingOptions = DecodingOptions()) throws(ImageOpsError) -> DecodedImage {
+        try bytes.withImageBytes { raw throws(ImageOpsError) in try decode(raw, source: source, options: options) }
+    }
+
+    /// Reads the header of an in-memory image.
+    public static func readHeader(_ bytes: [UInt8], source: String) throws(ImageOpsError) -> ImageHeader {
+        try bytes.withImageBytes { raw throws(ImageOpsError) in try readHeader(raw, source: source) }
+    }
+
+    /// Reads and decodes a file. The file's size is checked against
+    /// ``ImageLimits/maxInputBytes`` before it is read.
+    public static func decode(fileAt path: String,
+                              options: DecodingOptions = DecodingOptions()) throws(ImageOpsError) -> DecodedImage {
+        let bytes = try FileIO.read(path, maxBytes: options.limits.maxInputBytes)
+        return try decode(bytes, source: path, options: options)
+    }
+
+    /// Picks the decoder from the magic bytes.
+    static func decoder(for bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> any ImageDecoding {
+        guard !bytes.isEmpty else { throw .emptyInput(source: source) }
+        guard let format = ImageFormat(sniffing: bytes) else {
+            throw .unrecognisedFormat(source: source, magic: Array(bytes.prefix(8)))
+        }
+        guard let decoder = decoders[format] else { throw .unsupportedFormat(source: source, format: format) }
+        return decoder
+    }
+}

@@ -1,0 +1,154 @@
+import CTurboJPEG
+
+extension ImageDecoders {
+    /// JPEG through libjpeg-turbo's TurboJPEG API: baseline, progressive,
+    /// arithmetic-coded, grayscale, CMYK and YCCK.
+    ///
+    /// - Shrink-on-load: decodes at the smallest DCT scale (1/2, 1/4, 1/8)
+    ///   whose result still covers ``DecodingOptions/minimumSize``.
+    /// - Progressive files are limited in their number of scans
+    ///   (`TJFLAG_LIMITSCANS`) against the progressive-JPEG denial of service.
+    /// - Strict mode sets `TJFLAG_STOPONWARNING`, so a truncated file is an error.
+    /// - CMYK/YCCK (Adobe, inverted) is converted to RGB as `c·k/255`.
+    /// - libjpeg-turbo never prints: TurboJPEG keeps messages per handle.
+    public struct JPEG: ImageDecoding {
+        /// Creates the decoder.
+        public init() {}
+
+        /// ``ImageFormat/jpeg``.
+        public var format: ImageFormat { .jpeg }
+
+        /// The DCT scale denominators tried, smallest reduction first.
+        static let scaleDenominators = [1, 2, 4, 8]
+
+        public func readHeader(_ bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> ImageHeader {
+            let handle = try Handle(source: source)
+            defer { handle.close() }
+            let info = try handle.header(bytes, source: source)
+            return ImageHeader(format: .jpeg, storedSize: info.size,
+                               orientation: EXIFReader.orientation(inJPEG: bytes) ?? .up, hasAlpha: false)
+        }
+
+        public func decode(_ bytes: UnsafeRawBufferPointer, source: String,
+                           options: DecodingOptions) throws(ImageOpsError) -> DecodedImage {
+            let handle = try Handle(source: source)
+            defer { handle.close() }
+            let info = try handle.header(bytes, source: source)
+            try options.limits.check(info.size, source: source)
+            let orientation = options.appliesOrientation ? (EXIFReader.orientation(inJPEG: bytes) ?? .up) : .up
+            let header = ImageHeader(format: .jpeg, storedSize: info.size, orientation: orientation, hasAlpha: false)
+
+            // Shrink-on-load: the smallest scale whose output still covers the minimum (in stored orientation).
+            var denominator = 1
+            if let minimum = options.minimumSize.map({ orientation.swapsDimensions ? $0.transposed : $0 }) {
+                for candidate in JPEG.scaleDenominators
+                where JPEG.scaled(info.size.width, candidate) >= minimum.width
+                    && JPEG.scaled(info.size.height, candidate) >= minimum.height {
+                    denominator = candidate
+                }
+            }
+            let width = JPEG.scaled(info.size.width, denominator)
+            let height = JPEG.scaled(info.size.height, denominator)
+
+            var flags = TJFLAG_LIMITSCANS
+            if options.failurePolicy == .strict { flags |= TJFLAG_STOPONWARNING }
+            let isCMYK = info.colorspace == Int32(TJCS_CMYK.rawValue) || info.colorspace == Int32(TJCS_YCCK.rawValue)
+            let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBX
+            var warnings: [String] = []
+            var failure: ImageOpsError?
+
+            // Lenient decoding may leave rows unwritten; give them defined contents.
+            let zeroFill = options.failurePolicy == .lenient
+            let buffer = PixelBuffer(width: width, height: height, hasAlpha: false) { out in
+                if zeroFill, let base = out.baseAddress { base.initialize(repeating: 0, count: out.count) }
+                let status = tjDecompress2(handle.raw, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                           UInt(bytes.count), out.baseAddress, Int32(width), Int32(width * 4),
+                                           Int32(height), pixelFormat.rawValue, flags)
+                if status != 0 {
+                    let message = handle.lastError
+                    if handle.lastErrorIsWarning && options.failurePolicy == .lenient {
+                        warnings.append(message)
+                    } else {
+                        failure = JPEG.classify(message, source: source)
+                    }
+                }
+                if isCMYK && failure == nil { JPEG.convertInvertedCMYKToRGB(out) }
+            }
+            if let failure { throw failure }
+            var decoded = DecodedImage(pixels: buffer, header: header, warnings: warnings)
+            if orientation != .up {
+                decoded.pixels = ImageProcessors.Orient(orientation).apply(to: decoded.pixels)
+            }
+            return decoded
+        }
+
+        /// libjpeg-turbo's TJSCALED: the size after scaling by 1/`denominator`, rounded up.
+        static func scaled(_ dimension: Int, _ denominator: Int) -> Int {
+            (dimension + denominator - 1) / denominator
+        }
+
+        /// Maps a libjpeg message to a typed error.
+        static func classify(_ message: String, source: String) -> ImageOpsError {
+            let truncationMarkers = ["Premature end", "premature end", "Bogus marker length", "Corrupt JPEG data: premature"]
+            if truncationMarkers.contains(where: message.contains) {
+                return .truncated(source: source, format: .jpeg, reason: message)
+            }
+            return .corrupt(source: source, format: .jpeg, reason: message)
+        }
+
+        /// Adobe CMYK JPEGs store inverted ink values; RGB = c·k/255 per channel.
+        static func convertInvertedCMYKToRGB(_ pixels: UnsafeMutableBufferPointer<UInt8>) {
+            for index in stride(from: 0, to: pixels.count, by: 4) {
+                let k = UInt32(pixels[index + 3])
+                pixels[index] = UInt8((UInt32(pixels[index]) * k + 127) / 255)
+                pixels[index + 1] = UInt8((UInt32(pixels[index + 1]) * k + 127) / 255)
+                pixels[index + 2] = UInt8((UInt32(pixels[index + 2]) * k + 127) / 255)
+                pixels[index + 3] = 255
+            }
+        }
+
+        /// A TurboJPEG decompressor handle owned by one decode call.
+        struct Handle {
+            let raw: tjhandle
+
+            init(source: String) throws(ImageOpsError) {
+                guard let raw = tjInitDecompress() else {
+                    throw .corrupt(source: source, format: .jpeg, reason: "libjpeg-turbo could not create a decompressor")
+                }
+                self.raw = raw
+            }
+
+            func close() { tjDestroy(raw) }
+
+            var lastError: String {
+                guard let message = tjGetErrorStr2(raw) else { return "unknown libjpeg-turbo error" }
+                return String(cString: message)
+            }
+
+            var lastErrorIsWarning: Bool { tjGetErrorCode(raw) == Int32(TJERR_WARNING.rawValue) }
+
+            struct Info {
+                var size: PixelSize
+                var colorspace: Int32
+            }
+
+            func header(_ bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> Info {
+                guard !bytes.isEmpty else { throw .emptyInput(source: source) }
+                var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+                let status = tjDecompressHeader3(raw, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                                 UInt(bytes.count), &width, &height, &subsampling, &colorspace)
+                if status != 0 {
+                    let message = lastError
+                    if bytes.count < 200 || message.contains("Premature end") {
+                        throw .truncated(source: source, format: .jpeg, reason: "header incomplete: \(message)")
+                    }
+                    throw .corrupt(source: source, format: .jpeg, reason: message)
+                }
+                guard width > 0, height > 0 else {
+                    throw .invalidDimensions(source: source, width: Int(width), height: Int(height))
+                }
+                return Info(size: PixelSize(width: Int(width), height: Int(height)), colorspace: colorspace)
+            }
+        }
+    }
+}

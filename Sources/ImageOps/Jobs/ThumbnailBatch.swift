@@ -1,0 +1,386 @@
+import Foundation
+import Synchronization
+
+/// The thumbnail batch job: walks a folder (or takes one file), makes the
+/// Rezolve thumbnail set of every image, mirrors the input tree into the
+/// output folder, and writes a JSON-lines manifest.
+///
+/// How it works, per source: read the file → sniff and read the header →
+/// plan the sizes (``ThumbnailRule``) → decode **once**, at the smallest
+/// JPEG DCT scale that covers the largest thumbnail → resample the largest
+/// → make each smaller size from the previous one (cascade) → encode →
+/// write every output to a temporary file → rename them all into place.
+///
+/// Guarantees:
+/// - **Atomic**: an output either is complete or does not exist; a failed
+///   source leaves no file behind.
+/// - **Resumable**: a source whose planned outputs all exist and are at least
+///   as new as the source is skipped (``Configuration/skipsUpToDate``).
+/// - **Bounded memory**: ``Configuration/jobs`` worker threads, each holding
+///   one image at a time.
+/// - **Never stops on a bad file**: it is reported with its reason and skipped.
+///
+/// ```swift
+/// let batch = ThumbnailBatch(input: "photos", output: "thumbs")
+/// let summary = try batch.run { event in print(event) }
+/// print(summary.failed)
+/// ```
+public struct ThumbnailBatch: Sendable {
+    /// Output format choice.
+    public enum OutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The source's own format (JPEG stays JPEG, PNG stays PNG). The default.
+        case same
+        /// Always JPEG (transparent areas are composited over white).
+        case jpeg
+        /// Always PNG.
+        case png
+    }
+
+    /// What the job does. Every property has a documented default.
+    public struct Configuration: Sendable, Hashable {
+        /// The size rule. ``ThumbnailRule/rezolve`` by default.
+        public var rule: ThumbnailRule = .rezolve
+        /// Output format. ``OutputFormat/same`` by default.
+        public var format: OutputFormat = .same
+        /// The JPEG encoder for JPEG outputs. Quality 0.85 by default.
+        public var jpeg = ImageEncoders.JPEG(quality: .thumbnail)
+        /// The PNG encoder for PNG outputs. ``ImageEncoders/PNG/init(compressionLevel:filter:)`` defaults.
+        public var png = ImageEncoders.PNG()
+        /// The resampling filter. ``ResamplingFilter/lanczos3`` by default.
+        public var filter: ResamplingFilter = .lanczos3
+        /// Worker threads. The number of active processors by default.
+        public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// Skip sources whose outputs are all present and newer. `true` by default.
+        public var skipsUpToDate = true
+        /// Also copy each original into the output tree, so the output is
+        /// self-contained like the Rezolve portal's. `false` by default.
+        public var copiesOriginals = false
+        /// Decoding limits. ``ImageLimits/default`` by default.
+        public var limits: ImageLimits = .default
+        /// How decoding treats recoverable problems. ``FailurePolicy/strict`` by default.
+        public var failurePolicy: FailurePolicy = .strict
+        /// The manifest's file name inside the output folder. `manifest.jsonl` by default.
+        public var manifestName = "manifest.jsonl"
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// One output file.
+    public struct Output: Sendable, Hashable, Codable {
+        /// Path relative to the output folder.
+        public var path: String
+        /// Pixel size.
+        public var width: Int
+        /// Pixel size.
+        public var height: Int
+        /// File size in bytes.
+        public var bytes: Int
+    }
+
+    /// What happened to one source.
+    public struct SourceResult: Sendable, Hashable, Codable {
+        /// The outcome.
+        public enum Status: String, Sendable, Hashable, Codable {
+            /// Thumbnails were written (possibly none, for a small source).
+            case created
+            /// Skipped: all outputs present and newer than the source.
+            case upToDate = "up_to_date"
+            /// Could not be processed; see ``SourceResult/error``.
+            case failed
+        }
+
+        /// Source path relative to the input folder.
+        public var source: String
+        /// The outcome.
+        public var status: Status
+        /// The source size as displayed, when it could be read.
+        public var width: Int?
+        /// The source size as displayed, when it could be read.
+        public var height: Int?
+        /// The thumbnails, smallest first.
+        public var thumbnails: [Output]
+        /// The copied original, when ``Configuration/copiesOriginals`` is set.
+        public var original: String?
+        /// Why it failed.
+        public var error: String?
+    }
+
+    /// Progress, delivered on the worker thread that made it (serialised: one at a time).
+    public enum Event: Sendable {
+        /// The walk found `total` sources.
+        case started(total: Int)
+        /// One source is done; `completed` of `total`.
+        case finished(SourceResult, completed: Int, total: Int)
+    }
+
+    /// The totals of a run.
+    public struct Summary: Sendable, Hashable, Codable {
+        /// Sources found.
+        public var sources: Int
+        /// Sources processed now.
+        public var created: Int
+        /// Sources skipped as up to date.
+        public var upToDate: Int
+        /// Sources that failed.
+        public var failed: Int
+        /// Thumbnails written now.
+        public var thumbnailsWritten: Int
+        /// Bytes written now.
+        public var bytesWritten: Int
+        /// Wall-clock seconds.
+        public var seconds: Double
+        /// The manifest path.
+        public var manifest: String
+        /// Every source's result, in walk order.
+        public var results: [SourceResult]
+    }
+
+    /// The input folder or file.
+    public let input: String
+    /// The output folder.
+    public let output: String
+    /// The configuration.
+    public let configuration: Configuration
+
+    /// Creates a job.
+    public init(input: String, output: String, configuration: Configuration = Configuration()) {
+        self.input = input
+        self.output = output
+        self.configuration = configuration
+    }
+
+    /// Runs the job on ``Configuration/jobs`` worker threads and blocks until
+    /// it is done. Call it from a thread that may block (not from a Swift
+    /// concurrency task that must stay responsive).
+    /// - Parameter onEvent: progress callback, called one event at a time.
+    /// - Throws: ``ImageOpsError`` only for problems with the whole job (the
+    ///   input cannot be read, the output cannot be created, the manifest
+    ///   cannot be written); bad sources are reported in the summary instead.
+    public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(ImageOpsError) -> Summary {
+        let start = Date()
+        let sources = try Self.findSources(input: input, excluding: output)
+        try FileIO.makeDirectory(output)
+        let total = sources.count
+        onEvent(.started(total: total))
+
+        let state = SharedState(RunState(results: Array(repeating: nil, count: total)))
+        let workerCount = Swift.max(1, Swift.min(configuration.jobs, Swift.max(total, 1)))
+        let group = DispatchGroup()
+        for _ in 0..<workerCount {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                while let index = state.mutex.withLock({ $0.takeNext(total: total) }) {
+                    let result = process(sources[index])
+                    state.mutex.withLock { run in
+                        run.results[index] = result
+                        run.completed += 1
+                        onEvent(.finished(result, completed: run.completed, total: total))
+                    }
+                }
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        group.wait()
+
+        let results = state.mutex.withLock { $0.results.compactMap { $0 } }
+        let manifestPath = (output as NSString).appendingPathComponent(configuration.manifestName)
+        try writeManifest(results, to: manifestPath)
+        let created = results.filter { $0.status == .created }
+        return Summary(sources: total,
+                       created: created.count,
+                       upToDate: results.filter { $0.status == .upToDate }.count,
+                       failed: results.filter { $0.status == .failed }.count,
+                       thumbnailsWritten: created.reduce(0) { $0 + $1.thumbnails.count },
+                       bytesWritten: created.reduce(0) { $0 + $1.thumbnails.reduce(0) { $0 + $1.bytes } },
+                       seconds: Date().timeIntervalSince(start),
+                       manifest: manifestPath,
+                       results: results)
+    }
+
+    struct RunState {
+        var results: [SourceResult?]
+        var next = 0
+        var completed = 0
+
+        mutating func takeNext(total: Int) -> Int? {
+            guard next < total else { return nil }
+            defer { next += 1 }
+            return next
+        }
+    }
+
+    /// Processes one source; never throws, a failure is a result.
+    func process(_ relativePath: String) -> SourceResult {
+        var result = SourceResult(source: relativePath, status: .failed, thumbnails: [])
+        do {
+            try process(relativePath, into: &result)
+        } catch {
+            result.status = .failed
+            result.thumbnails = []
+            result.original = nil
+            result.error = error.description
+        }
+        return result
+    }
+
+    private func process(_ relativePath: String, into result: inout SourceResult) throws(ImageOpsError) {
+        let sourcePath = Self.isDirectory(input) ? (input as NSString).appendingPathComponent(relativePath) : input
+        let bytes = try FileIO.read(sourcePath, maxBytes: configuration.limits.maxInputBytes)
+        let header = try ImageDecoder.readHeader(bytes, source: sourcePath)
+        result.width = header.size.width
+        result.height = header.size.height
+        let sizes = configuration.rule.thumbnails(for: header.size)
+
+        let outputFormat: ImageFormat = switch configuration.format {
+        case .same: header.format
+        case .jpeg: .jpeg
+        case .png: .png
+        }
+        let relativeDirectory = (relativePath as NSString).deletingLastPathComponent
+        let fileName = (relativePath as NSString).lastPathComponent
+        let stem = (fileName as NSString).deletingPathExtension
+        let sourceExtension = (fileName as NSString).pathExtension
+        let outputExtension = outputFormat.matches(extension: sourceExtension) ? sourceExtension.lowercased() : outputFormat.preferredExtension
+        let planned = sizes.map { size in
+            (size, (relativeDirectory as NSString).appendingPathComponent(
+                ThumbnailRule.fileName(stem: stem, size: size, extension: outputExtension)))
+        }
+        let originalCopy = configuration.copiesOriginals ? relativePath : nil
+        let directory = (output as NSString).appendingPathComponent(relativeDirectory)
+        func absolute(_ relative: String) -> String { (output as NSString).appendingPathComponent(relative) }
+
+        if configuration.skipsUpToDate,
+           isUpToDate(source: sourcePath, outputs: planned.map { absolute($0.1) } + (originalCopy.map { [absolute($0)] } ?? [])) {
+            result.status = .upToDate
+            result.original = originalCopy
+            result.thumbnails = planned.map { size, path in
+                Output(path: path, width: size.width, height: size.height, bytes: Self.fileSize(absolute(path)))
+            }
+            return
+        }
+
+        var encoded: [(path: String, size: PixelSize, bytes: [UInt8])] = []
+        if let largest = sizes.last {
+            var options = DecodingOptions(minimumSize: largest, limits: configuration.limits)
+            options.failurePolicy = configuration.failurePolicy
+            let decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
+            var current = decoded.pixels
+            for (size, path) in planned.reversed() {
+                current = Resampler.resample(current, to: size, filter: configuration.filter)
+                let data: [UInt8] = switch outputFormat {
+                case .png: try configuration.png.encode(current)
+                default: try configuration.jpeg.encode(current)
+                }
+                encoded.append((path, size, data))
+            }
+            encoded.reverse()
+        }
+
+        try FileIO.makeDirectory(directory)
+        var temporaries: [(temporary: String, final: String)] = []
+        do {
+            for item in encoded {
+                let final = absolute(item.path)
+                let temporary = FileIO.temporaryPath(for: final)
+                temporaries.append((temporary, final))
+                try FileIO.write(item.bytes, to: temporary)
+            }
+            if let originalCopy {
+                let final = absolute(originalCopy)
+                let temporary = FileIO.temporaryPath(for: final)
+                temporaries.append((temporary, final))
+                try FileIO.write(bytes, to: temporary)
+            }
+            for (temporary, final) in temporaries { try FileIO.commit(temporary, to: final) }
+        } catch {
+            for (temporary, _) in temporaries { unlink(temporary) }
+            throw error
+        }
+        result.status = .created
+        result.original = originalCopy
+        result.thumbnails = encoded.map { Output(path: $0.path, width: $0.size.width, height: $0.size.height, bytes: $0.bytes.count) }
+    }
+
+    /// Whether every output exists and is at least as new as the source.
+    func isUpToDate(source: String, outputs: [String]) -> Bool {
+        guard let sourceTime = FileIO.modificationTime(source) else { return false }
+        for output in outputs {
+            guard let time = FileIO.modificationTime(output) else { return false }
+            if (time.tv_sec, time.tv_nsec) < (sourceTime.tv_sec, sourceTime.tv_nsec) { return false }
+        }
+        return true
+    }
+
+    /// One manifest line per readable source, in the Rezolve JSON shape
+    /// (`image`, `image_thumbs`) plus sizes.
+    struct ManifestLine: Codable {
+        var image: String
+        var image_thumbs: [String]
+        var width: Int?
+        var height: Int?
+        var thumbs: [Output]
+    }
+
+    func writeManifest(_ results: [SourceResult], to path: String) throws(ImageOpsError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var text = Data()
+        for result in results where result.status != .failed {
+            let line = ManifestLine(image: result.original ?? result.source,
+                                    image_thumbs: result.thumbnails.map(\.path),
+                                    width: result.width, height: result.height, thumbs: result.thumbnails)
+            guard let data = try? encoder.encode(line) else { continue }
+            text.append(data)
+            text.append(0x0A)
+        }
+        try FileIO.writeAtomically(text, to: path)
+    }
+
+    /// The image files under `input` (or `input` itself), relative and sorted,
+    /// skipping hidden entries, the output folder and files named like thumbnails.
+    static func findSources(input: String, excluding output: String) throws(ImageOpsError) -> [String] {
+        guard FileManager.default.fileExists(atPath: input) else {
+            throw .io(path: input, reason: "no such file or directory")
+        }
+        guard isDirectory(input) else { return [(input as NSString).lastPathComponent] }
+        let inputURL = URL(fileURLWithPath: input).standardizedFileURL.resolvingSymlinksInPath()
+        let outputURL = URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath()
+        let outputRelative: String? = outputURL.path.hasPrefix(inputURL.path + "/")
+            ? String(outputURL.path.dropFirst(inputURL.path.count + 1)) : nil
+        guard let enumerator = FileManager.default.enumerator(atPath: input) else {
+            throw .io(path: input, reason: "cannot list the folder")
+        }
+        var sources: [String] = []
+        while let relative = enumerator.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            if name.hasPrefix(".") || (outputRelative.map { relative == $0 || relative.hasPrefix($0 + "/") } ?? false) {
+                if isDirectory((input as NSString).appendingPathComponent(relative)) { enumerator.skipDescendants() }
+                continue
+            }
+            let ext = (name as NSString).pathExtension.lowercased()
+            guard ImageFormat.imageFileExtensions.contains(ext), !ThumbnailRule.isThumbnailName(name) else { continue }
+            if isDirectory((input as NSString).appendingPathComponent(relative)) { continue }
+            sources.append(relative)
+        }
+        return sources.sorted()
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+}
+
+/// A mutex-protected value shared by worker threads.
+final class SharedState<Value: Sendable>: Sendable {
+    let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+}

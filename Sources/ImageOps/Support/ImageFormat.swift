@@ -1,0 +1,88 @@
+/// An image file format, recognised from its first bytes ("magic"), never from
+/// a file name.
+///
+/// ```swift
+/// ImageFormat(sniffing: bytes) // .jpeg, .png, ... or nil
+/// ```
+public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case jpeg
+    case png
+    case gif
+    case webp
+    case bmp
+    case tiff
+    case heif
+    case avif
+
+    /// Whether vsearch can decode and encode this format. Only JPEG and PNG.
+    public var isSupported: Bool { self == .jpeg || self == .png }
+
+    /// The usual file extension, without the dot.
+    public var preferredExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .png: "png"
+        case .gif: "gif"
+        case .webp: "webp"
+        case .bmp: "bmp"
+        case .tiff: "tif"
+        case .heif: "heic"
+        case .avif: "avif"
+        }
+    }
+
+    /// File extensions (lower case, no dot) that name image files. The
+    /// thumbnail job considers files with these extensions and reports the
+    /// ones it cannot read.
+    public static let imageFileExtensions: Set<String> = [
+        "jpg", "jpeg", "jpe", "jfif", "png", "gif", "webp", "bmp", "tif", "tiff", "heic", "heif", "avif",
+    ]
+
+    /// Whether `ext` (without the dot, any case) is an extension this format is known by.
+    public func matches(extension ext: String) -> Bool {
+        switch (self, ext.lowercased()) {
+        case (.jpeg, "jpg"), (.jpeg, "jpeg"), (.jpeg, "jpe"), (.jpeg, "jfif"), (.png, "png"),
+             (.tiff, "tif"), (.tiff, "tiff"), (.heif, "heic"), (.heif, "heif"):
+            true
+        case (_, let other):
+            other == preferredExtension
+        }
+    }
+
+    /// Recognises the format from the first bytes of a file; `nil` when unknown.
+    public init?(sniffing bytes: UnsafeRawBufferPointer) {
+        func has(_ signature: [UInt8], at offset: Int = 0) -> Bool {
+            guard bytes.count >= offset + signature.count else { return false }
+            for (index, byte) in signature.enumerated() where bytes[offset + index] != byte { return false }
+            return true
+        }
+        if has([0xFF, 0xD8, 0xFF]) {
+            self = .jpeg
+        } else if has([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            self = .png
+        } else if has(Array("GIF8".utf8)) {
+            self = .gif
+        } else if has(Array("RIFF".utf8)) && has(Array("WEBP".utf8), at: 8) {
+            self = .webp
+        } else if has(Array("BM".utf8)) {
+            self = .bmp
+        } else if has([0x49, 0x49, 0x2A, 0x00]) || has([0x4D, 0x4D, 0x00, 0x2A]) {
+            self = .tiff
+        } else if has(Array("ftypavif".utf8), at: 4) || has(Array("ftypavis".utf8), at: 4) {
+            self = .avif
+        } else if has(Array("ftyp".utf8), at: 4) {
+            self = .heif
+        } else {
+            return nil
+        }
+    }
+
+    /// Recognises the format of an in-memory file.
+    public init?(sniffing bytes: [UInt8]) {
+        guard let format = bytes.withUnsafeBytes({ ImageFormat(sniffing: $0) }) else { return nil }
+        self = format
+    }
+
+    /// The lower-case name, e.g. `jpeg`.
+    public var description: String { rawValue }
+}

@@ -1,0 +1,81 @@
+/// Everything that can go wrong in ImageOps. Every case names the input
+/// (`source`: a file path, or a label the caller chose such as `"upload"`)
+/// and the problem, and ``description`` reads as a sentence a user can act on.
+///
+/// ```swift
+/// do { _ = try ImageDecoder.decode(fileAt: path) }
+/// catch { print(error) } // "photo.jpg: truncated JPEG: Premature end of JPEG file"
+/// ```
+public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which limit of ``ImageLimits`` an input exceeded.
+    public enum Limit: Sendable, Hashable {
+        /// width × height declared by the header exceeds the pixel limit.
+        case pixels(width: Int, height: Int, maximum: Int)
+        /// A side exceeds the side limit.
+        case side(width: Int, height: Int, maximum: Int)
+        /// The encoded input is larger than allowed.
+        case inputBytes(Int, maximum: Int)
+    }
+
+    /// The input is empty (zero bytes).
+    case emptyInput(source: String)
+    /// The bytes are not an image format vsearch recognises.
+    case unrecognisedFormat(source: String, magic: [UInt8])
+    /// The bytes are a known image format that vsearch does not decode (GIF, WebP, ...).
+    case unsupportedFormat(source: String, format: ImageFormat)
+    /// The header declares a width or height vsearch cannot use (such as 0).
+    case invalidDimensions(source: String, width: Int, height: Int)
+    /// The input exceeds a limit; nothing was allocated for its pixels.
+    case limitExceeded(source: String, limit: Limit)
+    /// The data ends before the image does.
+    case truncated(source: String, format: ImageFormat, reason: String)
+    /// The codec rejected the data; `reason` is the codec's own message.
+    case corrupt(source: String, format: ImageFormat, reason: String)
+    /// Encoding failed; `reason` is the codec's own message.
+    case encodingFailed(format: ImageFormat, reason: String)
+    /// A box is malformed or does not overlap the image.
+    case invalidBox(PixelBox, reason: String)
+    /// A parameter is out of its documented range.
+    case invalidParameter(name: String, reason: String)
+    /// Reading or writing a file failed.
+    case io(path: String, reason: String)
+
+    /// A readable, single-line explanation naming the input.
+    public var description: String {
+        switch self {
+        case .emptyInput(let source):
+            return "\(source): empty file (0 bytes), not an image"
+        case .unrecognisedFormat(let source, let magic):
+            let hex = magic.prefix(8).map { byte in
+                let digits = String(byte, radix: 16)
+                return digits.count == 1 ? "0" + digits : digits
+            }.joined(separator: " ")
+            return "\(source): not a JPEG or PNG image (first bytes: \(hex))"
+        case .unsupportedFormat(let source, let format):
+            return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads JPEG and PNG — convert it first"
+        case .invalidDimensions(let source, let width, let height):
+            return "\(source): the header declares an unusable size \(width)×\(height)"
+        case .limitExceeded(let source, let limit):
+            switch limit {
+            case .pixels(let width, let height, let maximum):
+                return "\(source): \(width)×\(height) exceeds the pixel limit of \(maximum) pixels (raise --max-pixels if the image is genuine)"
+            case .side(let width, let height, let maximum):
+                return "\(source): \(width)×\(height) exceeds the side limit of \(maximum) pixels"
+            case .inputBytes(let count, let maximum):
+                return "\(source): \(count) bytes exceeds the input limit of \(maximum) bytes"
+            }
+        case .truncated(let source, let format, let reason):
+            return "\(source): truncated \(format.rawValue.uppercased()): \(reason)"
+        case .corrupt(let source, let format, let reason):
+            return "\(source): corrupt \(format.rawValue.uppercased()): \(reason)"
+        case .encodingFailed(let format, let reason):
+            return "\(format.rawValue.uppercased()) encoding failed: \(reason)"
+        case .invalidBox(let box, let reason):
+            return "invalid box \(box): \(reason)"
+        case .invalidParameter(let name, let reason):
+            return "invalid \(name): \(reason)"
+        case .io(let path, let reason):
+            return "\(path): \(reason)"
+        }
+    }
+}

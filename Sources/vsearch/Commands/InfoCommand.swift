@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import ImageOps
+
+/// `vsearch info FILE...`: what each file is and whether it decodes.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show each image's format, size and orientation, and whether it decodes.",
+        discussion: "The format is recognised from the file's bytes, not its name. Exit code 1 when any file fails."
+    )
+
+    @Argument(help: "Image files.")
+    var files: [String]
+
+    @Flag(help: "Print JSON lines, one per file.")
+    var json = false
+
+    struct Report: Encodable {
+        var file: String
+        var format: String?
+        var width: Int?
+        var height: Int?
+        var orientation: Int?
+        var alpha: Bool?
+        var ok: Bool
+        var error: String?
+    }
+
+    func run() throws {
+        var failures = 0
+        for file in files {
+            var report = Report(file: file, ok: false)
+            do {
+                let decoded = try ImageDecoder.decode(fileAt: file)
+                report.format = decoded.header.format.rawValue
+                report.width = decoded.pixels.width
+                report.height = decoded.pixels.height
+                report.orientation = decoded.header.orientation.rawValue
+                report.alpha = decoded.header.hasAlpha
+                report.ok = true
+            } catch {
+                report.error = error.description
+                failures += 1
+            }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                if let data = try? encoder.encode(report) { Terminal.out(String(decoding: data, as: UTF8.self)) }
+            } else if report.ok {
+                Terminal.out("\(file): \(report.format ?? "?") \(report.width ?? 0)×\(report.height ?? 0)"
+                    + ", orientation \(report.orientation ?? 1)\(report.alpha == true ? ", alpha" : "")")
+            } else {
+                Terminal.out("\(file): error: \(report.error ?? "unknown")")
+            }
+        }
+        if failures > 0 { throw ExitCodes.partialFailure }
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import ImageOps
+
+/// `vsearch thumbs INPUT OUTPUT`: the Rezolve thumbnail set for every image under INPUT.
+struct ThumbsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbs",
+        abstract: "Make 400/800/1200/1600 px thumbnails of every image in a folder.",
+        discussion: """
+        For each JPEG or PNG under INPUT (recursively) whose longer side M exceeds a size N,
+        writes OUTPUT/<same sub-folder>/NAME_thumb_{w}x{h}.{ext} whose longer side is N
+        (the Rezolve rule; --fit width makes the width N, as the rule's example does).
+        Sources of 400 px or less get no thumbnail. Aspect ratio is always kept.
+
+        Each source is decoded once, at the smallest JPEG scale that covers the largest
+        thumbnail; smaller sizes are made from larger ones. Every file is written to a
+        temporary name and renamed into place, so an interrupted run leaves no partial
+        files, and a re-run skips sources whose outputs are newer (use --force to redo).
+
+        OUTPUT/manifest.jsonl gets one line per source: {"image": ..., "image_thumbs": [...]}.
+        Bad sources are reported with their reason and skipped; the exit code is then 1.
+        """
+    )
+
+    @Argument(help: "A folder of images (searched recursively) or a single image file.")
+    var input: String
+
+    @Argument(help: "The folder to write thumbnails and manifest.jsonl into (created if missing).")
+    var output: String
+
+    @Option(name: .shortAndLong, help: "Worker threads (each holds one image in memory). Default: the number of cores.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: ArgumentHelp("Comma-separated thumbnail sizes in pixels.", valueName: "n,n,..."))
+    var sizes: String = ThumbnailRule.defaultSizes.map(String.init).joined(separator: ",")
+
+    @Option(help: "Which side a size constrains: max (longer side, the rule as written) or width (the rule's example).")
+    var fit: ThumbnailRule.Fit = .max
+
+    @Option(help: "Output format: same (as the source), jpeg or png.")
+    var format: ThumbnailBatch.OutputFormat = .same
+
+    @Option(help: "JPEG quality, 0...1 (0.85) or 2...100 (85).")
+    var quality: String = "0.85"
+
+    @Option(name: .customLong("png-level"), help: "PNG zlib compression level 0...9.")
+    var pngLevel: Int = 6
+
+    @Option(name: .customLong("png-filter"), help: "PNG row filter: none, sub, up, paeth or adaptive.")
+    var pngFilter: ImageEncoders.PNG.Filter = .adaptive
+
+    @Option(name: .customLong("max-pixels"), help: "Refuse sources declaring more pixels than this.")
+    var maxPixels: Int = ImageLimits.default.maxPixels
+
+    @Flag(help: "Redo every source, even when its outputs are up to date.")
+    var force = false
+
+    @Flag(name: .customLong("copy-originals"), help: "Also copy each original into OUTPUT, so OUTPUT is self-contained.")
+    var copyOriginals = false
+
+    @Flag(help: "Accept images with recoverable damage (e.g. a truncated JPEG) instead of failing them.")
+    var lenient = false
+
+    @Flag(help: "Print the summary and every source's result as JSON on stdout.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print a line for every source, even on a terminal.")
+    var verbose = false
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (0...9).contains(pngLevel) else { throw ValidationError("--png-level must be 0...9") }
+        guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
+        _ = try parsedSizes()
+        do { _ = try JPEGQuality(parsing: quality) } catch { throw ValidationError(error.description) }
+    }
+
+    func parsedSizes() throws -> [Int] {
+        let parts = sizes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let values = parts.compactMap { Int($0) }
+        guard !parts.isEmpty, values.count == parts.count, values.allSatisfy({ $0 >= 1 }) else {
+            throw ValidationError("--sizes must be positive integers separated by commas, e.g. 400,800,1200,1600")
+        }
+        return values
+    }
+
+    func run() throws {
+        var configuration = ThumbnailBatch.Configuration()
+        configuration.rule = ThumbnailRule(sizes: try parsedSizes(), fit: fit)
+        configuration.format = format
+        configuration.jpeg = ImageEncoders.JPEG(quality: try JPEGQuality(parsing: quality))
+        configuration.png = ImageEncoders.PNG(compressionLevel: pngLevel, filter: pngFilter)
+        configuration.jobs = jobs
+        configuration.skipsUpToDate = !force
+        configuration.copiesOriginals = copyOriginals
+        configuration.limits.maxPixels = maxPixels
+        configuration.failurePolicy = lenient ? .lenient : .strict
+
+        let reporter = ProgressReporter(verbose: verbose)
+        let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
+        let summary: ThumbnailBatch.Summary
+        do {
+            summary = try batch.run { event in
+                switch event {
+                case .started(let total):
+                    reporter.begin(total: total, noun: "images")
+                case .finished(let result, let completed, _):
+                    reporter.item(completed: completed, failed: result.status == .failed, line: Self.line(for: result))
+                }
+            }
+        } catch {
+            reporter.end()
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.code(for: error)
+        }
+        reporter.end()
+
+        if json {
+            Terminal.json(summary)
+        } else {
+            Terminal.out("""
+            \(summary.sources) sources: \(summary.created) processed, \(summary.upToDate) up to date, \(summary.failed) failed; \
+            \(summary.thumbnailsWritten) thumbnails (\(Terminal.grouped(summary.bytesWritten)) bytes) in \
+            \(String(format: "%.2f", summary.seconds)) s
+            manifest: \(summary.manifest)
+            """)
+            if summary.failed > 0 {
+                Terminal.err("failed:\n")
+                for result in summary.results where result.status == .failed {
+                    Terminal.err("  \(result.error ?? result.source)\n")
+                }
+            }
+        }
+        if summary.failed > 0 { throw ExitCodes.partialFailure }
+    }
+
+    static func line(for result: ThumbnailBatch.SourceResult) -> String {
+        switch result.status {
+        case .failed:
+            return "FAIL  \(result.error ?? result.source)"
+        case .upToDate:
+            return "skip  \(result.source) (up to date)"
+        case .created:
+            let sizes = result.thumbnails.map { "\($0.width)x\($0.height)" }.joined(separator: " ")
+            return "ok    \(result.source) -> \(result.thumbnails.isEmpty ? "no thumbnails (400 px or less)" : sizes)"
+        }
+    }
+}
+
+extension ThumbnailRule.Fit: ExpressibleByArgument {}
+extension ThumbnailBatch.OutputFormat: ExpressibleByArgument {}
+extension ImageEncoders.PNG.Filter: ExpressibleByArgument {}

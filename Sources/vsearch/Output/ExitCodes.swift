@@ -1,0 +1,23 @@
+import ArgumentParser
+import ImageOps
+
+/// The process exit codes vsearch uses (sysexits-style where one fits).
+enum ExitCodes {
+    /// Some inputs of a batch failed; the rest were processed.
+    static let partialFailure = ExitCode(1)
+    /// The command line was wrong (ArgumentParser's validation failure).
+    static let usage = ExitCode.validationFailure
+    /// An input is not a usable image (EX_DATAERR).
+    static let dataError = ExitCode(65)
+    /// A file could not be read or written (EX_IOERR).
+    static let ioError = ExitCode(74)
+
+    /// The exit code for an ImageOps error.
+    static func code(for error: ImageOpsError) -> ExitCode {
+        switch error {
+        case .io: ioError
+        case .invalidParameter, .invalidBox: usage
+        default: dataError
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Reports progress of a long job on stderr: a redrawn bar on a terminal,
+/// one plain line per item otherwise (logs, CI). Failures are always
+/// printed on their own line with their reason.
+final class ProgressReporter: @unchecked Sendable {
+    private let lock = NSLock()
+    private let isTTY: Bool
+    private let verbose: Bool
+    private let start = Date()
+    private var lastDraw = Date.distantPast
+    private var total = 0
+
+    /// - Parameter verbose: print a line for every item even on a terminal.
+    init(isTTY: Bool = Terminal.stderrIsTTY, verbose: Bool = false) {
+        self.isTTY = isTTY
+        self.verbose = verbose
+    }
+
+    func begin(total: Int, noun: String) {
+        lock.withLock {
+            self.total = total
+            if !isTTY { Terminal.err("\(total) \(noun) to process\n") }
+        }
+    }
+
+    /// Records one finished item.
+    func item(completed: Int, failed: Bool, line: String) {
+        lock.withLock {
+            if isTTY {
+                if failed || verbose { Terminal.err("\r\u{1B}[2K" + line + "\n") }
+                let now = Date()
+                if completed == total || now.timeIntervalSince(lastDraw) > 0.1 {
+                    lastDraw = now
+                    Terminal.err("\r\u{1B}[2K" + bar(completed: completed))
+                }
+            } else {
+                Terminal.err(line + "\n")
+            }
+        }
+    }
+
+    /// Ends the bar line.
+    func end() {
+        lock.withLock { if isTTY { Terminal.err("\n") } }
+    }
+
+    private func bar(completed: Int) -> String {
+        let width = 30
+        let fraction = total == 0 ? 1 : Double(completed) / Double(total)
+        let filled = Int(fraction * Double(width))
+        let elapsed = Date().timeIntervalSince(start)
+        let rate = elapsed > 0 ? Double(completed) / elapsed : 0
+        let remaining = rate > 0 ? Double(total - completed) / rate : 0
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            + "\(completed)/\(total)  \(String(format: "%.1f", rate))/s  ETA \(Int(remaining))s"
+    }
+}

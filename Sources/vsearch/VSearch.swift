@@ -1,0 +1,23 @@
+import ArgumentParser
+import ImageOps
+
+/// The `vsearch` command line.
+@main
+struct VSearch: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "vsearch",
+        abstract: "Visual search toolkit: thumbnails, upload preparation, and (soon) a local ViSearch-compatible engine.",
+        discussion: """
+        Examples:
+          vsearch thumbs photos/ thumbs/              make 400/800/1200/1600 px thumbnails
+          vsearch prepare photo.jpg upload.jpg --box 10,10,300,400
+          vsearch info photo.jpg                      show what a file is and whether it decodes
+
+        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input image, 74 I/O error.
+        """,
+        version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
+        subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self]
+    )
+}
