@@ -28,6 +28,27 @@ enum EXIFReader {
         return nil
     }
 
+    /// Whether a JPEG stream contains a frame header (SOF0...SOF15, not DHT/JPG/DAC)
+    /// before its data ends, walking the marker segments with bounds checks.
+    static func hasFrameHeader(inJPEG bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return false }
+        var offset = 2
+        while offset + 4 <= bytes.count {
+            guard bytes[offset] == 0xFF else { return false }
+            let marker = bytes[offset + 1]
+            if marker == 0xFF { offset += 1; continue }
+            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+                return offset + 2 + 8 <= bytes.count  // the SOF segment's fixed part is present
+            }
+            if marker == 0xDA || marker == 0xD9 { return false }
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 { offset += 2; continue }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2 else { return false }
+            offset += 2 + length
+        }
+        return false
+    }
+
     /// The Orientation tag in IFD0 of a TIFF structure.
     static func orientation(inTIFF tiff: UnsafeRawBufferPointer) -> Orientation? {
         guard tiff.count >= 8 else { return nil }

@@ -54,7 +54,16 @@ public enum ImageDecoder {
     static func decoder(for bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> any ImageDecoding {
         guard !bytes.isEmpty else { throw .emptyInput(source: source) }
         guard let format = ImageFormat(sniffing: bytes) else {
-            throw .unrecognisedFormat(source: source, magic: Array(bytes.prefix(8)))
+            let magic = Array(bytes.prefix(8))
+            let signatures: [(ImageFormat, [UInt8])] = [(.jpeg, [0xFF, 0xD8, 0xFF]), (.png, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])]
+            for (format, signature) in signatures where magic.count < signature.count && signature.starts(with: magic) {
+                throw .truncated(source: source, format: format, reason: "header incomplete: only \(magic.count) bytes")
+            }
+            if magic.count >= 4 && magic[1...3].elementsEqual([0x50, 0x4E, 0x47]) {
+                throw .corrupt(source: source, format: .png,
+                               reason: "damaged PNG signature (line endings converted by a text-mode transfer?)")
+            }
+            throw .unrecognisedFormat(source: source, magic: magic)
         }
         guard let decoder = decoders[format] else { throw .unsupportedFormat(source: source, format: format) }
         return decoder

@@ -93,6 +93,9 @@ extension ImageDecoders {
             if truncationMarkers.contains(where: message.contains) {
                 return .truncated(source: source, format: .jpeg, reason: message)
             }
+            if message.contains("Empty JPEG image") {
+                return .corrupt(source: source, format: .jpeg, reason: "\(message): the frame header declares height 0")
+            }
             return .corrupt(source: source, format: .jpeg, reason: message)
         }
 
@@ -145,6 +148,10 @@ extension ImageDecoders {
                     throw .corrupt(source: source, format: .jpeg, reason: message)
                 }
                 guard width > 0, height > 0 else {
+                    // TurboJPEG 2.1 can "succeed" on a stream cut before its frame header.
+                    if !EXIFReader.hasFrameHeader(inJPEG: bytes) {
+                        throw .truncated(source: source, format: .jpeg, reason: "header incomplete: no frame header (SOF) before the data ends")
+                    }
                     throw .invalidDimensions(source: source, width: Int(width), height: Int(height))
                 }
                 return Info(size: PixelSize(width: Int(width), height: Int(height)), colorspace: colorspace)

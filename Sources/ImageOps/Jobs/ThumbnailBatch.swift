@@ -252,7 +252,7 @@ public struct ThumbnailBatch: Sendable {
         let directory = (output as NSString).appendingPathComponent(relativeDirectory)
         func absolute(_ relative: String) -> String { (output as NSString).appendingPathComponent(relative) }
 
-        if configuration.skipsUpToDate,
+        if configuration.skipsUpToDate, !planned.isEmpty || originalCopy != nil,
            isUpToDate(source: sourcePath, outputs: planned.map { absolute($0.1) } + (originalCopy.map { [absolute($0)] } ?? [])) {
             result.status = .upToDate
             result.original = originalCopy
@@ -262,11 +262,13 @@ public struct ThumbnailBatch: Sendable {
             return
         }
 
+        // Decode even when no thumbnail is planned: a source that is listed as
+        // kept must be readable. Small sources decode fast.
+        var options = DecodingOptions(minimumSize: sizes.last ?? PixelSize(width: 1, height: 1), limits: configuration.limits)
+        options.failurePolicy = configuration.failurePolicy
+        let decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
         var encoded: [(path: String, size: PixelSize, bytes: [UInt8])] = []
-        if let largest = sizes.last {
-            var options = DecodingOptions(minimumSize: largest, limits: configuration.limits)
-            options.failurePolicy = configuration.failurePolicy
-            let decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
+        if !sizes.isEmpty {
             var current = decoded.pixels
             for (size, path) in planned.reversed() {
                 current = Resampler.resample(current, to: size, filter: configuration.filter)
