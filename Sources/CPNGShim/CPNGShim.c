@@ -131,4 +131,141 @@ int vs_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height,
 
 void vs_png_free(unsigned char *buffer) { free(buffer); }
 
+// ---------------------------------------------------------------------------
+// Reading
+
+typedef struct {
+    const unsigned char *data;
+    size_t size;
+    size_t offset;
+    char *errbuf;
+    size_t errbuf_len;
+    int warnings;
+    char *warnbuf;
+    size_t warnbuf_len;
+} vs_png_source;
+
+static void vs_png_read_error(png_structp png, png_const_charp message) {
+    vs_png_source *source = (vs_png_source *)png_get_error_ptr(png);
+    vs_set_error(source->errbuf, source->errbuf_len, message ? message : "unknown libpng error");
+    png_longjmp(png, 1);
+}
+
+static void vs_png_read_warning(png_structp png, png_const_charp message) {
+    vs_png_source *source = (vs_png_source *)png_get_error_ptr(png);
+    if (source->warnings++ == 0) {
+        vs_set_error(source->warnbuf, source->warnbuf_len, message ? message : "unknown libpng warning");
+    }
+}
+
+static void vs_png_read_bytes(png_structp png, png_bytep bytes, png_size_t length) {
+    vs_png_source *source = (vs_png_source *)png_get_io_ptr(png);
+    if (length > source->size - source->offset) {
+        png_error(png, "unexpected end of file (truncated PNG)");
+    }
+    memcpy(bytes, source->data + source->offset, length);
+    source->offset += length;
+}
+
+static png_structp vs_png_create_reader(vs_png_source *source, png_infop *info) {
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, source, vs_png_read_error, vs_png_read_warning);
+    if (png == NULL) return NULL;
+    *info = png_create_info_struct(png);
+    if (*info == NULL) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return NULL;
+    }
+    png_set_read_fn(png, source, vs_png_read_bytes);
+    // Explicit limits (Debian's defaults differ between builds): sides up to
+    // 1,000,000 (vsearch's own ImageLimits are stricter and checked first),
+    // at most 1000 cached ancillary chunks, at most 8 MB for one chunk.
+    png_set_user_limits(png, 1000000, 1000000);
+    png_set_chunk_cache_max(png, 1000);
+    png_set_chunk_malloc_max(png, 8000000);
+    return png;
+}
+
+int vs_png_read_info(const unsigned char *data, size_t size, vs_png_info *info,
+                     char *errbuf, size_t errbuf_len) {
+    if (data == NULL || info == NULL) {
+        vs_set_error(errbuf, errbuf_len, "invalid arguments");
+        return -1;
+    }
+    vs_png_source source = {data, size, 0, errbuf, errbuf_len, 0, NULL, 0};
+    png_infop pnginfo = NULL;
+    png_structp png = vs_png_create_reader(&source, &pnginfo);
+    if (png == NULL) {
+        vs_set_error(errbuf, errbuf_len, "libpng could not create a read struct");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &pnginfo, NULL);
+        return -1;
+    }
+    png_read_info(png, pnginfo);
+    info->width = png_get_image_width(png, pnginfo);
+    info->height = png_get_image_height(png, pnginfo);
+    info->bit_depth = png_get_bit_depth(png, pnginfo);
+    info->color_type = png_get_color_type(png, pnginfo);
+    info->interlaced = png_get_interlace_type(png, pnginfo) != PNG_INTERLACE_NONE;
+    info->has_alpha = (info->color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, pnginfo, PNG_INFO_tRNS) != 0;
+    png_destroy_read_struct(&png, &pnginfo, NULL);
+    return 0;
+}
+
+int vs_png_decode(const unsigned char *data, size_t size, unsigned char *out, size_t stride,
+                  uint32_t width, uint32_t height, int *warnings,
+                  char *warnbuf, size_t warnbuf_len, char *errbuf, size_t errbuf_len) {
+    if (data == NULL || out == NULL || warnings == NULL || width == 0 || height == 0 || stride < (size_t)width * 4) {
+        vs_set_error(errbuf, errbuf_len, "invalid arguments");
+        return VS_PNG_FAILED;
+    }
+    vs_png_source source = {data, size, 0, errbuf, errbuf_len, 0, warnbuf, warnbuf_len};
+    png_infop info = NULL;
+    png_structp png = vs_png_create_reader(&source, &info);
+    if (png == NULL) {
+        vs_set_error(errbuf, errbuf_len, "libpng could not create a read struct");
+        return VS_PNG_FAILED;
+    }
+    // Read through `stage` after a longjmp; volatile so the compiler keeps it in memory.
+    volatile int stage = 0;  // 0: header and image data, 1: after the image data
+    png_bytep *volatile rows = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        int damaged_after_data = stage == 1;
+        free((void *)rows);
+        png_destroy_read_struct(&png, &info, NULL);
+        *warnings = source.warnings;
+        return damaged_after_data ? VS_PNG_DAMAGED_AFTER_DATA : VS_PNG_FAILED;
+    }
+    png_read_info(png, info);
+    if (png_get_image_width(png, info) != width || png_get_image_height(png, info) != height) {
+        png_error(png, "image size differs from the header read before");
+    }
+    int color_type = png_get_color_type(png, info);
+    png_set_expand(png);            // palette -> RGB, gray < 8 bits -> 8, tRNS -> alpha
+    png_set_scale_16(png);          // 16 -> 8 bits, rounded
+    if ((color_type & PNG_COLOR_MASK_COLOR) == 0) png_set_gray_to_rgb(png);
+    if ((color_type & PNG_COLOR_MASK_ALPHA) == 0 && !png_get_valid(png, info, PNG_INFO_tRNS)) {
+        png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+    }
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
+        png_error(png, "unexpected row layout after transformations");
+    }
+    rows = (png_bytep *)malloc(sizeof(png_bytep) * height);
+    if (rows == NULL) png_error(png, "out of memory for row pointers");
+    for (uint32_t y = 0; y < height; y++) rows[y] = out + (size_t)y * stride;
+    for (int pass = 0; pass < passes; pass++) {
+        png_read_rows(png, rows, NULL, height);
+    }
+    stage = 1;
+    png_read_end(png, NULL);
+    free((void *)rows);
+    rows = NULL;
+    png_destroy_read_struct(&png, &info, NULL);
+    *warnings = source.warnings;
+    return VS_PNG_OK;
+}
+
 const char *vs_png_runtime_version(void) { return png_get_libpng_ver(NULL); }

@@ -31,6 +31,46 @@ int vs_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height,
                   unsigned char **out, size_t *out_size,
                   char *errbuf, size_t errbuf_len);
 
+/// What a PNG header declares.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    /// 1 when the image has an alpha channel or tRNS transparency.
+    int has_alpha;
+    int bit_depth;
+    int color_type;
+    int interlaced;
+} vs_png_info;
+
+/// Outcome codes of vs_png_decode.
+enum {
+    VS_PNG_OK = 0,
+    /// The image could not be decoded (corrupt or truncated image data).
+    VS_PNG_FAILED = -1,
+    /// Every row was decoded, but the file is damaged after the image data
+    /// (for example it ends before IEND). The pixels are complete.
+    VS_PNG_DAMAGED_AFTER_DATA = 1
+};
+
+/// Reads the header (signature and chunks up to the first IDAT) of a PNG in
+/// memory. Returns 0 on success, -1 with a reason in errbuf on failure.
+int vs_png_read_info(const unsigned char *data, size_t size, vs_png_info *info,
+                     char *errbuf, size_t errbuf_len);
+
+/// Decodes a PNG in memory to 8-bit RGBA rows with libpng's classic API:
+/// palettes and low bit depths expanded, tRNS turned into alpha, gray turned
+/// into RGB, 16-bit scaled to 8 (no gamma conversion: gAMA is not applied,
+/// as Pillow and libvips do), opaque images given alpha 255, Adam7 passes
+/// combined. `out` must hold height * stride bytes, stride >= width * 4;
+/// width and height must be the values vs_png_read_info returned.
+///
+/// Returns VS_PNG_OK, VS_PNG_DAMAGED_AFTER_DATA (reason in errbuf) or
+/// VS_PNG_FAILED (reason in errbuf). libpng warnings (about ancillary chunks)
+/// are counted in *warnings and the first one is copied into warnbuf.
+int vs_png_decode(const unsigned char *data, size_t size, unsigned char *out, size_t stride,
+                  uint32_t width, uint32_t height, int *warnings,
+                  char *warnbuf, size_t warnbuf_len, char *errbuf, size_t errbuf_len);
+
 /// Frees a buffer returned by vs_png_encode.
 void vs_png_free(unsigned char *buffer);
 
