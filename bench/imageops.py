@@ -122,7 +122,7 @@ def make_one(dst, src, how):
         if pre:
             w, h = 5472, 3648
         sh([IM, src] + pre + ["-alpha", "off", "(", "-size", f"{w}x{h}", "radial-gradient:white-black",
-                              "-level", "35%,80%", ")", "-compose", "CopyOpacity", "-composite",
+                              "-level", "10%,60%", ")", "-compose", "CopyOpacity", "-composite",
                               "-define", "png:compression-level=6", f"PNG32:{tmp}"])
     elif how == "up20":
         sh([IM, src, "-resize", "5472x3648!", "-define", "png:compression-level=6", tmp])

@@ -1,0 +1,170 @@
+import Foundation
+import ImageOps
+import Testing
+
+/// Runs the built `vsearch` binary and checks stdout, stderr, exit codes and files.
+@Suite("vsearch command line", .serialized)
+struct CLITests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The `vsearch` executable built next to the test bundle.
+    static let binary: String = {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        // The test runner lives in …/debug/vsearchPackageTests.xctest (a file on Linux).
+        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("vsearch").path),
+              directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("vsearch").path
+    }()
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    static func run(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus,
+                   stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "vsearch-cli-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func files(under path: String) -> [String] {
+        (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).sorted()
+    }
+
+    /// A folder with two corpus photos, one 1200 px image and one corrupt file.
+    static func makeInput() throws -> String {
+        let input = temporaryDirectory()
+        for name in ["astronaut.jpg", "coffee_cup.jpg"] {
+            try FileManager.default.copyItem(atPath: repository + "/corpus/images/" + name, toPath: input + "/" + name)
+        }
+        let big = PixelBuffer(width: 1200, height: 900, hasAlpha: false, fill: (10, 120, 200, 255))
+        try FileManager.default.createDirectory(atPath: input + "/sub", withIntermediateDirectories: true)
+        try FileIO.write(try ImageEncoders.JPEG().encode(big), to: input + "/sub/large.jpg")
+        try FileManager.default.copyItem(atPath: repository + "/Tests/Fixtures/badinput/truncated/trunc_50pct.jpg",
+                                         toPath: input + "/broken.jpg")
+        return input
+    }
+
+    @Test("--version names the codec libraries")
+    func version() throws {
+        let run = try Self.run(["--version"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("libjpeg-turbo 2.") && run.stdout.contains("libpng 1.6"))
+    }
+
+    @Test("thumbs: makes the thumbnails, reports the bad file by name, exits 1, leaves no partial files")
+    func thumbsWithFailure() throws {
+        let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/out"
+        let run = try Self.run(["thumbs", input, output, "--jobs", "2"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("broken.jpg") && run.stderr.contains("truncated JPEG"))
+        #expect(run.stdout.contains("4 sources: 3 processed, 0 up to date, 1 failed"))
+        let files = Self.files(under: output)
+        #expect(files.contains("astronaut_thumb_400x400.jpg"))
+        #expect(files.contains("sub/large_thumb_400x300.jpg") && files.contains("sub/large_thumb_800x600.jpg"))
+        #expect(!files.contains { $0.hasPrefix("broken") || $0.contains(".tmp-") })
+        #expect(files.contains("manifest.jsonl"))
+    }
+
+    @Test("thumbs: a re-run skips up-to-date sources; --json reports them")
+    func thumbsResume() throws {
+        let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/out"
+        _ = try Self.run(["thumbs", input, output])
+        let run = try Self.run(["thumbs", input, output, "--json"])
+        #expect(run.status == 1)
+        let summary = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(summary?["upToDate"] as? Int == 3)
+        #expect(summary?["thumbnailsWritten"] as? Int == 0)
+        #expect(summary?["failed"] as? Int == 1)
+    }
+
+    @Test("thumbs: --fit width, --sizes and --format png are honoured; all good means exit 0")
+    func thumbsOptions() throws {
+        let input = Self.temporaryDirectory(), output = Self.temporaryDirectory()
+        try FileManager.default.copyItem(atPath: Self.repository + "/corpus/images/grace_hopper.jpg", toPath: input + "/g.jpg")
+        let run = try Self.run(["thumbs", input, output, "--fit", "width", "--sizes", "100,300", "--format", "png"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let thumbs = Self.files(under: output).filter { $0.hasSuffix(".png") }
+        #expect(thumbs.count == 2)
+        #expect(thumbs.allSatisfy { $0.hasPrefix("g_thumb_100x") || $0.hasPrefix("g_thumb_300x") })
+    }
+
+    @Test("thumbs: invalid options are usage errors (exit 64) with a message")
+    func thumbsUsage() throws {
+        let run = try Self.run(["thumbs", "a", "b", "--sizes", "400,abc"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("--sizes"))
+        #expect(try Self.run(["thumbs", "a", "b", "--quality", "150"]).status == 64)
+        let missing = try Self.run(["thumbs", "/nonexistent/in", Self.temporaryDirectory()])
+        #expect(missing.status == 74)
+        #expect(missing.stderr.contains("/nonexistent/in"))
+    }
+
+    @Test("prepare: standard preset, box scaled into the upload, JSON report")
+    func prepare() throws {
+        let output = Self.temporaryDirectory() + "/upload.jpg"
+        let run = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", output,
+                                "--box", "100,50,400,300", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["width"] as? Int == 512)
+        #expect(report?["height"] as? Int == 342)
+        #expect(report?["box"] as? String == "80,40,320,240")
+        #expect(report?["quality"] as? Double == 0.97)
+        let written = try ImageDecoder.decode(fileAt: output)
+        #expect(written.pixels.size == PixelSize(width: 512, height: 342))
+    }
+
+    @Test("prepare: --high-quality never enlarges; --crop uploads only the box")
+    func prepareVariants() throws {
+        let directory = Self.temporaryDirectory()
+        let high = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/h.jpg", "--high-quality"])
+        #expect(high.status == 0 && high.stdout.contains("640×427"))
+        let crop = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/c.jpg",
+                                 "--box", "0,0,100,200", "--crop"])
+        #expect(crop.status == 0 && crop.stdout.contains("100×200"))
+    }
+
+    @Test("prepare: a bad image exits 65 naming the file and writes nothing")
+    func prepareBadInput() throws {
+        let output = Self.temporaryDirectory() + "/never.jpg"
+        let path = Self.repository + "/Tests/Fixtures/badinput/wrongformat/html.png"
+        let run = try Self.run(["prepare", path, output])
+        #expect(run.status == 65)
+        #expect(run.stderr.contains(path) && run.stderr.contains("not a JPEG or PNG"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try Self.run(["prepare", path, output, "--box", "5,5,1,1"]).status == 64)
+    }
+
+    @Test("info: reports every file and exits 1 when one fails, without dying")
+    func info() throws {
+        let bad = Self.repository + "/Tests/Fixtures/badinput/bombs/png_bomb_20000x20000_1bit.png"
+        let good = Self.repository + "/Tests/Fixtures/badinput/valid/exif_orientation_6.jpg"
+        let run = try Self.run(["info", good, bad, "--json"])
+        #expect(run.status == 1)
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("\"width\":320") && lines[0].contains("\"orientation\":6"))
+        #expect(lines[1].contains("pixel limit"))
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The main job on the embedded corpus: installs what is missing, builds vsearch
+# in release mode, makes the Rezolve thumbnail set of every corpus image,
+# prepares a few uploads exactly as the ViSearch SDKs would, and writes a page
+# to look at: demo-output/index.html.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+echo "==> building vsearch (release)" >&2
+swift build -c release --product vsearch >&2
+bin="$(swift build -c release --show-bin-path)/vsearch"
+out="demo-output"
+mkdir -p "$out/uploads"
+
+echo "==> $bin thumbs corpus/images $out/thumbs --copy-originals   (400/800/1200/1600 rule)" >&2
+"$bin" thumbs corpus/images "$out/thumbs" --copy-originals
+
+echo "==> upload preparation (512 px, quality 0.97; box carried into the upload)" >&2
+"$bin" prepare corpus/images/astronaut.jpg "$out/uploads/astronaut.jpg" --box 150,20,350,240
+"$bin" prepare corpus/images/china_temple.jpg "$out/uploads/china_temple.jpg" --high-quality
+"$bin" prepare corpus/images/coffee_cup.jpg "$out/uploads/coffee_cup_crop.jpg" --box 100,50,500,350 --crop
+
+# A page a person can open: each corpus image beside its thumbnails.
+{
+  echo '<!doctype html><meta charset="utf-8"><title>vsearch demo</title>'
+  echo '<style>body{font:14px sans-serif;margin:2em}div{margin:1em 0;border-bottom:1px solid #ddd}img{margin:4px;vertical-align:top;border:1px solid #ccc}</style>'
+  echo '<h1>vsearch thumbnails of corpus/</h1><p>Original (copied), then each thumbnail; sizes in the file names. Licences: corpus/README.md and corpus/catalog.csv (china.jpg and flower.jpg: CC-BY-2.0, by danielbuechele and vultilion on Flickr).</p>'
+  while IFS= read -r line; do
+    image=$(printf '%s' "$line" | sed -E 's/.*"image":"([^"]*)".*/\1/')
+    thumbs=$(printf '%s' "$line" | sed -E 's/.*"image_thumbs":\[([^]]*)\].*/\1/' | tr -d '"' | tr ',' ' ')
+    printf '<div><b>%s</b><br><img src="thumbs/%s" height="200">' "$image" "$image"
+    for t in $thumbs; do printf '<img src="thumbs/%s" title="%s">' "$t" "$t"; done
+    echo '</div>'
+  done < "$out/thumbs/manifest.jsonl"
+  echo '<h2>Prepared uploads</h2>'
+  for f in "$out"/uploads/*.jpg; do printf '<img src="uploads/%s" title="%s">' "$(basename "$f")" "$(basename "$f")"; done
+} > "$out/index.html"
+echo "==> open $out/index.html to look at the results" >&2

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs missing system packages, then `swift test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+swift test "$@"
