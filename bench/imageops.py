@@ -222,7 +222,7 @@ def commands(tool, job, setname, cores, outdir, extra=None):
         lst = os.path.join(WORK, f"list-{setname}-{i}-{len(parts)}.txt")
         with open(lst, "w") as f:
             f.write("\n".join(part) + "\n")
-        cmds.append([sys.executable, "-S", PEERS, peer, job, lst, outdir, "--threads", "1", "--vsearch", VSEARCH])
+        cmds.append([sys.executable, PEERS, peer, job, lst, outdir, "--threads", "1", "--vsearch", VSEARCH])
     return cmds
 
 
@@ -343,7 +343,7 @@ def startup_cost(reps=20):
         rss = max(rss, r)
     pycpu = []
     for _ in range(5):
-        c, _, _, _ = measure([[sys.executable, "-S", "-c", "pass"]], pin=True)
+        c, _, _, _ = measure([[sys.executable, "-c", "pass"]], pin=True)
         pycpu.append(c)
     return statistics.median(cpus), statistics.median(walls), rss, statistics.median(pycpu)
 
@@ -427,7 +427,7 @@ def main():
         report.append(f"- {k}: {v}")
     st_cpu, st_wall, st_rss, py_cpu = startup_cost()
     report.append(f"- Process start-up: `vsearch --version` {st_cpu * 1000:.1f} ms CPU, {st_wall * 1000:.1f} ms wall, "
-                  f"{st_rss:.0f} MB RSS (median of 20); `python3 -S -c pass` {py_cpu * 1000:.1f} ms CPU (every peer "
+                  f"{st_rss:.0f} MB RSS (median of 20); `python3 -c pass` {py_cpu * 1000:.1f} ms CPU (every peer "
                   f"and the vsearch-prepare loop pay this once per process)")
     inputs = describe_inputs("main")
     npx = sum(s[0] * s[1] for *_, s, _ in inputs)
