@@ -43,6 +43,8 @@ WP = "/usr/share/wallpapers"
 # (name in the set, Debian package, source file, how it is made)
 #   copy: as shipped; prog: re-encoded progressive by ImageMagick (-interlace Plane -quality 92)
 #   alpha: RGBA PNG with a radial alpha mask (transparent corners, opaque centre)
+#   noiccp: the PNG's chunks copied except iCCP (pixels untouched): this file's profile is one libpng
+#     warns about ("known incorrect sRGB profile"), which vsearch rejects; see compat_check()
 #   up20: upscaled by ImageMagick to 5472x3648 (20 MP), then like the suffix
 MAIN = [
     ("kleiber.jpg", "lomiri-wallpapers-20.04", f"{BG}/Kleiber_by_Lukas_Baubkus.jpg", "copy"),
@@ -65,7 +67,7 @@ MAIN = [
     ("goldfish-rgba.png", "ukui-wallpapers", f"{BG}/goldfish.png", "copy"),
     ("icecold-alpha.png", "plasma-workspace-wallpapers", f"{WP}/IceCold/contents/images/5120x2880.png", "alpha"),
     ("mouse-alpha.png", "ukui-wallpapers", f"{BG}/the-mouse.jpg", "alpha"),
-    ("altai-rgb.png", "plasma-workspace-wallpapers", f"{WP}/Altai/contents/images/5120x2880.png", "copy"),
+    ("altai-rgb.png", "plasma-workspace-wallpapers", f"{WP}/Altai/contents/images/5120x2880.png", "noiccp"),
     ("canopee-rgb.png", "plasma-workspace-wallpapers", f"{WP}/Canopee/contents/images/3840x2160.png", "copy"),
 ]
 MP20 = [
@@ -109,10 +111,46 @@ def build_vsearch():
        stdout=subprocess.DEVNULL)
 
 
+def strip_png_chunk(src, dst, ctype):
+    import struct
+    with open(src, "rb") as f:
+        data = f.read()
+    out, pos = [data[:8]], 8
+    while pos < len(data):
+        (ln,) = struct.unpack(">I", data[pos:pos + 4])
+        chunk = data[pos:pos + 12 + ln]
+        if chunk[4:8] != ctype:
+            out.append(chunk)
+        pos += 12 + ln
+    with open(dst, "wb") as f:
+        f.write(b"".join(out))
+
+
+def compat_check():
+    """vsearch on real files that every peer reads: the shipped PNGs whose iCCP libpng warns about."""
+    lines = []
+    for src in (f"{WP}/Altai/contents/images/5120x2880.png", "/usr/share/backgrounds/mate/desktop/Float-into-MATE.png"):
+        if not os.path.exists(src):
+            continue
+        d = os.path.join(OUT, "compat")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        t = subprocess.run([VSEARCH, "thumbs", src, d, "--force", "--sizes", "400"], capture_output=True, text=True)
+        tl = subprocess.run([VSEARCH, "thumbs", src, d, "--force", "--sizes", "400", "--lenient"], capture_output=True, text=True)
+        p = subprocess.run([VSEARCH, "prepare", src, os.path.join(d, "p.jpg")], capture_output=True, text=True)
+        err = (p.stderr or t.stdout + t.stderr).strip().splitlines()
+        lines.append(f"- {src}: thumbs exit {t.returncode}, thumbs --lenient exit {tl.returncode}, prepare exit "
+                     f"{p.returncode}" + (f" (`{err[-1].strip()}`)" if (t.returncode or p.returncode) and err else "")
+                     + "; Pillow, OpenCV and libvips read it")
+    return lines
+
+
 def make_one(dst, src, how):
     tmp = dst + ".tmp" + os.path.splitext(dst)[1]
     if how == "copy":
         shutil.copyfile(src, tmp)
+    elif how == "noiccp":
+        strip_png_chunk(src, tmp, b"iCCP")
     elif how == "prog":
         sh([IM, src, "-interlace", "Plane", "-quality", "92", tmp])
     elif how in ("alpha", "up20alpha"):

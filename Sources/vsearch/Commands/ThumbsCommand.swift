@@ -45,7 +45,7 @@ struct ThumbsCommand: ParsableCommand {
     var quality: String = "0.85"
 
     @Option(name: .customLong("png-level"), help: "PNG zlib compression level 0...9.")
-    var pngLevel: Int = 6
+    var pngLevel: Int = 4
 
     @Option(name: .customLong("png-filter"), help: "PNG row filter: none, sub, up, paeth or adaptive.")
     var pngFilter: ImageEncoders.PNG.Filter = .adaptive
