@@ -266,12 +266,13 @@ public struct ThumbnailBatch: Sendable {
         // kept must be readable. Small sources decode fast.
         var options = DecodingOptions(minimumSize: sizes.last ?? PixelSize(width: 1, height: 1), limits: configuration.limits)
         options.failurePolicy = configuration.failurePolicy
-        let decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
+        // Only `current` references the decoded pixels, so each resample can
+        // work in place on them (see Resampler.resample).
+        var current = try ImageDecoder.decode(bytes, source: sourcePath, options: options).pixels
         var encoded: [(path: String, size: PixelSize, bytes: [UInt8])] = []
         if !sizes.isEmpty {
-            var current = decoded.pixels
             for (size, path) in planned.reversed() {
-                current = Resampler.resample(current, to: size, filter: configuration.filter)
+                current = Resampler.resample(consume current, to: size, filter: configuration.filter)
                 let data: [UInt8] = switch outputFormat {
                 case .png: try configuration.png.encode(current)
                 default: try configuration.jpeg.encode(current)
