@@ -191,12 +191,13 @@ def make_inputs():
             if fn not in keep:
                 p = os.path.join(d, fn)
                 shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
-    # the PNG-only folder for the PNG trade-off table (hard links)
-    d = os.path.join(INPUTS, "png")
-    os.makedirs(d, exist_ok=True)
-    for fn, *_ in MAIN:
-        if fn.endswith(".png") and not os.path.exists(os.path.join(d, fn)):
-            os.link(os.path.join(INPUTS, "main", fn), os.path.join(d, fn))
+    # the main set split by source format, for the per-format breakdown (hard links)
+    for sub, ext in (("png", ".png"), ("jpeg", ".jpg")):
+        d = os.path.join(INPUTS, sub)
+        os.makedirs(d, exist_ok=True)
+        for fn, *_ in MAIN:
+            if fn.endswith(ext) and not os.path.exists(os.path.join(d, fn)):
+                os.link(os.path.join(INPUTS, "main", fn), os.path.join(d, fn))
 
 
 def describe_inputs(setname):
@@ -290,7 +291,7 @@ def jpeg_quality(im):
     return None
 
 
-def verify(tool, job, setname, outdir):
+def verify(tool, job, setname, outdir, out_fmt=None):
     """Checks every expected output. Returns (n_sources, problems, bytes_by_format)."""
     from PIL import Image, JpegImagePlugin
     src = os.path.join(INPUTS, setname)
@@ -306,14 +307,15 @@ def verify(tool, job, setname, outdir):
             alpha_src = Image.open(os.path.join(src, fn)).mode in ("RGBA", "LA")
         st = os.path.splitext(fn)[0]
         if job == "thumbs":
-            ext = "png" if fmt == "png" else "jpg"
+            ofmt = out_fmt or fmt
+            ext = "png" if ofmt == "png" else "jpg"
             exp = []
             for N, (tw, th) in P.thumb_targets(w, h):
                 name = f"{st}_thumb_{tw}x{th}.{ext}" if tool == "vsearch" else f"{st}_thumb_{N}.{ext}"
-                exp.append((name, (tw, th), fmt, 85 if fmt == "jpeg" else None, alpha_src))
+                exp.append((name, (tw, th), ofmt, 85 if ofmt == "jpeg" else None, alpha_src))
         else:
             side, q = P.PREP[job]
-            exp = [(f"{st}.jpg", P.fit(w, h, side), "jpeg", q, False)]
+            exp = [(f"{st}.jpg", P.fit(w, h, side), "jpeg", q, alpha_src)]
         for name, size, efmt, q, alpha in exp:
             seen.add(name)
             p = os.path.join(outdir, name)
@@ -335,7 +337,7 @@ def verify(tool, job, setname, outdir):
                 want = 2 if q < 90 else 0
                 if samp != want:
                     problems.append(f"{name}: chroma sampling {samp}, want {want} (0=4:4:4, 2=4:2:0)")
-                if job != "thumbs" and "alpha" in st:  # transparent corners must turn white
+                if alpha and "alpha" in st:  # transparent corners must turn white
                     px = im.convert("RGB").getpixel((0, 0))
                     if min(px) < 240:
                         problems.append(f"{name}: transparent corner flattened to {px}, want white")
@@ -348,14 +350,14 @@ def verify(tool, job, setname, outdir):
 
 
 # ------------------------------------------------------------------ runs
-def run_case(tool, job, setname, cores, rep, extra=None, tag=""):
+def run_case(tool, job, setname, cores, rep, extra=None, tag="", out_fmt=None):
     outdir = os.path.join(OUT, f"{setname}-{tool}-{job}-{cores}{tag}")
     shutil.rmtree(outdir, ignore_errors=True)
     os.makedirs(outdir)
     cmds = commands(tool, job, setname, cores, outdir, extra)
     env = SINGLE_ENV  # every process single-threaded; "all cores" = 2 processes or vsearch --jobs 2
     cpu, wall, rss, errs = measure(cmds, pin=(cores == 1), env_extra=env)
-    n, problems, nbytes = verify(tool, job, setname, outdir)
+    n, problems, nbytes = verify(tool, job, setname, outdir, out_fmt)
     return dict(tool=tool, job=job, set=setname, cores=cores, rep=rep, cpu=cpu, wall=wall, rss=rss,
                 n=n, problems=errs + problems, bytes=nbytes, procs=len(cmds))
 
@@ -447,6 +449,7 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the existing .build-bench binary")
     ap.add_argument("--skip-setup", action="store_true", help="don't check apt/pip packages")
     ap.add_argument("--skip-png-table", action="store_true")
+    ap.add_argument("--skip-breakdown", action="store_true", help="skip the per-source-format table")
     ap.add_argument("--skip-mp20", action="store_true")
     ap.add_argument("--record", action="store_true", help="append the report to bench/RESULTS.md")
     a = ap.parse_args()
@@ -568,31 +571,52 @@ def main():
                             f"{vp['rss'] / vp['procs']:.0f} MB per loop (sum over {vp['procs']} concurrent loops {vp['rss']:.0f} MB)")
     report.insert(report.index("\n### Targets\n") + 1, "\n".join(verdicts))
 
+    # ---- per source format (1 core, 1 run): where the time goes
+    bd = {}
+    if not a.skip_breakdown:
+        report.append("\n### By source format (1 core, 1 run each; 16 JPEG / 6 PNG sources of the main set)\n")
+        bt = ["| job | sources | " + " | ".join(f"{t} CPU s" for t in tools) + " |", "|---|---|" + "---|" * len(tools)]
+        for job in [j for j in ("thumbs", "prep512") if j in jobs]:
+            for setname in ("jpeg", "png"):
+                cells = []
+                for tool in tools:
+                    r = run_case(tool, job, setname, 1, 0)
+                    bd[(tool, job, setname)] = r
+                    cells.append(f"{r['cpu']:.2f}" + ("" if not r["problems"] else " FLAG"))
+                    print(f"  breakdown {tool:14} {job} {setname}: cpu {r['cpu']:.2f}s", flush=True)
+                bt.append(f"| {job} | {setname} | " + " | ".join(cells) + " |")
+        report.append("\n".join(bt))
+
     # ---- PNG trade-off table
     if not a.skip_png_table:
-        report.append("\n### PNG trade-off (PNG sources only, thumbs job, 1 core, 1 run each)\n")
-        pt = ["| tool | setting | CPU s | img/CPU-s | PNG out | vs vipsthumbnail c6 |", "|---|---|---|---|---|---|"]
-        ref = run_case("vipsthumbnail", "thumbs", "png", 1, 0)
-        refb = ref["bytes"]["png"]
-        cases = [("vipsthumbnail", "compression 6 (default filter), 4 decodes", ref)]
-        for label, fn in (("pyvips", "compression 6 (default filter), cascade"), ("pillow", "compress_level 6"),
-                          ("opencv", "compression 6, default strategy")):
-            cases.append((label, fn, run_case(label, "thumbs", "png", 1, 0)))
-        for level, filt in [(l, f) for l in (1, 3, 6) for f in ("none", "sub", "up", "paeth", "adaptive")] + [(9, "adaptive")]:
-            if True:
-                r = run_case("vsearch", "thumbs", "png", 1, 0, ["--png-level", str(level), "--png-filter", filt],
-                             tag=f"-l{level}{filt}")
-                cases.append(("vsearch", f"--png-level {level} --png-filter {filt}", r))
-                print(f"  png table level {level} {filt}: cpu {r['cpu']:.2f}s png {r['bytes']['png']}", flush=True)
-        r = run_case("vsearch", "thumbs", "png", 1, 0, ["--format", "jpeg"], tag="-jpeg")
-        cases.append(("vsearch", "--format jpeg (no PNG encoding: decode+resize+JPEG)", r))
+        report.append("\n### PNG trade-off (the 6 PNG sources, thumbs job, 1 core, 1 run each)\n")
+        pt = ["| tool | setting | CPU s | img/CPU-s | PNG out | vs vipsthumbnail c6 | check |", "|---|---|---|---|---|---|---|"]
+        labels = {"vipsthumbnail": "compression 6 (its default filter), 4 decodes per source",
+                  "pyvips": "compression 6 (its default filter), cascade", "pillow": "compress_level 6",
+                  "opencv": "compression 6, default strategy"}
+        cases = []
+        for tool in [t for t in tools if t != "vsearch"]:
+            r = bd.get((tool, "thumbs", "png")) or run_case(tool, "thumbs", "png", 1, 0)
+            cases.append((tool, labels.get(tool, ""), r))
+        cases.append(("pyvips-filterall", "compression 6, filter=all (libvips trying every row filter), cascade",
+                      run_case("pyvips-filterall", "thumbs", "png", 1, 0)))
+        ref = next((r for t, _, r in cases if t == "vipsthumbnail"), None)
+        refb = ref["bytes"]["png"] if ref else 0
+        for level, filt in [(lv, f) for lv in (1, 3, 6) for f in ("none", "sub", "up", "paeth", "adaptive")]:
+            r = run_case("vsearch", "thumbs", "png", 1, 0, ["--png-level", str(level), "--png-filter", filt],
+                         tag=f"-l{level}{filt}")
+            cases.append(("vsearch", f"--png-level {level} --png-filter {filt}", r))
+            print(f"  png table level {level} {filt}: cpu {r['cpu']:.2f}s png {r['bytes']['png']}", flush=True)
+        r = run_case("vsearch", "thumbs", "png", 1, 0, ["--format", "jpeg"], tag="-jpeg", out_fmt="jpeg")
+        cases.append(("vsearch", "--format jpeg (no PNG encoding: decode + resize + JPEG)", r))
         for tool, setting, r in cases:
             b = r["bytes"]["png"]
             pt.append(f"| {tool} | {setting} | {r['cpu']:.2f} | {r['n'] / r['cpu']:.2f} | "
                       f"{fmt_bytes(b) if b else fmt_bytes(r['bytes']['jpeg']) + ' JPEG'} | "
-                      f"{(b / refb) if b and refb else 0:.3f} | " + ("" if not r["problems"] else f"FLAG {r['problems'][0]}"))
+                      f"{(f'{b / refb:.3f}') if b and refb else '-'} | " + ("OK" if not r["problems"] else f"FLAG {r['problems'][0]}") + " |")
         report.append("\n".join(pt))
-        report.append("\n(The trailing column is the first problem found, if any. Sizes: PNG bytes of all thumbnails.)")
+        report.append("\nSizes are the PNG bytes of all thumbnails of the 6 PNG sources. vsearch's default is level 6, adaptive. "
+                      "(Level 9 adaptive was measured once by hand: ~6x the CPU of level 6 for ~6% smaller files; left out to keep the run short.)")
 
     report.append("\n### Compatibility: real files vsearch rejects\n")
     report.extend(compat_check())

@@ -3,7 +3,7 @@
 
     python3 imageops_peers.py TOOL JOB LISTFILE OUTDIR [--threads N] [--vsearch PATH]
 
-TOOL: pillow | opencv | pyvips | vipsthumbnail | vsearch-prepare
+TOOL: pillow | opencv | pyvips | pyvips-filterall | vipsthumbnail | vsearch-prepare
 JOB:  thumbs | prep512 | prep1024
 
 Run by bench/imageops.py, which measures this process (and its children) with
@@ -206,7 +206,7 @@ def run_opencv(job, paths, out, threads):
 
 
 # ----------------------------------------------- libvips through pyvips (cascade)
-def run_pyvips(job, paths, out, threads):
+def run_pyvips(job, paths, out, threads, png_filter=None):
     import pyvips
     pyvips.cache_set_max(0)
     for p in paths:
@@ -226,7 +226,8 @@ def run_pyvips(job, paths, out, threads):
                     cur = cur.copy_memory()
                 dst = os.path.join(out, f"{stem(p)}_thumb_{n}.{ext}")
                 if ext == "png":
-                    cur.pngsave(dst, compression=PNG_LEVEL, strip=True)
+                    opts = {"filter": png_filter} if png_filter else {}
+                    cur.pngsave(dst, compression=PNG_LEVEL, strip=True, **opts)
                 else:
                     cur.jpegsave(dst, Q=THUMB_Q, strip=True)
         else:
@@ -286,6 +287,8 @@ def main(argv):
     os.makedirs(a.outdir, exist_ok=True)
     if a.tool == "vsearch-prepare":
         return run_vsearch_prepare(a.job, paths, a.outdir, a.threads, a.vsearch)
+    if a.tool == "pyvips-filterall":  # libvips with every PNG row filter tried (its default is none)
+        return run_pyvips(a.job, paths, a.outdir, a.threads, png_filter="all")
     fn = {"pillow": run_pillow, "opencv": run_opencv, "pyvips": run_pyvips,
           "vipsthumbnail": run_vipsthumbnail}[a.tool]
     fn(a.job, paths, a.outdir, a.threads)

@@ -156,6 +156,67 @@ struct CLITests {
         #expect(try Self.run(["prepare", path, output, "--box", "5,5,1,1"]).status == 64)
     }
 
+    /// 2000×1500 JPEGs: enough work (several seconds) to interrupt mid-run.
+    static let largeInputCount = 80
+    static func makeLargeInput() throws -> String {
+        let input = temporaryDirectory()
+        let image = PixelBuffer(width: 2000, height: 1500, hasAlpha: false, fill: (200, 80, 20, 255))
+        let jpeg = try ImageEncoders.JPEG().encode(image)
+        for index in 0..<Self.largeInputCount { try FileIO.write(jpeg, to: input + "/photo\(index).jpg") }
+        return input
+    }
+
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// After a run completes: no temporary file anywhere, and every thumbnail in the manifest decodes.
+    static func expectCompleteOutput(_ output: String, sources: Int) throws {
+        let files = files(under: output)
+        #expect(!files.contains { $0.contains(".tmp-") }, "temporary files left: \(files.filter { $0.contains(".tmp-") })")
+        let manifest = try String(contentsOfFile: output + "/manifest.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(manifest.count == sources)
+        for name in files where name.contains("_thumb_") {
+            _ = try ImageDecoder.decode(fileAt: output + "/" + name)
+        }
+        #expect(files.filter { $0.contains("_thumb_") }.count == sources * 4)
+    }
+
+    @Test("thumbs: kill -9 mid-run, then a re-run finishes the job and leaves no temporary file")
+    func killAndResume() throws {
+        let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
+        let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let rerun = try Self.run(["thumbs", input, output, "--jobs", "2"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        try Self.expectCompleteOutput(output, sources: Self.largeInputCount)
+    }
+
+    @Test("thumbs: SIGINT stops after the images in progress (exit 130), and a re-run continues")
+    func interruptAndResume() throws {
+        let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
+        let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(!Self.files(under: output).contains { $0.contains(".tmp-") })
+        let rerun = try Self.run(["thumbs", input, output, "--json"])
+        #expect(rerun.status == 0)
+        let summary = try JSONSerialization.jsonObject(with: Data(rerun.stdout.utf8)) as? [String: Any]
+        #expect((summary?["upToDate"] as? Int ?? 0) > 0, "the interrupted run's work is kept")
+        try Self.expectCompleteOutput(output, sources: Self.largeInputCount)
+    }
+
     @Test("info: reports every file and exits 1 when one fails, without dying")
     func info() throws {
         let bad = Self.repository + "/Tests/Fixtures/badinput/bombs/png_bomb_20000x20000_1bit.png"

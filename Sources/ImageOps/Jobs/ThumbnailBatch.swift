@@ -153,14 +153,20 @@ public struct ThumbnailBatch: Sendable {
     /// Runs the job on ``Configuration/jobs`` worker threads and blocks until
     /// it is done. Call it from a thread that may block (not from a Swift
     /// concurrency task that must stay responsive).
-    /// - Parameter onEvent: progress callback, called one event at a time.
+    /// - Parameters:
+    ///   - isCancelled: polled before each source; once it returns `true` no
+    ///     new source is started, the ones in progress finish (so nothing is
+    ///     left half-written), and the summary lists only what was done.
+    ///   - onEvent: progress callback, called one event at a time.
     /// - Throws: ``ImageOpsError`` only for problems with the whole job (the
     ///   input cannot be read, the output cannot be created, the manifest
     ///   cannot be written); bad sources are reported in the summary instead.
-    public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(ImageOpsError) -> Summary {
+    public func run(isCancelled: @escaping @Sendable () -> Bool = { false },
+                    onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(ImageOpsError) -> Summary {
         let start = Date()
         let sources = try Self.findSources(input: input, excluding: output)
         try FileIO.makeDirectory(output)
+        Self.removeStaleTemporaries(under: output)
         let total = sources.count
         onEvent(.started(total: total))
 
@@ -171,7 +177,7 @@ public struct ThumbnailBatch: Sendable {
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
-                while let index = state.mutex.withLock({ $0.takeNext(total: total) }) {
+                while !isCancelled(), let index = state.mutex.withLock({ $0.takeNext(total: total) }) {
                     let result = process(sources[index])
                     state.mutex.withLock { run in
                         run.results[index] = result
@@ -369,6 +375,20 @@ public struct ThumbnailBatch: Sendable {
             sources.append(relative)
         }
         return sources.sorted()
+    }
+
+    /// Deletes temporary files (`.NAME.tmp-PID-RANDOM`) that a killed run left
+    /// in the output tree, unless the process that made them is still alive.
+    static func removeStaleTemporaries(under output: String) {
+        guard let enumerator = FileManager.default.enumerator(atPath: output) else { return }
+        while let relative = enumerator.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            guard name.hasPrefix("."), let marker = name.range(of: ".tmp-", options: .backwards) else { continue }
+            let parts = name[marker.upperBound...].split(separator: "-")
+            guard parts.count == 2, let pid = Int32(parts[0]), UInt32(parts[1]) != nil else { continue }
+            if pid != getpid() && kill(pid, 0) == 0 { continue }  // another live run is writing it
+            unlink((output as NSString).appendingPathComponent(relative))
+        }
     }
 
     static func isDirectory(_ path: String) -> Bool {

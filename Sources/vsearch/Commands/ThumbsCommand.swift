@@ -100,8 +100,9 @@ struct ThumbsCommand: ParsableCommand {
         let reporter = ProgressReporter(verbose: verbose)
         let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
         let summary: ThumbnailBatch.Summary
+        Interrupt.install()
         do {
-            summary = try batch.run { event in
+            summary = try batch.run(isCancelled: { Interrupt.isRequested }) { event in
                 switch event {
                 case .started(let total):
                     reporter.begin(total: total, noun: "images")
@@ -131,6 +132,10 @@ struct ThumbsCommand: ParsableCommand {
                     Terminal.err("  \(result.error ?? result.source)\n")
                 }
             }
+        }
+        if Interrupt.isRequested {
+            Terminal.err("interrupted: finished the images in progress; run the same command again to continue\n")
+            throw ExitCodes.interrupted
         }
         if summary.failed > 0 { throw ExitCodes.partialFailure }
     }

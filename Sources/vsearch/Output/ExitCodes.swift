@@ -12,6 +12,9 @@ enum ExitCodes {
     /// A file could not be read or written (EX_IOERR).
     static let ioError = ExitCode(74)
 
+    /// Stopped by SIGINT/SIGTERM after finishing the work in progress (128 + SIGINT).
+    static let interrupted = ExitCode(130)
+
     /// The exit code for an ImageOps error.
     static func code(for error: ImageOpsError) -> ExitCode {
         switch error {
