@@ -143,8 +143,9 @@ def compat_check():
         tl = subprocess.run([VSEARCH, "thumbs", src, d, "--force", "--sizes", "400", "--lenient"], capture_output=True, text=True)
         p = subprocess.run([VSEARCH, "prepare", src, os.path.join(d, "p.jpg")], capture_output=True, text=True)
         err = (p.stderr or t.stdout + t.stderr).strip().splitlines()
-        lines.append(f"- {src}: thumbs exit {t.returncode}, thumbs --lenient exit {tl.returncode}, prepare exit "
-                     f"{p.returncode}" + (f" (`{err[-1].strip()}`)" if (t.returncode or p.returncode) and err else "")
+        ok = t.returncode == 0 and p.returncode == 0
+        lines.append(f"- {'OK' if ok else 'FAIL'} {src}: thumbs exit {t.returncode}, thumbs --lenient exit {tl.returncode}, "
+                     f"prepare exit {p.returncode}" + (f" (`{err[-1].strip()}`)" if not ok and err else "")
                      + "; Pillow, OpenCV and libvips read it")
     return lines
 
@@ -256,6 +257,9 @@ def commands(tool, job, setname, cores, outdir, extra=None):
     """The command lines (one per process) for a tool/job/cores."""
     src = os.path.join(INPUTS, setname)
     paths = sorted(os.path.join(src, f) for f in os.listdir(src))
+    if tool in VARIANTS:
+        extra = VARIANTS[tool] + (extra or [])
+        tool = "vsearch"
     if tool == "vsearch" and job == "thumbs":
         return [[VSEARCH, "thumbs", src, outdir, "--jobs", str(1 if cores == 1 else NCPU), "--force"] + (extra or [])]
     peer = "vsearch-prepare" if tool == "vsearch" else tool
@@ -268,6 +272,9 @@ def commands(tool, job, setname, cores, outdir, extra=None):
         cmds.append([sys.executable, PEERS, peer, job, lst, outdir, "--threads", "1", "--vsearch", VSEARCH])
     return cmds
 
+
+# vsearch thumbs with other options, run in the main matrix (thumbs only) beside the default
+VARIANTS = {"vsearch-l1up": ["--png-level", "1", "--png-filter", "up"]}
 
 SINGLE_ENV = {"OMP_NUM_THREADS": "1", "VIPS_CONCURRENCY": "1", "OPENCV_FOR_THREADS_NUM": "1"}
 
@@ -311,7 +318,7 @@ def verify(tool, job, setname, outdir, out_fmt=None):
             ext = "png" if ofmt == "png" else "jpg"
             exp = []
             for N, (tw, th) in P.thumb_targets(w, h):
-                name = f"{st}_thumb_{tw}x{th}.{ext}" if tool == "vsearch" else f"{st}_thumb_{N}.{ext}"
+                name = f"{st}_thumb_{tw}x{th}.{ext}" if tool.startswith("vsearch") else f"{st}_thumb_{N}.{ext}"
                 exp.append((name, (tw, th), ofmt, 85 if ofmt == "jpeg" else None, alpha_src))
         else:
             side, q = P.PREP[job]
@@ -377,6 +384,20 @@ def median_rows(results):
     return rows
 
 
+def png_defaults():
+    import re
+    h = subprocess.run([VSEARCH, "thumbs", "--help"], capture_output=True, text=True).stdout
+    h = re.sub(r"\s+", " ", h)
+    lv = re.search(r"--png-level <png-level> .*?\(default: (\w+)\)", h)
+    fl = re.search(r"--png-filter <png-filter> .*?default: (\w+)\)", h)
+    return f"--png-level {lv.group(1) if lv else '?'} --png-filter {fl.group(1) if fl else '?'}"
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def startup_cost(reps=20):
     """CPU and wall of `vsearch --version` (process start-up), median of reps."""
     cpus, walls, rss = [], [], 0
@@ -431,11 +452,12 @@ def table(rows, vs_ips):
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         ratio = vs_ips.get((r["job"], r["set"], r["cores"]))
-        ratio_s = "-" if r["tool"] == "vsearch" or not ratio else f"{ratio / r['ips']:.2f}x"
+        ratio_s = "-" if r["tool"].startswith("vsearch") or not ratio else f"{ratio / r['ips']:.2f}x"
         check = "OK" if not r["problems"] else f"FLAG {len(r['problems'])}"
-        cores = "1 (taskset)" if r["cores"] == 1 else f"{NCPU}" + (" (--jobs)" if r["tool"] == "vsearch" and r["job"] == "thumbs" else f" ({r['procs']} procs)")
+        cores = "1 (taskset)" if r["cores"] == 1 else f"{NCPU}" + (" (--jobs)" if r["tool"].startswith("vsearch") and r["job"] == "thumbs" else f" ({r['procs']} procs)")
+        label = r["tool"] if r["tool"] not in VARIANTS else "vsearch " + " ".join(VARIANTS[r["tool"]])
         lines.append("| " + " | ".join([
-            r["tool"], r["job"], cores, str(r["n"]), f"{r['ips']:.2f}",
+            label, r["job"], cores, str(r["n"]), f"{r['ips']:.2f}",
             f"{r['cpu']:.2f} ({', '.join(str(c) for c in r['cpus'])})", f"{r['wall']:.2f}", f"{r['rss']:.0f}",
             fmt_bytes(r["bytes"]["jpeg"]), fmt_bytes(r["bytes"]["png"]), ratio_s, check]) + " |")
     return "\n".join(lines)
@@ -444,7 +466,10 @@ def table(rows, vs_ips):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="runs per case; the median CPU is reported (3)")
-    ap.add_argument("--tools", default="vsearch,vipsthumbnail,pyvips,pillow,opencv")
+    ap.add_argument("--tools", default="vsearch,vipsthumbnail,pyvips,pillow,opencv",
+                    help="vsearch and peers: vipsthumbnail, pyvips, pillow, opencv")
+    ap.add_argument("--variants", default="vsearch-l1up",
+                    help="vsearch thumbs variants also run in the main matrix (thumbs only); '' for none")
     ap.add_argument("--jobs", default="thumbs,prep512,prep1024")
     ap.add_argument("--no-build", action="store_true", help="use the existing .build-bench binary")
     ap.add_argument("--skip-setup", action="store_true", help="don't check apt/pip packages")
@@ -460,6 +485,7 @@ def main():
         build_vsearch()
     make_inputs()
     tools = a.tools.split(",")
+    variants = [v for v in a.variants.split(",") if v and "vsearch" in tools]
     jobs = a.jobs.split(",")
     for d in ("main", "mp20"):  # warm the page cache
         for fn in os.listdir(os.path.join(INPUTS, d)):
@@ -471,7 +497,8 @@ def main():
     date = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
     report.append(f"## ImageOps: thumbnails and upload preparation\n\nRun {date} by `python3 bench/imageops.py` "
                   f"(reps {a.reps}).\n")
-    report.append(f"- Machine: {machine()}")
+    report.append(f"- Machine: {machine()}; load average at start {loadavg()} (shared machine: other work "
+                  "may hold a core, so compare CPU seconds; all-cores wall times are only indicative)")
     for k, v in versions().items():
         report.append(f"- {k}: {v}")
     st_cpu, st_wall, st_rss, py_cpu = startup_cost()
@@ -492,13 +519,13 @@ def main():
     for rep in range(a.reps):
         for cores in (1, NCPU):
             for job in jobs:
-                for tool in tools:
+                for tool in tools + (variants if job == "thumbs" else []):
                     r = run_case(tool, job, "main", cores, rep)
                     results.append(r)
                     print(f"  rep {rep} {tool:14} {job:8} cores {cores}: cpu {r['cpu']:.2f}s wall {r['wall']:.2f}s "
                           f"rss {r['rss']:.0f}MB {'OK' if not r['problems'] else 'FLAG ' + r['problems'][0]}", flush=True)
     rows = median_rows(results)
-    order = {t: i for i, t in enumerate(tools)}
+    order = {t: i for i, t in enumerate(tools + variants)}
     rows.sort(key=lambda r: (jobs.index(r["job"]), r["cores"], order[r["tool"]]))
     vs_ips = {(r["job"], r["set"], r["cores"]): r["ips"] for r in rows if r["tool"] == "vsearch"}
     report.append("\n### Main set: CPU efficiency (median CPU of the runs; images = source files)\n")
@@ -509,7 +536,7 @@ def main():
     verdicts = []
 
     def best_peer(job, cores):
-        peers = [r for r in rows if r["job"] == job and r["cores"] == cores and r["tool"] != "vsearch"]
+        peers = [r for r in rows if r["job"] == job and r["cores"] == cores and not r["tool"].startswith("vsearch")]
         return max(peers, key=lambda r: r["ips"]) if peers else None
 
     for job, need in (("thumbs", 1.5), ("prep512", 1.2), ("prep1024", 1.2)):
@@ -529,6 +556,15 @@ def main():
                 adj = adj_cpu["n"] / max(1e-9, adj_cpu["cpu"] - adj_cpu["n"] * st_cpu)
                 verdicts.append(f"  - without per-process start-up ({adj_cpu['n']} x {st_cpu * 1000:.1f} ms): "
                                 f"{adj:.2f} img/CPU-s = {adj / bp['ips']:.2f}x (what a batch mode could approach)")
+    for var in variants:
+        for cores in (1, NCPU):
+            vr = next((r for r in rows if r["tool"] == var and r["job"] == "thumbs" and r["cores"] == cores), None)
+            bp = best_peer("thumbs", cores)
+            vv = next((r for r in rows if r["tool"] == "vipsthumbnail" and r["job"] == "thumbs" and r["cores"] == cores), None)
+            if vr and bp:
+                verdicts.append(f"- info: vsearch {' '.join(VARIANTS[var])}, thumbs, {cores} core(s): {vr['ips']:.2f} img/CPU-s = "
+                                f"{vr['ips'] / bp['ips']:.2f}x {bp['tool']}"
+                                + (f"; PNG bytes {vr['bytes']['png'] / vv['bytes']['png']:.3f} of vipsthumbnail's" if vv else ""))
     vt = next((r for r in rows if r["tool"] == "vsearch" and r["job"] == "thumbs" and r["cores"] == 1), None)
     vv = next((r for r in rows if r["tool"] == "vipsthumbnail" and r["job"] == "thumbs" and r["cores"] == 1), None)
     if vt and vv:
@@ -602,7 +638,7 @@ def main():
                       run_case("pyvips-filterall", "thumbs", "png", 1, 0)))
         ref = next((r for t, _, r in cases if t == "vipsthumbnail"), None)
         refb = ref["bytes"]["png"] if ref else 0
-        for level, filt in [(lv, f) for lv in (1, 3, 6) for f in ("none", "sub", "up", "paeth", "adaptive")]:
+        for level, filt in [(lv, f) for lv in (1, 3, 4, 6) for f in ("none", "sub", "up", "paeth", "adaptive")]:
             r = run_case("vsearch", "thumbs", "png", 1, 0, ["--png-level", str(level), "--png-filter", filt],
                          tag=f"-l{level}{filt}")
             cases.append(("vsearch", f"--png-level {level} --png-filter {filt}", r))
@@ -615,10 +651,11 @@ def main():
                       f"{fmt_bytes(b) if b else fmt_bytes(r['bytes']['jpeg']) + ' JPEG'} | "
                       f"{(f'{b / refb:.3f}') if b and refb else '-'} | " + ("OK" if not r["problems"] else f"FLAG {r['problems'][0]}") + " |")
         report.append("\n".join(pt))
-        report.append("\nSizes are the PNG bytes of all thumbnails of the 6 PNG sources. vsearch's default is level 6, adaptive. "
+        report.append("\nSizes are the PNG bytes of all thumbnails of the 6 PNG sources. vsearch's defaults in this build: "
+                      f"{png_defaults()}. "
                       "(Level 9 adaptive was measured once by hand: ~6x the CPU of level 6 for ~6% smaller files; left out to keep the run short.)")
 
-    report.append("\n### Compatibility: real files vsearch rejects\n")
+    report.append("\n### Compatibility: shipped PNGs whose iCCP profile libpng warns about (\"known incorrect sRGB profile\")\n")
     report.extend(compat_check())
 
     # ---- flags in full
@@ -626,7 +663,7 @@ def main():
     if allp:
         report.append("\n### Problems found by the output check (first 40)\n")
         report.extend(f"- {t} {j} {s} cores {c}: {p}" for t, j, s, c, p in allp[:40])
-    report.append(f"\nBenchmark wall time: {(time.time() - started) / 60:.1f} min.\n")
+    report.append(f"\nBenchmark wall time: {(time.time() - started) / 60:.1f} min; load average at the end {loadavg()}.\n")
     text = "\n".join(report)
     print("\n" + text)
     os.makedirs(WORK, exist_ok=True)
