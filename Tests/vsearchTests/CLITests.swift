@@ -145,6 +145,21 @@ struct CLITests {
         #expect(crop.status == 0 && crop.stdout.contains("100×200"))
     }
 
+    @Test("prepare: a folder is prepared into a mirrored folder of JPEGs; failures are listed and exit 1")
+    func prepareFolder() throws {
+        let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/uploads"
+        let run = try Self.run(["prepare", input, output, "--high-quality", "--json", "--jobs", "2"])
+        #expect(run.status == 1)
+        let reports = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(reports.count == 4)
+        #expect(reports.filter { $0["error"] != nil }.count == 1)
+        let files = Self.files(under: output)
+        #expect(files.contains("astronaut.jpg") && files.contains("coffee_cup.jpg") && files.contains("sub/large.jpg"))
+        #expect(!files.contains("broken.jpg"))
+        #expect(try ImageDecoder.decode(fileAt: output + "/sub/large.jpg").pixels.size == PixelSize(width: 1024, height: 768))
+        #expect(try Self.run(["prepare", input, output, "--box", "1,1,2,2"]).status == 64)
+    }
+
     @Test("prepare: a bad image exits 65 naming the file and writes nothing")
     func prepareBadInput() throws {
         let output = Self.temporaryDirectory() + "/never.jpg"

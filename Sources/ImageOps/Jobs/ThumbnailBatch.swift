@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The thumbnail batch job: walks a folder (or takes one file), makes the
 /// Rezolve thumbnail set of every image, mirrors the input tree into the
@@ -164,34 +163,17 @@ public struct ThumbnailBatch: Sendable {
     public func run(isCancelled: @escaping @Sendable () -> Bool = { false },
                     onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(ImageOpsError) -> Summary {
         let start = Date()
-        let sources = try Self.findSources(input: input, excluding: output)
+        let sources = try ImageFiles.find(in: input, excluding: output)
         try FileIO.makeDirectory(output)
         Self.removeStaleTemporaries(under: output)
         let total = sources.count
         onEvent(.started(total: total))
 
-        let state = SharedState(RunState(results: Array(repeating: nil, count: total)))
-        let workerCount = Swift.max(1, Swift.min(configuration.jobs, Swift.max(total, 1)))
-        let group = DispatchGroup()
-        for _ in 0..<workerCount {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
-                while !isCancelled(), let index = state.mutex.withLock({ $0.takeNext(total: total) }) {
-                    let result = process(sources[index])
-                    state.mutex.withLock { run in
-                        run.results[index] = result
-                        run.completed += 1
-                        onEvent(.finished(result, completed: run.completed, total: total))
-                    }
-                }
-            }
-            thread.stackSize = 8 << 20
-            thread.start()
-        }
-        group.wait()
-
-        let results = state.mutex.withLock { $0.results.compactMap { $0 } }
+        let results = WorkerPool(workers: configuration.jobs).map(
+            count: total, isCancelled: isCancelled,
+            onResult: { _, result, completed in onEvent(.finished(result, completed: completed, total: total)) },
+            { index in process(sources[index]) }
+        ).compactMap { $0 }
         let manifestPath = (output as NSString).appendingPathComponent(configuration.manifestName)
         try writeManifest(results, to: manifestPath)
         let created = results.filter { $0.status == .created }
@@ -204,18 +186,6 @@ public struct ThumbnailBatch: Sendable {
                        seconds: Date().timeIntervalSince(start),
                        manifest: manifestPath,
                        results: results)
-    }
-
-    struct RunState {
-        var results: [SourceResult?]
-        var next = 0
-        var completed = 0
-
-        mutating func takeNext(total: Int) -> Int? {
-            guard next < total else { return nil }
-            defer { next += 1 }
-            return next
-        }
     }
 
     /// Processes one source; never throws, a failure is a result.
@@ -233,7 +203,7 @@ public struct ThumbnailBatch: Sendable {
     }
 
     private func process(_ relativePath: String, into result: inout SourceResult) throws(ImageOpsError) {
-        let sourcePath = Self.isDirectory(input) ? (input as NSString).appendingPathComponent(relativePath) : input
+        let sourcePath = ImageFiles.isDirectory(input) ? (input as NSString).appendingPathComponent(relativePath) : input
         let bytes = try FileIO.read(sourcePath, maxBytes: configuration.limits.maxInputBytes)
         let header = try ImageDecoder.readHeader(bytes, source: sourcePath)
         result.width = header.size.width
@@ -348,35 +318,6 @@ public struct ThumbnailBatch: Sendable {
         try FileIO.writeAtomically(text, to: path)
     }
 
-    /// The image files under `input` (or `input` itself), relative and sorted,
-    /// skipping hidden entries, the output folder and files named like thumbnails.
-    static func findSources(input: String, excluding output: String) throws(ImageOpsError) -> [String] {
-        guard FileManager.default.fileExists(atPath: input) else {
-            throw .io(path: input, reason: "no such file or directory")
-        }
-        guard isDirectory(input) else { return [(input as NSString).lastPathComponent] }
-        let inputURL = URL(fileURLWithPath: input).standardizedFileURL.resolvingSymlinksInPath()
-        let outputURL = URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath()
-        let outputRelative: String? = outputURL.path.hasPrefix(inputURL.path + "/")
-            ? String(outputURL.path.dropFirst(inputURL.path.count + 1)) : nil
-        guard let enumerator = FileManager.default.enumerator(atPath: input) else {
-            throw .io(path: input, reason: "cannot list the folder")
-        }
-        var sources: [String] = []
-        while let relative = enumerator.nextObject() as? String {
-            let name = (relative as NSString).lastPathComponent
-            if name.hasPrefix(".") || (outputRelative.map { relative == $0 || relative.hasPrefix($0 + "/") } ?? false) {
-                if isDirectory((input as NSString).appendingPathComponent(relative)) { enumerator.skipDescendants() }
-                continue
-            }
-            let ext = (name as NSString).pathExtension.lowercased()
-            guard ImageFormat.imageFileExtensions.contains(ext), !ThumbnailRule.isThumbnailName(name) else { continue }
-            if isDirectory((input as NSString).appendingPathComponent(relative)) { continue }
-            sources.append(relative)
-        }
-        return sources.sorted()
-    }
-
     /// Deletes temporary files (`.NAME.tmp-PID-RANDOM`) that a killed run left
     /// in the output tree, unless the process that made them is still alive.
     static func removeStaleTemporaries(under output: String) {
@@ -391,19 +332,8 @@ public struct ThumbnailBatch: Sendable {
         }
     }
 
-    static func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
-    }
-
     static func fileSize(_ path: String) -> Int {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
-}
-
-/// A mutex-protected value shared by worker threads.
-final class SharedState<Value: Sendable>: Sendable {
-    let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
 }

@@ -16,14 +16,21 @@ struct PrepareCommand: ParsableCommand {
         prepared image's pixels (scaled, truncated: what the hosted service expects); with
         --crop the image is cropped to the box before resizing and no box is reported.
         OUTPUT may be - for stdout.
+
+        When INPUT is a folder, every JPEG and PNG under it is prepared into OUTPUT (a folder),
+        mirroring the tree with a .jpg extension, on --jobs threads; the exit code is 1 when
+        any image failed (each failure is listed with its reason).
         """
     )
 
-    @Argument(help: "The JPEG or PNG image to prepare.")
+    @Argument(help: "The JPEG or PNG image to prepare, or a folder of them.")
     var input: String
 
-    @Argument(help: "Where to write the prepared JPEG (- for stdout).")
+    @Argument(help: "Where to write the prepared JPEG (- for stdout), or a folder when INPUT is one.")
     var output: String
+
+    @Option(name: .shortAndLong, help: "Worker threads when INPUT is a folder. Default: the number of cores.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     @Flag(name: .customLong("high-quality"), help: "Fit inside 1024 px at quality 0.985.")
     var highQuality = false
@@ -44,6 +51,11 @@ struct PrepareCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
+        if ImageFiles.isDirectory(input) {
+            if box != nil { throw ValidationError("--box applies to one image, not to a folder") }
+            if output == "-" { throw ValidationError("a folder of images needs an output folder, not -") }
+        }
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         if highQuality && size != nil { throw ValidationError("use either --high-quality or --size, not both") }
         if let size, size < 1 { throw ValidationError("--size must be at least 1") }
         if crop && box == nil { throw ValidationError("--crop needs --box") }
@@ -68,30 +80,116 @@ struct PrepareCommand: ParsableCommand {
         var scale: Double
         var box: String?
 
+        var error: String?
+
         enum CodingKeys: String, CodingKey {
-            case input, output, width, height, bytes, quality, scale, box
+            case input, output, width, height, bytes, quality, scale, box, error
             case originalWidth = "original_width", originalHeight = "original_height"
+        }
+
+        init(input: String, output: String, prepared: PreparedUpload, settings: UploadSettings) {
+            self.input = input
+            self.output = output
+            width = prepared.size.width
+            height = prepared.size.height
+            bytes = prepared.jpeg.count
+            quality = settings.quality.fraction
+            originalWidth = prepared.originalSize.width
+            originalHeight = prepared.originalSize.height
+            scale = prepared.scale
+            box = prepared.box?.description
+        }
+
+        init(input: String, error: String) {
+            self.input = input
+            output = ""
+            width = 0; height = 0; bytes = 0; quality = 0; originalWidth = 0; originalHeight = 0; scale = 0
+            self.error = error
         }
     }
 
-    func run() throws {
+    /// Prepares one file of a folder run; failures become a report with an error.
+    static func prepare(_ relative: String, from input: String, into output: String,
+                        settings: UploadSettings, boxHandling: BoxHandling) -> Report {
+        let source = (input as NSString).appendingPathComponent(relative)
+        let target = (output as NSString).appendingPathComponent((relative as NSString).deletingPathExtension + ".jpg")
         do {
-            let base: UploadSettings = highQuality ? .highQuality : .standard
-            let settings = try UploadSettings(maxSide: size ?? base.maxSide,
-                                              quality: try quality.map { try JPEGQuality(parsing: $0) } ?? base.quality)
+            let bytes = try FileIO.read(source, maxBytes: ImageLimits.default.maxInputBytes)
+            let prepared = try UploadPreparation.prepare(bytes, source: source, settings: settings, boxHandling: boxHandling)
+            try FileIO.makeDirectory((target as NSString).deletingLastPathComponent)
+            try FileIO.writeAtomically(prepared.jpeg, to: target)
+            return Report(input: source, output: target, prepared: prepared, settings: settings)
+        } catch {
+            return Report(input: source, error: error.description)
+        }
+    }
+
+    /// Prepares every image of a folder into an output folder, in parallel.
+    func runFolder() throws {
+        let settings: UploadSettings
+        let sources: [String]
+        do {
+            settings = try self.settings()
+            sources = try ImageFiles.find(in: input, excluding: output)
+            try FileIO.makeDirectory(output)
+        } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.code(for: error)
+        }
+        let reporter = ProgressReporter()
+        reporter.begin(total: sources.count, noun: "images")
+        Interrupt.install()
+        let (input, output, handling) = (self.input, self.output, crop ? BoxHandling.crop : .scale)
+        let onResult: @Sendable (Int, Report, Int) -> Void = { _, report, completed in
+            let line: String
+            if let error = report.error { line = "FAIL  " + error } else { line = "ok    \(report.input) -> \(report.width)x\(report.height)" }
+            reporter.item(completed: completed, failed: report.error != nil, line: line)
+        }
+        let work: @Sendable (Int) -> Report = { index in
+            Self.prepare(sources[index], from: input, into: output, settings: settings, boxHandling: handling)
+        }
+        let reports = WorkerPool(workers: jobs)
+            .map(count: sources.count, isCancelled: { Interrupt.isRequested }, onResult: onResult, work)
+            .compactMap { $0 }
+        reporter.end()
+        let failed = reports.filter { $0.error != nil }
+        if json {
+            Terminal.json(reports)
+        } else {
+            Terminal.out("\(reports.count) images: \(reports.count - failed.count) prepared, \(failed.count) failed; "
+                + "\(Terminal.grouped(reports.reduce(0) { $0 + $1.bytes })) bytes written to \(output)")
+            for report in failed { Terminal.err("  \(report.error ?? report.input)\n") }
+        }
+        if Interrupt.isRequested { throw ExitCodes.interrupted }
+        if !failed.isEmpty { throw ExitCodes.partialFailure }
+    }
+
+    func settings() throws(ImageOpsError) -> UploadSettings {
+        let base: UploadSettings = highQuality ? .highQuality : .standard
+        var chosenQuality = base.quality
+        if let quality { chosenQuality = try JPEGQuality(parsing: quality) }
+        return try UploadSettings(maxSide: size ?? base.maxSide, quality: chosenQuality)
+    }
+
+    func parsedBox() throws(ImageOpsError) -> PixelBox? {
+        guard let box else { return nil }
+        return try PixelBox(parsing: box)
+    }
+
+    func run() throws {
+        if ImageFiles.isDirectory(input) { return try runFolder() }
+        do {
+            let settings = try settings()
             let bytes = try FileIO.read(input, maxBytes: ImageLimits.default.maxInputBytes)
             let prepared = try UploadPreparation.prepare(bytes, source: input, settings: settings,
-                                                         box: try box.map { try PixelBox(parsing: $0) },
+                                                         box: try parsedBox(),
                                                          boxHandling: crop ? .crop : .scale)
             if output == "-" {
                 FileHandle.standardOutput.write(Data(prepared.jpeg))
                 return
             }
             try FileIO.writeAtomically(prepared.jpeg, to: output)
-            let report = Report(input: input, output: output, width: prepared.size.width, height: prepared.size.height,
-                                bytes: prepared.jpeg.count, quality: settings.quality.fraction,
-                                originalWidth: prepared.originalSize.width, originalHeight: prepared.originalSize.height,
-                                scale: prepared.scale, box: prepared.box?.description)
+            let report = Report(input: input, output: output, prepared: prepared, settings: settings)
             if json {
                 Terminal.json(report)
             } else {

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+
+/// Runs `count` independent items on a fixed number of worker threads and
+/// collects their results in order. Each worker holds one item at a time, so
+/// memory is bounded by `workers` items in flight.
+///
+/// ```swift
+/// let sizes = WorkerPool(workers: 2).map(count: files.count) { index in process(files[index]) }
+/// ```
+public struct WorkerPool: Sendable {
+    /// The number of threads. At least 1.
+    public let workers: Int
+
+    /// Creates a pool description; threads start only inside ``map(count:isCancelled:onResult:_:)``.
+    public init(workers: Int) { self.workers = Swift.max(1, workers) }
+
+    /// Processes items `0..<count`, blocking until done.
+    /// - Parameters:
+    ///   - isCancelled: polled before each item; once `true`, no new item starts.
+    ///   - onResult: called for each finished item (index, result, number done so far), one call at a time.
+    ///   - body: the work for one item, run on a worker thread.
+    /// - Returns: the results by index; `nil` for items never started because of cancellation.
+    public func map<Result: Sendable>(count: Int,
+                                      isCancelled: @escaping @Sendable () -> Bool = { false },
+                                      onResult: @escaping @Sendable (Int, Result, Int) -> Void = { _, _, _ in },
+                                      _ body: @escaping @Sendable (Int) -> Result) -> [Result?] {
+        let state = SharedState(State<Result>(results: Array(repeating: nil, count: count)))
+        let group = DispatchGroup()
+        for _ in 0..<Swift.min(workers, Swift.max(count, 1)) {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                while !isCancelled(), let index = state.mutex.withLock({ $0.takeNext(total: count) }) {
+                    let result = body(index)
+                    state.mutex.withLock { run in
+                        run.results[index] = result
+                        run.completed += 1
+                        onResult(index, result, run.completed)
+                    }
+                }
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        group.wait()
+        return state.mutex.withLock { $0.results }
+    }
+
+    struct State<Result: Sendable>: Sendable {
+        var results: [Result?]
+        var next = 0
+        var completed = 0
+
+        mutating func takeNext(total: Int) -> Int? {
+            guard next < total else { return nil }
+            defer { next += 1 }
+            return next
+        }
+    }
+}
+
+/// A mutex-protected value shared by worker threads.
+final class SharedState<Value: Sendable>: Sendable {
+    let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+}
