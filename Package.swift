@@ -34,6 +34,7 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "CPNGShim",
             dependencies: ["CLibPNG"],
@@ -56,6 +57,7 @@ let package = Package(
                 "ImageOps",
                 "VisualSearch",
                 "Tracking",
+                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -20,4 +20,9 @@ struct VSearch: ParsableCommand {
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self]
     )
+
+    static func main() {
+        Allocator.tuneForImageWork()
+        main(nil)
+    }
 }
