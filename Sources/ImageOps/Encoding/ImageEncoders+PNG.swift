@@ -4,11 +4,13 @@ extension ImageEncoders {
     /// PNG through libpng's classic write API (in the CPNGShim C file, which
     /// owns the setjmp): 8-bit RGB, or RGBA when the image has alpha.
     ///
-    /// The defaults were chosen by measurement (bench/RESULTS.md): zlib level 4
-    /// with libpng's adaptive row filters writes thumbnails about a third
-    /// faster than level 6 while staying smaller than libvips' output at
-    /// compression 6 (which filters nothing): on a 20-MP photo's four
-    /// thumbnails, 1.86 MB against libvips' 2.12 MB (level 6: 1.76 MB).
+    /// The defaults were chosen by measurement (bench/RESULTS.md, the six PNG
+    /// wallpapers' thumbnails, one core): zlib level 2 with the `up` row
+    /// filter took 2.08 CPU-s for 15.0 MB, against libvips' 20.1 MB at its
+    /// default compression 6 (which filters nothing); level 4 with adaptive
+    /// filters took 2.70 s for 12.7 MB and level 6 adaptive 5.0 s for 12.0 MB.
+    /// Thumbnails are re-made from their source at will, so speed wins; pass
+    /// `compressionLevel: 6, filter: .adaptive` for the smallest files.
     ///
     /// ```swift
     /// let png = try ImageEncoders.PNG().encode(image)
@@ -38,16 +40,16 @@ extension ImageEncoders {
             }
         }
 
-        /// zlib level 0...9. 4 by default.
+        /// zlib level 0...9. 2 by default.
         public var compressionLevel: Int
-        /// Row filter. ``Filter/adaptive`` by default.
+        /// Row filter. ``Filter/up`` by default.
         public var filter: Filter
 
         /// Creates the encoder.
         /// - Parameters:
-        ///   - compressionLevel: zlib level 0...9 (clamped). 4 by default.
-        ///   - filter: row filter. ``Filter/adaptive`` by default.
-        public init(compressionLevel: Int = 4, filter: Filter = .adaptive) {
+        ///   - compressionLevel: zlib level 0...9 (clamped). 2 by default.
+        ///   - filter: row filter. ``Filter/up`` by default.
+        public init(compressionLevel: Int = 2, filter: Filter = .up) {
             self.compressionLevel = Swift.min(9, Swift.max(0, compressionLevel))
             self.filter = filter
         }
