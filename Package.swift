@@ -22,6 +22,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -46,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "VisualSearch",
-            dependencies: ["ImageOps"]
+            dependencies: ["ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "Tracking"
@@ -64,6 +65,10 @@ let package = Package(
         .testTarget(
             name: "ImageOpsTests",
             dependencies: ["ImageOps"]
+        ),
+        .testTarget(
+            name: "VisualSearchTests",
+            dependencies: ["VisualSearch", "ImageOps"]
         ),
         .testTarget(
             name: "vsearchTests",

@@ -8,17 +8,21 @@ struct VSearch: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "vsearch",
-        abstract: "Visual search toolkit: thumbnails, upload preparation, and (soon) a local ViSearch-compatible engine.",
+        abstract: "Visual search toolkit: thumbnails, upload preparation and a local ViSearch-compatible search engine.",
         discussion: """
         Examples:
           vsearch thumbs photos/ thumbs/              make 400/800/1200/1600 px thumbnails
           vsearch prepare photo.jpg upload.jpg --box 10,10,300,400
           vsearch info photo.jpg                      show what a file is and whether it decodes
+          vsearch index corpus/images --metadata corpus/catalog.csv
+          vsearch search --image photo.jpg --fq category=food --fl brand --html results.html
+          vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
 
         Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input image, 74 I/O error.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
-        subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self]
+        subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
+                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self]
     )
 
     static func main() {

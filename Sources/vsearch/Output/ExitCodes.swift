@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageOps
+import VisualSearch
 
 /// The process exit codes vsearch uses (sysexits-style where one fits).
 enum ExitCodes {
@@ -14,6 +15,15 @@ enum ExitCodes {
 
     /// Stopped by SIGINT/SIGTERM after finishing the work in progress (128 + SIGINT).
     static let interrupted = ExitCode(130)
+
+    /// The exit code for a VisualSearch error.
+    static func code(for error: VisualSearchError) -> ExitCode {
+        switch error {
+        case .invalidParameter, .unknownField: usage
+        case .imageNotFound, .image, .invalidMetadata: dataError
+        case .catalog, .storage: ioError
+        }
+    }
 
     /// The exit code for an ImageOps error.
     static func code(for error: ImageOpsError) -> ExitCode {

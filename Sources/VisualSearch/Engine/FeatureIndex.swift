@@ -1,0 +1,152 @@
+import ImageOps
+
+/// Every catalog image's feature vector in one contiguous `Float` array,
+/// scanned with `SIMD16<Float>` dot products. Vectors have unit length, so
+/// the dot product ranks exactly like the Euclidean distance
+/// (‖a−b‖² = 2 − 2·a·b) and maps to a score with ``ColorFeatures/score(dot:)``.
+public struct FeatureIndex: Sendable {
+    /// Floats per vector (a multiple of 16 for the SIMD scan).
+    public let dimensions: Int
+    public private(set) var ids: [Int64] = []
+    public private(set) var names: [String] = []
+    public private(set) var sources: [String] = []
+    public private(set) var palettes: [DominantColors] = []
+    /// `count × dimensions` floats, row after row.
+    public private(set) var vectors: [Float] = []
+    private(set) var rowByName: [String: Int] = [:]
+    private(set) var rowByID: [Int64: Int] = [:]
+
+    /// An empty index.
+    public init(dimensions: Int) {
+        self.dimensions = dimensions
+    }
+
+    /// The number of images.
+    public var count: Int { ids.count }
+
+    /// Adds one image.
+    public mutating func append(id: Int64, name: String, source: String, vector: [Float], palette: DominantColors) {
+        precondition(vector.count == dimensions, "vector has \(vector.count) floats, expected \(dimensions)")
+        rowByName[name] = ids.count
+        rowByID[id] = ids.count
+        ids.append(id)
+        names.append(name)
+        sources.append(source)
+        palettes.append(palette)
+        vectors.append(contentsOf: vector)
+    }
+
+    /// The row of an image name.
+    public func row(named name: String) -> Int? { rowByName[name] }
+
+    /// The row of a catalog id.
+    public func row(id: Int64) -> Int? { rowByID[id] }
+
+    /// The vector of a row.
+    public func vector(at row: Int) -> [Float] {
+        Array(vectors[(row * dimensions)..<((row + 1) * dimensions)])
+    }
+
+    /// Dot products of `query` with the given rows (all rows when `nil`).
+    public func dotProducts(with query: [Float], rows: [Int]? = nil) -> [Float] {
+        precondition(query.count == dimensions)
+        let count = rows?.count ?? self.count
+        return [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            vectors.withUnsafeBufferPointer { base in
+                query.withUnsafeBufferPointer { q in
+                    guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                    if let rows {
+                        for (i, row) in rows.enumerated() {
+                            out[i] = FeatureIndex.dot(queryBase, vectorBase + row * dimensions, dimensions)
+                        }
+                    } else {
+                        var pointer = vectorBase
+                        for i in 0..<count {
+                            out[i] = FeatureIndex.dot(queryBase, pointer, dimensions)
+                            pointer += dimensions
+                        }
+                    }
+                }
+            }
+            initialized = count
+        }
+    }
+
+    @inline(__always)
+    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
+        var sum = SIMD16<Float>()
+        var offset = 0
+        let rawA = UnsafeRawPointer(a), rawB = UnsafeRawPointer(b)
+        while offset + 16 <= count {
+            let x = rawA.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
+            let y = rawB.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
+            sum += x * y
+            offset += 16
+        }
+        var total = sum.sum()
+        while offset < count {
+            total += a[offset] * b[offset]
+            offset += 1
+        }
+        return total
+    }
+
+    /// The `k` best (row, value) pairs by descending value, ties broken by
+    /// image name so results are deterministic. A bounded heap: O(n log k).
+    public func top(_ k: Int, of values: [Float], rows: [Int]?, where keep: (Float) -> Bool = { _ in true }) -> [(row: Int, value: Float)] {
+        guard k > 0 else { return [] }
+        var heap = BoundedHeap(capacity: k, names: names)
+        for (i, value) in values.enumerated() where keep(value) {
+            heap.insert(row: rows?[i] ?? i, value: value)
+        }
+        return heap.sortedDescending()
+    }
+}
+
+/// A min-heap of the best `capacity` entries seen so far.
+struct BoundedHeap {
+    let capacity: Int
+    let names: [String]
+    var items: [(row: Int, value: Float)] = []
+
+    init(capacity: Int, names: [String]) {
+        self.capacity = capacity
+        self.names = names
+        items.reserveCapacity(min(capacity, 4096))
+    }
+
+    /// Whether a ranks below b (lower value; equal values: later name).
+    func worse(_ a: (row: Int, value: Float), _ b: (row: Int, value: Float)) -> Bool {
+        a.value != b.value ? a.value < b.value : names[a.row] > names[b.row]
+    }
+
+    mutating func insert(row: Int, value: Float) {
+        let item = (row: row, value: value)
+        if items.count < capacity {
+            items.append(item)
+            var child = items.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard worse(items[child], items[parent]) else { break }
+                items.swapAt(child, parent)
+                child = parent
+            }
+        } else if let root = items.first, worse(root, item) {
+            items[0] = item
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < items.count && worse(items[left], items[smallest]) { smallest = left }
+                if right < items.count && worse(items[right], items[smallest]) { smallest = right }
+                if smallest == parent { break }
+                items.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+    }
+
+    func sortedDescending() -> [(row: Int, value: Float)] {
+        items.sorted { worse($1, $0) }
+    }
+}

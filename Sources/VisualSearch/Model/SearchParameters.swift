@@ -1,0 +1,68 @@
+/// The parameters every ViSearch query shares, with their wire semantics.
+///
+/// ```swift
+/// var parameters = SearchParameters()
+/// parameters.limit = 20
+/// parameters.filters = [try Filter(parsing: "brand:nike")]
+/// parameters.facets = ["brand", "price"]
+/// parameters.includesScore = true
+/// ```
+public struct SearchParameters: Sendable, Hashable, Codable {
+    /// The largest `limit` accepted: 1000. (The hosted service documents 100.)
+    public static let maximumLimit = 1000
+
+    /// Page number, from 1. 1 by default.
+    public var page: Int = 1
+    /// Results per page, 1...``maximumLimit``. 10 by default.
+    public var limit: Int = 10
+    /// Metadata fields to return in `value_map` (`fl`). None by default.
+    public var fields: [String] = []
+    /// Return every metadata field (`get_all_fl`). `false` by default.
+    public var returnsAllFields = false
+    /// Filters (`fq`), combined with AND. None by default.
+    public var filters: [Filter] = []
+    /// Include `score` in results (`score`). `false` by default.
+    public var includesScore = false
+    /// Keep results scoring at least this (`score_min`), 0...1. `nil` (no minimum) by default.
+    public var scoreMin: Float?
+    /// Keep results scoring at most this (`score_max`), 0...1. `nil` (no maximum) by default.
+    public var scoreMax: Float?
+    /// Fields to facet on (`facets`); `["*"]` means every field. None by default.
+    public var facets: [String] = []
+    /// Values per string facet (`facets_limit`). 10 by default.
+    public var facetsLimit = 10
+    /// Include counts in string facets (`facets_show_count`). `false` by default.
+    public var facetsShowCount = false
+    /// Drop near-duplicate results (`dedup`). `false` by default.
+    public var deduplicates = false
+    /// Two results are duplicates when their similarity is at least this
+    /// (`dedup_score_threshold`). 0.98 by default.
+    public var dedupScoreThreshold: Float = 0.98
+    /// Accepted for compatibility (`detection`); the offline engine has no
+    /// object detector and answers with empty `product_types`. `nil` by default.
+    public var detection: String?
+
+    /// Creates the defaults.
+    public init() {}
+
+    /// Checks ranges.
+    /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)``.
+    public func validate() throws(VisualSearchError) {
+        guard page >= 1 else { throw .invalidParameter(name: "page", reason: "\(page) is below 1 (pages start at 1)") }
+        guard (1...SearchParameters.maximumLimit).contains(limit) else {
+            throw .invalidParameter(name: "limit", reason: "\(limit) is not in 1...\(SearchParameters.maximumLimit)")
+        }
+        for (name, value) in [("score_min", scoreMin), ("score_max", scoreMax)] {
+            if let value, !(value.isFinite && (0...1).contains(value)) {
+                throw .invalidParameter(name: name, reason: "\(value) is not in 0...1")
+            }
+        }
+        if let scoreMin, let scoreMax, scoreMin > scoreMax {
+            throw .invalidParameter(name: "score_min", reason: "\(scoreMin) is above score_max \(scoreMax)")
+        }
+        guard facetsLimit >= 1 else { throw .invalidParameter(name: "facets_limit", reason: "\(facetsLimit) is below 1") }
+        guard (0...1).contains(dedupScoreThreshold) else {
+            throw .invalidParameter(name: "dedup_score_threshold", reason: "\(dedupScoreThreshold) is not in 0...1")
+        }
+    }
+}

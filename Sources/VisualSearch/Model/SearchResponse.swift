@@ -1,0 +1,191 @@
+import Foundation
+
+/// A ViSearch response, encoding to exactly the JSON the hosted service
+/// sends (wire-protocol.md §3): `status`, `method`, `error` (a list of
+/// strings), `page`, `limit`, `total`, `result`, `reqid`, and, when they
+/// apply, `im_id`, `facets`, `product_types`, `objects`.
+///
+/// ```swift
+/// let data = try JSONEncoder().encode(response)   // {"status":"OK","method":"search",...}
+/// ```
+public struct SearchResponse: Sendable, Hashable, Codable {
+    /// `OK`, `warning` or `fail`.
+    public enum Status: String, Sendable, Hashable, Codable {
+        case ok = "OK", warning, fail
+
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            switch text.lowercased() {
+            case "ok": self = .ok
+            case "warning": self = .warning
+            default: self = .fail
+            }
+        }
+    }
+
+    public var status: Status
+    /// The endpoint's name, e.g. `search`, `uploadsearch`.
+    public var method: String
+    /// Error messages; empty on success.
+    public var error: [String]
+    public var page: Int
+    public var limit: Int
+    /// All matches (after filters and the score range), not just this page.
+    public var total: Int
+    public var result: [ImageResult]
+    /// The request id, which tracking events quote as `queryId`.
+    public var requestID: String?
+    /// The id under which an uploaded query image is cached (uploads only).
+    public var imageID: String?
+    public var facets: [Facet]?
+    /// Detected product types (empty offline: there is no detector).
+    public var productTypes: [ProductType]?
+    /// Discover search: one entry per object.
+    public var objects: [SearchObject]?
+    /// Set by the offline engine to say how it treated objects (discover search).
+    public var offlineNote: String?
+
+    enum CodingKeys: String, CodingKey {
+        case status, method, error, page, limit, total, result, facets, objects
+        case requestID = "reqid", imageID = "im_id", productTypes = "product_types", offlineNote = "offline_note"
+    }
+
+    /// Creates a response.
+    public init(status: Status = .ok, method: String, error: [String] = [], page: Int, limit: Int, total: Int,
+                result: [ImageResult], requestID: String? = nil, imageID: String? = nil, facets: [Facet]? = nil,
+                productTypes: [ProductType]? = nil, objects: [SearchObject]? = nil, offlineNote: String? = nil) {
+        self.status = status
+        self.method = method
+        self.error = error
+        self.page = page
+        self.limit = limit
+        self.total = total
+        self.result = result
+        self.requestID = requestID
+        self.imageID = imageID
+        self.facets = facets
+        self.productTypes = productTypes
+        self.objects = objects
+        self.offlineNote = offlineNote
+    }
+
+    /// The failure shape: `status` fail, the message in `error`, zero counts.
+    public static func failure(method: String, error: VisualSearchError, requestID: String? = nil) -> SearchResponse {
+        SearchResponse(status: .fail, method: method, error: [error.message], page: 0, limit: 0, total: 0,
+                       result: [], requestID: requestID)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decode(Status.self, forKey: .status)
+        method = try container.decodeIfPresent(String.self, forKey: .method) ?? ""
+        error = (try? container.decodeIfPresent([String].self, forKey: .error)) ?? []
+        page = try container.decodeIfPresent(Int.self, forKey: .page) ?? 0
+        limit = try container.decodeIfPresent(Int.self, forKey: .limit) ?? 0
+        total = try container.decodeIfPresent(Int.self, forKey: .total) ?? 0
+        result = try container.decodeIfPresent([ImageResult].self, forKey: .result) ?? []
+        requestID = try container.decodeIfPresent(String.self, forKey: .requestID)
+        imageID = try container.decodeIfPresent(String.self, forKey: .imageID)
+        facets = try container.decodeIfPresent([Facet].self, forKey: .facets)
+        productTypes = try container.decodeIfPresent([ProductType].self, forKey: .productTypes)
+        objects = try container.decodeIfPresent([SearchObject].self, forKey: .objects)
+        offlineNote = try container.decodeIfPresent(String.self, forKey: .offlineNote)
+    }
+}
+
+/// One result: `{"im_name": ..., "score": ..., "value_map": {...}}`.
+public struct ImageResult: Sendable, Hashable, Codable {
+    /// The image's name in the catalog.
+    public var imageName: String
+    /// Similarity in [0, 1], present when `score=true`.
+    public var score: Float?
+    /// Requested metadata, values as strings (as the hosted service sends them).
+    public var valueMap: [String: String]?
+
+    enum CodingKeys: String, CodingKey {
+        case imageName = "im_name", score, valueMap = "value_map"
+    }
+
+    /// Creates a result.
+    public init(imageName: String, score: Float? = nil, valueMap: [String: String]? = nil) {
+        self.imageName = imageName
+        self.score = score
+        self.valueMap = valueMap
+    }
+}
+
+/// A facet: value counts for string/text fields, a min/max range for numbers.
+///
+/// Range bounds are integer-valued strings (`"9"`, `"420"`), which every
+/// SDK parses (the Swift SDK breaks on JSON numbers); float fields are widened
+/// to the enclosing integers.
+public struct Facet: Sendable, Hashable, Codable {
+    /// One value of a string facet.
+    public struct Item: Sendable, Hashable, Codable {
+        public var value: String
+        /// Present only with `facets_show_count=true`.
+        public var count: Int?
+        public init(value: String, count: Int?) {
+            self.value = value
+            self.count = count
+        }
+    }
+
+    /// The bounds of a numeric facet.
+    public struct Range: Sendable, Hashable, Codable {
+        public var min: String
+        public var max: String
+        public init(min: String, max: String) {
+            self.min = min
+            self.max = max
+        }
+    }
+
+    public var key: String
+    public var items: [Item]?
+    public var range: Range?
+
+    public init(key: String, items: [Item]? = nil, range: Range? = nil) {
+        self.key = key
+        self.items = items
+        self.range = range
+    }
+}
+
+/// A detected product type: `{type, score, box:[x1,y1,x2,y2], attributes:{}}`.
+public struct ProductType: Sendable, Hashable, Codable {
+    public var type: String
+    public var score: Float
+    public var box: [Int]
+    /// Always present (the Swift SDK force-unwraps it).
+    public var attributes: [String: String]
+
+    public init(type: String, score: Float, box: [Int], attributes: [String: String] = [:]) {
+        self.type = type
+        self.score = score
+        self.box = box
+        self.attributes = attributes
+    }
+}
+
+/// One object of a discover search, with its own results.
+public struct SearchObject: Sendable, Hashable, Codable {
+    public var type: String
+    public var score: Float
+    public var box: [Int]
+    public var attributes: [String: String]
+    public var total: Int
+    public var result: [ImageResult]
+    public var facets: [Facet]?
+
+    public init(type: String, score: Float, box: [Int], attributes: [String: String] = [:], total: Int,
+                result: [ImageResult], facets: [Facet]? = nil) {
+        self.type = type
+        self.score = score
+        self.box = box
+        self.attributes = attributes
+        self.total = total
+        self.result = result
+        self.facets = facets
+    }
+}

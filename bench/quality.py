@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""VisualSearch copy-detection quality: vsearch against plain peers on the same
+queries, in the same run.
+
+    python3 bench/quality.py                 # build vsearch, make the queries if missing, evaluate
+    python3 bench/quality.py --record        # ... and put the report in bench/RESULTS.md
+    python3 bench/quality.py --vsearch PATH  # use this binary (no build)
+    python3 bench/quality.py --peers-only    # only the Python peers (no vsearch)
+
+Every catalog image (corpus/images/*.jpg) is turned into one query per
+transform by ImageMagick (an independent tool, fixed parameters and seeds);
+each method indexes the same catalog images and ranks them for every query.
+The right answer for a query is the image it was made from.
+
+Metrics per transform: recall@1, recall@10 and MRR@10 (reciprocal rank, 0 when
+the source is not in the top 10; the same cut for every method, since vsearch
+is asked for --limit 10). Ties count against the method: the rank of the
+source is 1 + the number of other catalog images whose score is at least as
+good as the source's (this matters for pHash, whose Hamming distances tie a lot).
+
+See bench/README.md.
+"""
+import argparse
+import concurrent.futures as cf
+import datetime
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CORPUS = os.path.join(ROOT, "corpus", "images")
+CATALOG_CSV = os.path.join(ROOT, "corpus", "catalog.csv")
+WORK = os.path.join(HERE, "work", "quality")
+QUERIES = os.path.join(WORK, "queries")
+MANIFEST = os.path.join(WORK, "queries.json")
+SCRATCH = ".build-quality"
+VSEARCH = os.path.join(ROOT, SCRATCH, "release", "vsearch")
+NCPU = os.cpu_count() or 1
+SECTION = "## VisualSearch: copy-detection quality"
+
+SEED = 20261122
+TOPK = 10
+TARGET_OVERALL = 0.97
+TARGET_EACH = 0.90
+
+# ------------------------------------------------------------------ transforms
+# name -> description (for the report). Every query is written as PNG (lossless),
+# so the transform is the only change, except jpeg_q30 which is the JPEG test.
+TRANSFORMS = [
+    ("crop80", "central 80% crop (`-gravity center -crop 80%x80%+0+0`)"),
+    ("crop_offset", "75% crop (both sides) anchored at a corner, the corner cycling TL, TR, BL, BR over the "
+                    "sorted catalog (`-crop WxH+X+Y`, X and Y 0 or 25% of the size)"),
+    ("resize50", "half size (`-resize 50%`)"),
+    ("jpeg_q30", "recompressed as JPEG quality 30 (`-quality 30`)"),
+    ("rotate5", "rotated 5° clockwise with white fill, then cropped back to the original size around the "
+                "centre (`-background white -rotate 5 -gravity center -crop WxH+0+0`): white corners, "
+                "edges slightly cut"),
+    ("bright+25", "brightness +25% (`-modulate 125`)"),
+    ("dark-25", "brightness -25% (`-modulate 75`)"),
+    ("border", "10% gray border on every side (`-bordercolor gray50 -border 10%`)"),
+    ("canvas_box", "pasted at a seeded random offset into a 2W×2H canvas of a seeded random colour with "
+                   "Gaussian noise (`xc:COLOUR -seed S -attenuate 0.6 +noise Gaussian`, then `-composite`); "
+                   "searched with the pasted rectangle as the box (vsearch `--box x1,y1,x2,y2` with x2 = x1 + W, "
+                   "y2 = y1 + H; the peers crop that box before computing their features)"),
+]
+SANITY = ("identity", "the catalog file itself (sanity check, not in the overall row)")
+TNAMES = [t for t, _ in TRANSFORMS]
+CANVAS_COLOURS = ["#3060a0", "#a03030", "#30a050", "#d0b020", "#602080", "#208080", "#d07020", "#505050"]
+
+
+def sh(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} -> exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def catalog_images():
+    names = sorted(f for f in os.listdir(CORPUS) if f.lower().endswith(".jpg"))
+    if not names:
+        sys.exit(f"no images in {CORPUS}")
+    return [(os.path.splitext(f)[0], os.path.join(CORPUS, f)) for f in names]
+
+
+def image_size(path):
+    out = sh(["identify", "-format", "%w %h", path + "[0]"])
+    w, h = out.split()
+    return int(w), int(h)
+
+
+def spec_hash():
+    text = json.dumps([TRANSFORMS, CANVAS_COLOURS, SEED, sh(["convert", "-version"]).splitlines()[0]])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan_queries(images):
+    """Deterministic list of queries: dicts with transform, source, path, convert args, box."""
+    rng = random.Random(SEED)
+    plan = []
+    for i, (name, src) in enumerate(images):
+        w, h = image_size(src)
+        # draws for canvas_box, in a fixed order whatever the transform list does
+        ox, oy = rng.randint(0, w), rng.randint(0, h)
+        colour = rng.choice(CANVAS_COLOURS)
+        noise_seed = rng.randint(1, 2**31 - 1)
+        for t in TNAMES:
+            ext = "jpg" if t == "jpeg_q30" else "png"
+            out = os.path.join(QUERIES, t, f"{name}.{ext}")
+            box = None
+            if t == "crop80":
+                args = [src, "-gravity", "center", "-crop", "80%x80%+0+0", "+repage"]
+            elif t == "crop_offset":
+                cw, ch = round(w * 0.75), round(h * 0.75)
+                x = (w - cw) if i % 4 in (1, 3) else 0
+                y = (h - ch) if i % 4 in (2, 3) else 0
+                args = [src, "-crop", f"{cw}x{ch}+{x}+{y}", "+repage"]
+            elif t == "resize50":
+                args = [src, "-resize", "50%"]
+            elif t == "jpeg_q30":
+                args = [src, "-quality", "30"]
+            elif t == "rotate5":
+                args = [src, "-background", "white", "-rotate", "5", "-gravity", "center",
+                        "-crop", f"{w}x{h}+0+0", "+repage"]
+            elif t == "bright+25":
+                args = [src, "-modulate", "125"]
+            elif t == "dark-25":
+                args = [src, "-modulate", "75"]
+            elif t == "border":
+                args = [src, "-bordercolor", "gray50", "-border", "10%"]
+            elif t == "canvas_box":
+                args = ["-size", f"{2 * w}x{2 * h}", f"xc:{colour}", "-seed", str(noise_seed),
+                        "-attenuate", "0.6", "+noise", "Gaussian",
+                        src, "-geometry", f"+{ox}+{oy}", "-composite"]
+                box = [ox, oy, ox + w, oy + h]
+            else:
+                raise ValueError(t)
+            plan.append({"transform": t, "source": name, "path": out, "args": args, "box": box})
+    return plan
+
+
+def make_queries(images):
+    """Make the queries under bench/work/quality/queries if missing or made by another spec."""
+    spec = spec_hash()
+    if os.path.exists(MANIFEST):
+        with open(MANIFEST) as f:
+            m = json.load(f)
+        if m.get("spec") == spec and len(m["queries"]) == len(images) * len(TNAMES) and \
+                all(os.path.exists(q["path"]) for q in m["queries"]):
+            print(f"queries: {len(m['queries'])} present in {os.path.relpath(QUERIES, ROOT)} (spec {spec})", flush=True)
+            return m["queries"]
+        print("queries: spec changed or files missing; remaking", flush=True)
+    if os.path.isdir(QUERIES):
+        shutil.rmtree(QUERIES)
+    for t in TNAMES:
+        os.makedirs(os.path.join(QUERIES, t))
+    plan = plan_queries(images)
+    t0 = time.time()
+
+    def one(q):
+        root, ext = os.path.splitext(q["path"])
+        tmp = root + ".tmp" + ext
+        sh(["convert", *q["args"], "-strip", tmp])
+        os.replace(tmp, q["path"])
+
+    with cf.ThreadPoolExecutor(NCPU) as ex:
+        list(ex.map(one, plan))
+    for q in plan:
+        q["size"] = list(image_size(q["path"]))
+    with open(MANIFEST, "w") as f:
+        json.dump({"spec": spec, "seed": SEED, "queries": plan}, f, indent=1)
+    print(f"queries: made {len(plan)} in {time.time() - t0:.0f} s", flush=True)
+    return plan
+
+
+# ------------------------------------------------------------------ peers
+def load_bgr(path, box=None):
+    import cv2
+    img = cv2.imread(path, cv2.IMREAD_COLOR)
+    if img is None:
+        raise RuntimeError(f"cv2 cannot read {path}")
+    if box:
+        x1, y1, x2, y2 = box
+        img = img[y1:y2, x1:x2]
+    return img
+
+
+def feat_rgb(img):
+    import numpy as np
+    q = (img >> 5).astype(np.int32)  # 8 levels per channel
+    idx = (q[..., 2] * 64 + q[..., 1] * 8 + q[..., 0]).ravel()
+    h = np.bincount(idx, minlength=512).astype(np.float64)
+    return h / h.sum()
+
+
+def feat_hsv(img):
+    import cv2
+    hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV)
+    h = cv2.calcHist([hsv], [0, 1], None, [50, 60], [0, 180, 0, 256])
+    cv2.normalize(h, h, alpha=0, beta=1, norm_type=cv2.NORM_MINMAX)
+    return h
+
+
+def feat_phash(img):
+    import cv2
+    import imagehash
+    from PIL import Image
+    return imagehash.phash(Image.fromarray(cv2.cvtColor(img, cv2.COLOR_BGR2RGB)))
+
+
+def dist_rgb(a, b):
+    import numpy as np
+    return float(np.abs(a - b).sum())
+
+
+def dist_hsv(a, b):
+    import cv2
+    return float(cv2.compareHist(a, b, cv2.HISTCMP_BHATTACHARYYA))
+
+
+def dist_phash(a, b):
+    return float(a - b)
+
+
+PEERS = {
+    "rgb-hist-L1": (feat_rgb, dist_rgb, "RGB 8×8×8 histogram (512 bins, sum 1), L1 distance (numpy)"),
+    "hsv-hist-bhatt": (feat_hsv, dist_hsv, "OpenCV HSV histogram H 50 × S 60 bins (`cv2.calcHist`, "
+                                           "min-max normalised), `cv2.compareHist(HISTCMP_BHATTACHARYYA)`"),
+    "phash": (feat_phash, dist_phash, "imagehash `phash` (64 bits), Hamming distance"),
+}
+
+
+# catalog image -> the set of catalog images with the same decoded pixels (itself included);
+# any of them is a right answer (the corpus ships one clip-art twice under two names)
+SAME = {}
+
+
+def find_duplicates(images):
+    import cv2
+    by = {}
+    for name, path in images:
+        img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+        key = hashlib.sha256(img.tobytes() + str(img.shape).encode()).hexdigest()
+        by.setdefault(key, []).append(name)
+    for group in by.values():
+        for n in group:
+            SAME[n] = frozenset(group)
+    return [sorted(g) for g in by.values() if len(g) > 1]
+
+
+def rank_of(target, scored, higher_better):
+    """scored: dict name -> score. Rank of the best-scored right answer (target or a pixel-identical
+    copy), ties counted against it; None if no right answer was returned."""
+    right = SAME.get(target, frozenset([target]))
+    mine = [v for n, v in scored.items() if n in right]
+    if not mine:
+        return None
+    s = max(mine) if higher_better else min(mine)
+    if higher_better:
+        ahead = sum(1 for n, v in scored.items() if n not in right and v >= s)
+    else:
+        ahead = sum(1 for n, v in scored.items() if n not in right and v <= s)
+    return 1 + ahead
+
+
+def run_peers(images, queries):
+    out = {}
+    for pname, (feat, dist, _) in PEERS.items():
+        t0 = time.time()
+        index = {name: feat(load_bgr(path)) for name, path in images}
+        rows = []
+        for q in queries:
+            f = feat(load_bgr(q["path"], q.get("box")))
+            d = {name: dist(f, g) for name, g in index.items()}
+            r = rank_of(q["source"], d, higher_better=False)
+            top = sorted(d.items(), key=lambda kv: (kv[1], kv[0]))[:TOPK]
+            rows.append({"transform": q["transform"], "source": q["source"], "rank": r,
+                         "top": [[n, round(v, 4)] for n, v in top]})
+        out[pname] = rows
+        print(f"peer {pname}: {len(queries)} queries in {time.time() - t0:.1f} s", flush=True)
+    return out
+
+
+# ------------------------------------------------------------------ vsearch
+def git_rev():
+    try:
+        rev = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).strip()
+        dirty = sh(["git", "status", "--porcelain", "--", "Sources", "Package.swift"], cwd=ROOT).strip()
+        return rev + (" + uncommitted changes in Sources/Package.swift" if dirty else "")
+    except Exception:
+        return "unknown"
+
+
+def build_vsearch():
+    print(f"swift build -c release --scratch-path {SCRATCH}", flush=True)
+    r = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", SCRATCH], cwd=ROOT,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        if not os.path.exists(VSEARCH):
+            sys.exit("swift build failed:\n" + (r.stdout + r.stderr)[-3000:])
+        print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
+
+
+def run_vsearch(binary, queries):
+    db = os.path.join(WORK, "vsearch-catalog.db")
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    t0 = time.time()
+    r = subprocess.run([binary, "index", CORPUS, "--catalog", db], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"vsearch index failed (exit {r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    index_s = time.time() - t0
+    print(f"vsearch index: {index_s:.1f} s; {r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ''}", flush=True)
+
+    def one(q):
+        cmd = [binary, "search", "--image", q["path"], "--catalog", db, "--limit", str(TOPK), "--json"]
+        if q.get("box"):
+            cmd += ["--box", ",".join(str(v) for v in q["box"])]
+        t = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        wall = time.time() - t
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} -> exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        try:
+            resp = json.loads(p.stdout)
+        except json.JSONDecodeError as e:
+            raise RuntimeError(f"{' '.join(cmd)}: output is not JSON ({e}):\n{p.stdout[:2000]}")
+        if resp.get("status") != "OK":
+            raise RuntimeError(f"{' '.join(cmd)}: status {resp.get('status')}:\n{p.stdout[:2000]}")
+        res = resp.get("result") or []
+        scored = {}
+        for it in res:
+            scored.setdefault(it["im_name"], float(it.get("score", 0.0)))
+        return {"transform": q["transform"], "source": q["source"],
+                "rank": rank_of(q["source"], scored, higher_better=True),
+                "top": [[it["im_name"], it.get("score")] for it in res[:TOPK]], "wall": wall}
+
+    t0 = time.time()
+    with cf.ThreadPoolExecutor(NCPU) as ex:
+        rows = list(ex.map(one, queries))
+    walls = sorted(r["wall"] for r in rows)
+    print(f"vsearch search: {len(rows)} queries in {time.time() - t0:.1f} s", flush=True)
+    return rows, {"index_s": index_s, "median_query_wall_ms": 1000 * walls[len(walls) // 2]}
+
+
+# ------------------------------------------------------------------ metrics and report
+def metrics(rows):
+    n = len(rows)
+    r1 = sum(1 for r in rows if r["rank"] == 1) / n
+    r10 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= TOPK) / n
+    mrr = sum(1.0 / r["rank"] for r in rows if r["rank"] is not None and r["rank"] <= TOPK) / n
+    return {"n": n, "r1": r1, "r10": r10, "mrr": mrr}
+
+
+def table(method, rows):
+    by = {t: [r for r in rows if r["transform"] == t] for t in TNAMES + [SANITY[0]]}
+    lines = [f"| {method} | transform | n | recall@1 | recall@10 | MRR@10 |", "|---|---|---|---|---|---|"]
+    stats = {}
+    for t in TNAMES + [SANITY[0]]:
+        if not by[t]:
+            continue
+        m = metrics(by[t])
+        stats[t] = m
+        label = t if t != SANITY[0] else f"{t} (sanity)"
+        lines.append(f"| | {label} | {m['n']} | {m['r1']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} |")
+    m = metrics([r for r in rows if r["transform"] in TNAMES])
+    stats["overall"] = m
+    lines.append(f"| | **overall** | {m['n']} | **{m['r1']:.3f}** | **{m['r10']:.3f}** | **{m['mrr']:.3f}** |")
+    return lines, stats
+
+
+def combined_table(all_stats):
+    methods = list(all_stats)
+    head = "| transform | " + " | ".join(methods) + " |"
+    lines = ["recall@1 (recall@10, MRR@10) per method:", "", head, "|---|" + "---|" * len(methods)]
+    for t in TNAMES + ["overall", SANITY[0]]:
+        cells = []
+        for mth in methods:
+            m = all_stats[mth].get(t)
+            cells.append("—" if m is None else f"{m['r1']:.3f} ({m['r10']:.3f}, {m['mrr']:.3f})")
+        label = f"**{t}**" if t == "overall" else (f"{t} (sanity)" if t == SANITY[0] else t)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def verdicts(all_stats):
+    if "vsearch" not in all_stats:
+        return ["vsearch not run: no verdict."], None
+    v = all_stats["vsearch"]
+    out, ok_all = [], True
+    ok = v["overall"]["r1"] >= TARGET_OVERALL
+    ok_all &= ok
+    out.append(f"- {'PASS' if ok else 'FAIL'}: overall recall@1 {v['overall']['r1']:.3f} ≥ {TARGET_OVERALL}")
+    worst = min(TNAMES, key=lambda t: v[t]["r1"])
+    ok = all(v[t]["r1"] >= TARGET_EACH for t in TNAMES)
+    ok_all &= ok
+    below = [f"{t} {v[t]['r1']:.3f}" for t in TNAMES if v[t]["r1"] < TARGET_EACH]
+    out.append(f"- {'PASS' if ok else 'FAIL'}: recall@1 ≥ {TARGET_EACH} for every transform "
+               f"(lowest: {worst} {v[worst]['r1']:.3f}" + (f"; below: {', '.join(below)})" if below else ")"))
+    for p in PEERS:
+        if p not in all_stats:
+            continue
+        ok = v["overall"]["r1"] > all_stats[p]["overall"]["r1"]
+        ok_all &= ok
+        out.append(f"- {'PASS' if ok else 'FAIL'}: ahead of {p} overall (recall@1 {v['overall']['r1']:.3f} vs "
+                   f"{all_stats[p]['overall']['r1']:.3f}; MRR {v['overall']['mrr']:.3f} vs {all_stats[p]['overall']['mrr']:.3f})")
+    out.append(f"- **{'PASS' if ok_all else 'FAIL'}** overall verdict")
+    return out, ok_all
+
+
+def misses(rows, limit=40):
+    lines = []
+    for r in rows:
+        if r["transform"] in TNAMES + [SANITY[0]] and r["rank"] != 1:
+            top = ", ".join(f"{n} {s:.3f}" if isinstance(s, (int, float)) else f"{n} {s}" for n, s in r["top"][:3])
+            rank = r["rank"] if r["rank"] is not None else f">{TOPK}"
+            lines.append(f"| {r['transform']} | {r['source']} | {rank} | {top} |")
+    head = ["| transform | query (source) | rank of source | top 3 returned (score) |", "|---|---|---|---|"]
+    more = [f"\n({len(lines) - limit} more in bench/work/quality/results.json)"] if len(lines) > limit else []
+    return head + lines[:limit] + more if lines else ["none"]
+
+
+def record(text):
+    path = os.path.join(HERE, "RESULTS.md")
+    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    lines = old.splitlines(keepends=True)
+    start = next((i for i, l in enumerate(lines) if l.rstrip() == SECTION), None)
+    if start is None:
+        new = old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
+    else:
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
+        rest = "".join(lines[end:])
+        new = "".join(lines[:start]) + text.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+    with open(path, "w") as f:
+        f.write(new)
+    print(f"recorded in {os.path.relpath(path, ROOT)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--record", action="store_true", help="write the report section into bench/RESULTS.md")
+    ap.add_argument("--vsearch", help="vsearch binary to use (skips the build)")
+    ap.add_argument("--no-build", action="store_true", help=f"use {SCRATCH}/release/vsearch as it is")
+    ap.add_argument("--peers-only", action="store_true", help="skip vsearch")
+    ap.add_argument("--remake", action="store_true", help="delete and remake the queries")
+    a = ap.parse_args()
+    started = time.time()
+    try:
+        import cv2, numpy, PIL, imagehash  # noqa: F401,E401
+    except ImportError:
+        print("installing peers: pip install ImageHash opencv-python-headless pillow numpy", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "ImageHash", "opencv-python-headless",
+                        "pillow", "numpy"], check=True)
+    import cv2
+    import imagehash
+    import numpy
+    import PIL
+
+    os.makedirs(WORK, exist_ok=True)
+    if a.remake and os.path.exists(MANIFEST):
+        os.remove(MANIFEST)
+    images = catalog_images()
+    dups = find_duplicates(images)
+    queries = make_queries(images)
+    sanity = [{"transform": SANITY[0], "source": n, "path": p, "box": None} for n, p in images]
+    allq = queries + sanity
+
+    results, all_stats, vinfo = {}, {}, None
+    binary = None
+    if not a.peers_only:
+        if a.vsearch:
+            binary = os.path.abspath(a.vsearch)
+        else:
+            if not a.no_build:
+                build_vsearch()
+            binary = VSEARCH
+        results["vsearch"], vinfo = run_vsearch(binary, allq)
+    results.update(run_peers(images, allq))
+
+    report = [SECTION, ""]
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    report.append(f"Run {when} by `python3 bench/quality.py{' --record' if a.record else ''}`.")
+    report.append("")
+    if binary:
+        ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() or "?"
+        report.append(f"- vsearch: {ver}, built from {git_rev()}; catalog made by `vsearch index corpus/images "
+                      f"--catalog bench/work/quality/vsearch-catalog.db`, queries by `vsearch search --image Q "
+                      f"[--box x1,y1,x2,y2] --catalog … --limit {TOPK} --json` (one process per query; index "
+                      f"{vinfo['index_s']:.1f} s wall, median query {vinfo['median_query_wall_ms']:.0f} ms wall)")
+    report.append(f"- Peers (Python {platform.python_version()}, OpenCV {cv2.__version__}, numpy {numpy.__version__}, "
+                  f"Pillow {PIL.__version__}, ImageHash {getattr(imagehash, '__version__', '?')}); each indexes "
+                  f"the same catalog images and ranks all of them for every query:")
+    for p, (_, _, desc) in PEERS.items():
+        report.append(f"  - `{p}`: {desc}")
+    n_photo = sum(1 for n, _ in images if not n.startswith(("oc_", "tp_")))
+    report.append(f"- Catalog: the {len(images)} images of `corpus/images` (≤ 800 px; clip-art on white "
+                  f"backgrounds from openclipart/tango-style packages plus ~{n_photo} photos, see corpus/README.md).")
+    report.append(f"- Queries: {len(queries)} = {len(images)} × {len(TNAMES)} transforms, made by "
+                  f"{sh(['convert', '-version']).splitlines()[0].replace('Version: ', '')} (seed {SEED}), "
+                  f"PNG unless said otherwise, under `bench/work/quality/queries/` (remade if missing):")
+    for t, d in TRANSFORMS:
+        report.append(f"  - `{t}`: {d}")
+    report.append(f"  - `{SANITY[0]}`: {SANITY[1]}")
+    if dups:
+        report.append("- Pixel-identical catalog images, counted as one right answer (either name is a hit): "
+                      + "; ".join(" = ".join(f"`{n}`" for n in g) for g in dups))
+    report.append(f"- Metrics: recall@1, recall@{TOPK}, MRR@{TOPK} (reciprocal rank of the source image, 0 "
+                  f"beyond rank {TOPK}). Ties count against the method (rank = 1 + number of other images "
+                  f"scored at least as well). Overall = all {len(queries)} transformed queries.")
+    report.append(f"- Targets: vsearch recall@1 ≥ {TARGET_OVERALL} overall and ≥ {TARGET_EACH} for every "
+                  f"transform, and ahead of every peer overall.")
+    report.append("")
+    for mth, rows in results.items():
+        lines, stats = table(mth, rows)
+        all_stats[mth] = stats
+    report += combined_table(all_stats)
+    report.append("")
+    report.append("### Verdicts")
+    report.append("")
+    vlines, ok = verdicts(all_stats)
+    report += vlines
+    if "vsearch" in results:
+        report.append("")
+        report.append("### vsearch misses (source not at rank 1)")
+        report.append("")
+        report += misses(results["vsearch"])
+    report.append("")
+    report.append(f"Evaluation wall time: {time.time() - started:.0f} s. Raw rankings: `bench/work/quality/results.json`.")
+    text = "\n".join(report) + "\n"
+
+    print()
+    for mth, rows in results.items():
+        print("\n".join(table(mth, rows)[0]))
+        print()
+    print(text)
+    with open(os.path.join(WORK, "report.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(WORK, "results.json"), "w") as f:
+        json.dump({"stats": all_stats, "rows": results}, f, indent=1)
+    if a.record:
+        record(text)
+    if ok is False:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
