@@ -81,9 +81,9 @@ public struct MetadataTable: Sendable {
     static func text(_ value: Any) -> String? {
         switch value {
         case let string as String: return string
-        case let flag as Bool where type(of: value) == Bool.self:
-            return flag ? "true" : "false"
         case let number as NSNumber:
+            // JSON booleans arrive as NSNumber with the C type "c" (char).
+            if String(cString: number.objCType) == "c" { return number.boolValue ? "true" : "false" }
             return number.stringValue
         case is NSNull: return nil
         default:
