@@ -62,8 +62,12 @@ TRANSFORMS = [
     ("rotate5", "rotated 5° clockwise with white fill, then cropped back to the original size around the "
                 "centre (`-background white -rotate 5 -gravity center -crop WxH+0+0`): white corners, "
                 "edges slightly cut"),
-    ("bright+25", "brightness +25% (`-modulate 125`)"),
-    ("dark-25", "brightness -25% (`-modulate 75`)"),
+    ("bright+25", "brightness +25% in HSB (`-define modulate:colorspace=HSB -modulate 125`: every pixel's "
+                  "RGB × 1.25 until its largest channel clips, hue and saturation kept)"),
+    ("dark-25", "brightness -25% in HSB (`-define modulate:colorspace=HSB -modulate 75`: exactly RGB × 0.75, "
+                "a white background becomes grey 191). Not IM6's default HSL `-modulate`: in HSL, JPEG noise in "
+                "near-white pixels has saturation near 1, so darkening turns a white background's "
+                "compression noise into rainbow speckle (≈ 4% of a clip-art's pixels)"),
     ("border", "10% gray border on every side (`-bordercolor gray50 -border 10%`)"),
     ("canvas_box", "pasted at a seeded random offset into a 2W×2H canvas of a seeded random colour with "
                    "Gaussian noise (`xc:COLOUR -seed S -attenuate 0.6 +noise Gaussian`, then `-composite`); "
@@ -129,9 +133,9 @@ def plan_queries(images):
                 args = [src, "-background", "white", "-rotate", "5", "-gravity", "center",
                         "-crop", f"{w}x{h}+0+0", "+repage"]
             elif t == "bright+25":
-                args = [src, "-modulate", "125"]
+                args = [src, "-define", "modulate:colorspace=HSB", "-modulate", "125"]
             elif t == "dark-25":
-                args = [src, "-modulate", "75"]
+                args = [src, "-define", "modulate:colorspace=HSB", "-modulate", "75"]
             elif t == "border":
                 args = [src, "-bordercolor", "gray50", "-border", "10%"]
             elif t == "canvas_box":

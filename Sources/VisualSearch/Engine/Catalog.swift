@@ -84,6 +84,7 @@ public final class Catalog: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
+            try Catalog.refuseForeignFile(at: path)
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.write { db in
                 let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
@@ -102,6 +103,23 @@ public final class Catalog: Sendable {
         } catch {
             throw .catalog(path: path, reason: "\(error)")
         }
+    }
+
+    /// Opens an existing file read-only first, so a foreign SQLite file is
+    /// refused before anything (even switching it to WAL) touches it.
+    static func refuseForeignFile(at path: String) throws {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int, size > 0 else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.read { db in
+            let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
+            if applicationID != Catalog.applicationID && tableCount > 0 {
+                throw VisualSearchError.catalog(path: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+        }
+        try queue.close()
     }
 
     /// The schema migrations, as named steps.
