@@ -22,7 +22,7 @@ struct VSearch: ParsableCommand {
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
-                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self]
+                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, DebugCommand.self]
     )
 
     static func main() {

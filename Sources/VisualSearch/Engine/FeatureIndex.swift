@@ -21,6 +21,19 @@ public struct FeatureIndex: Sendable {
         self.dimensions = dimensions
     }
 
+    /// An index over bare vectors (`count × dimensions` floats), named by
+    /// their row number: for benchmarks and tests of the scan itself.
+    public init(dimensions: Int, vectors: [Float]) {
+        precondition(dimensions > 0 && vectors.count % dimensions == 0)
+        self.dimensions = dimensions
+        let count = vectors.count / dimensions
+        ids = (0..<count).map(Int64.init)
+        names = (0..<count).map { String($0) }
+        sources = Array(repeating: "", count: count)
+        palettes = Array(repeating: DominantColors(entries: []), count: count)
+        self.vectors = vectors
+    }
+
     /// The number of images.
     public var count: Int { ids.count }
 
