@@ -311,7 +311,7 @@ def build_vsearch():
         print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
 
 
-def run_vsearch(binary, queries):
+def run_vsearch(binary, queries, jobs=1):
     db = os.path.join(WORK, "vsearch-catalog.db")
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(db + suffix):
@@ -347,7 +347,7 @@ def run_vsearch(binary, queries):
                 "top": [[it["im_name"], it.get("score")] for it in res[:TOPK]], "wall": wall}
 
     t0 = time.time()
-    with cf.ThreadPoolExecutor(NCPU) as ex:
+    with cf.ThreadPoolExecutor(jobs) as ex:
         rows = list(ex.map(one, queries))
     walls = sorted(r["wall"] for r in rows)
     print(f"vsearch search: {len(rows)} queries in {time.time() - t0:.1f} s", flush=True)
@@ -453,6 +453,9 @@ def main():
     ap.add_argument("--vsearch", help="vsearch binary to use (skips the build)")
     ap.add_argument("--no-build", action="store_true", help=f"use {SCRATCH}/release/vsearch as it is")
     ap.add_argument("--peers-only", action="store_true", help="skip vsearch")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="vsearch search processes at a time (1: searches write to the catalog, and "
+                         "concurrent ones have failed with 'database is locked')")
     ap.add_argument("--remake", action="store_true", help="delete and remake the queries")
     a = ap.parse_args()
     started = time.time()
@@ -485,7 +488,7 @@ def main():
             if not a.no_build:
                 build_vsearch()
             binary = VSEARCH
-        results["vsearch"], vinfo = run_vsearch(binary, allq)
+        results["vsearch"], vinfo = run_vsearch(binary, allq, a.jobs)
     results.update(run_peers(images, allq))
 
     report = [SECTION, ""]

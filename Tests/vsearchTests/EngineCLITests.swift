@@ -1,0 +1,160 @@
+import Foundation
+import ImageOps
+import Testing
+
+/// The engine's commands, run as a user would: index, search, similar,
+/// recommend, color, catalog — and crash-safety of indexing under kill -9.
+@Suite("vsearch engine commands", .serialized)
+struct EngineCLITests {
+    typealias CLI = CLITests
+
+    static func catalogPath() -> String { CLI.temporaryDirectory() + "/catalog.sqlite" }
+
+    static func indexCorpus(_ catalog: String) throws {
+        let run = try CLI.run(["index", CLI.repository + "/corpus/images", "--metadata", CLI.repository + "/corpus/catalog.csv",
+                               "--catalog", catalog])
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    @Test("index prints durable batches and a summary; a second run decodes nothing")
+    func index() throws {
+        let catalog = Self.catalogPath()
+        let first = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--batch-size", "40"])
+        #expect(first.status == 0)
+        #expect(first.stdout.contains("committed 40\ncommitted 80\ncommitted 102"))
+        #expect(first.stdout.contains("102 files: 102 indexed, 0 unchanged, 0 failed"))
+        let second = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
+        #expect(summary?["indexed"] as? Int == 0 && summary?["unchanged"] as? Int == 102)
+    }
+
+    @Test("search --json prints the ViSearch response; the table shows names, scores and fields; --html writes a page")
+    func search() throws {
+        let catalog = Self.catalogPath()
+        try Self.indexCorpus(catalog)
+        let html = CLI.temporaryDirectory() + "/results.html"
+        let json = try CLI.run(["search", "--image", CLI.repository + "/corpus/images/falcon9_rocket.jpg", "--catalog", catalog,
+                                "--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--facets-show-count", "--json", "--limit", "3"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let response = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(response?["status"] as? String == "OK" && response?["method"] as? String == "uploadsearch")
+        #expect(((response?["result"] as? [[String: Any]])?.first)?["im_name"] as? String == "falcon9_rocket")
+        #expect(response?["im_id"] is String && response?["facets"] is [Any])
+        let table = try CLI.run(["similar", "chelsea_cat", "--catalog", catalog, "--fl", "price", "--html", html])
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("1  chelsea_cat") && table.stdout.contains("1.0000"))
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(page.contains("data:image/jpeg;base64,") && page.contains("chelsea_cat"))
+    }
+
+    @Test("recommend, color and catalog stats/remove/export")
+    func otherCommands() throws {
+        let catalog = Self.catalogPath()
+        try Self.indexCorpus(catalog)
+        let recommend = try CLI.run(["recommend", "coffee_cup", "--catalog", catalog, "--json"])
+        #expect(recommend.status == 0 && !recommend.stdout.contains("\"im_name\" : \"coffee_cup\""))
+        let color = try CLI.run(["color", "#C45B3B", "--catalog", catalog, "--limit", "3"])
+        #expect(color.status == 0 && color.stdout.contains("colorsearch #C45B3B"))
+        let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok")
+        #expect(try CLI.run(["catalog", "remove", "astronaut", "--catalog", catalog]).stdout.contains("removed 1 of 1"))
+        let export = try CLI.run(["catalog", "export", "--catalog", catalog])
+        #expect(export.stdout.split(separator: "\n").count == 101)
+    }
+
+    @Test("errors: unknown field and bad values exit 64, unknown im_name 65, foreign catalog 74 — each with a message")
+    func errors() throws {
+        let catalog = Self.catalogPath()
+        try Self.indexCorpus(catalog)
+        let unknown = try CLI.run(["similar", "astronaut", "--catalog", catalog, "--fq", "nope=1"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("Unknown field nope"))
+        let notFound = try CLI.run(["similar", "ghost", "--catalog", catalog, "--json"])
+        #expect(notFound.status == 65 && notFound.stdout.contains("\"status\" : \"fail\""))
+        #expect(try CLI.run(["color", "notacolour", "--catalog", catalog]).status == 64)
+        #expect(try CLI.run(["similar", "astronaut", "--catalog", catalog, "--page", "0"]).status == 64)
+        let foreign = try CLI.run(["catalog", "stats", "--catalog", CLI.repository + "/Package.swift"])
+        #expect(foreign.status == 74 && foreign.stderr.contains("Package.swift"))
+    }
+
+    /// 150 distinct images (corpus copies under new names, each altered so its hash differs).
+    static func largeFolder() throws -> (path: String, count: Int) {
+        let folder = CLI.temporaryDirectory()
+        let names = try FileManager.default.contentsOfDirectory(atPath: CLI.repository + "/corpus/images").sorted()
+        var count = 0
+        for copy in 0..<2 {
+            for name in names.prefix(75) {
+                var bytes = try FileIO.read(CLI.repository + "/corpus/images/" + name)
+                bytes.append(contentsOf: Array("copy\(copy)".utf8))  // trailing bytes after EOI: a different file, same picture
+                try FileIO.write(bytes, to: folder + "/c\(copy)_" + name)
+                count += 1
+            }
+        }
+        return (folder, count)
+    }
+
+    @Test("kill -9 at random moments, 20 times: the catalog always opens, integrity ok, every acknowledged batch present; a re-run completes exactly")
+    func killDuringIndexing() throws {
+        let (folder, count) = try Self.largeFolder()
+        let catalog = Self.catalogPath()
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<20 {
+            let before = try Self.imageCount(catalog)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.binary)
+            process.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.25, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let acknowledged = printed.split(separator: "\n").compactMap { line in
+                line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
+            }.last ?? 0
+            let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+            #expect(stats.status == 0, "round \(round): \(stats.stderr)")
+            let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+            #expect(report?["integrity"] as? String == "ok", "round \(round)")
+            let after = report?["images"] as? Int ?? -1
+            #expect(after >= before + acknowledged, "round \(round): \(after) rows, \(before) before + \(acknowledged) acknowledged")
+            #expect(after <= count)
+        }
+        let finish = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        #expect(finish.status == 0)
+        #expect(try Self.imageCount(catalog) == count)
+        let again = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+        #expect(summary?["indexed"] as? Int == 0 && summary?["catalogCount"] as? Int == count)
+    }
+
+    @Test("readers keep answering while another process indexes (WAL)")
+    func concurrentReaders() throws {
+        let (folder, _) = try Self.largeFolder()
+        let catalog = Self.catalogPath()
+        try Self.indexCorpus(catalog)
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: CLI.binary)
+        writer.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "3", "--jobs", "1"]
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
+        try writer.run()
+        var answered = 0
+        while writer.isRunning && answered < 30 {
+            let run = try CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])
+            #expect(run.status == 0, "\(run.stderr)")
+            answered += 1
+        }
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        #expect(answered > 0)
+    }
+
+    static func imageCount(_ catalog: String) throws -> Int {
+        guard FileManager.default.fileExists(atPath: catalog) else { return 0 }
+        let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+        return (try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])?["images"] as? Int ?? -1
+    }
+}
