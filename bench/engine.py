@@ -81,11 +81,22 @@ def peer_env():
     return env
 
 
+GNU_TIME = "/usr/bin/time"  # Debian package `time`
+
+
 def run_wait4(cmd, pin=True, env=None):
-    """Runs cmd, returns (cpu_s, wall_s, peak_rss_mb, stdout). cpu = user+sys of the process and every
-    descendant it waited for (wait4 rusage); output goes through files so nothing reaps the child first."""
+    """Runs cmd, returns (cpu_s, wall_s, peak_rss_mib, stdout).
+
+    cpu = user+sys of the process and every descendant it waited for (wait4 rusage). Peak RSS
+    comes from GNU time (%M), which forks the command from a 2 MB process: ru_maxrss of a child
+    forked straight from this driver starts at the driver's own RSS (fork copies the page-table
+    counters and exec keeps the high-water mark), which would put a floor of ~60 MB under every
+    figure. Output goes through files so nothing reaps the child before wait4."""
     if pin:
         cmd = ["taskset", "-c", "0"] + cmd
+    rssf = os.path.join(WORK, ".maxrss")
+    if os.path.exists(GNU_TIME):
+        cmd = [GNU_TIME, "-f", "%M", "-o", rssf] + cmd
     outf = open(os.path.join(WORK, ".stdout"), "w+b")
     errf = open(os.path.join(WORK, ".stderr"), "w+b")
     t0 = time.perf_counter()
@@ -101,7 +112,10 @@ def run_wait4(cmd, pin=True, env=None):
     errf.close()
     if code != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {code}:\n{err[-2000:]}")
-    return ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss / 1024.0, out
+    rss = ru.ru_maxrss
+    if os.path.exists(GNU_TIME):
+        rss = int(open(rssf).read().split()[-1])
+    return ru.ru_utime + ru.ru_stime, wall, rss / 1024.0, out
 
 
 def last_json(text):
@@ -206,11 +220,13 @@ def versions(binary):
             "'python':sys.version.split()[0],'faiss_opts':faiss.get_compile_options(),'pools':threadpool_info()}))")
     info = json.loads(subprocess.run([sys.executable, "-c", code], env=peer_env(), check=True,
                                      capture_output=True, text=True).stdout)
-    blas = "; ".join(f"{p.get('internal_api')} {p.get('version')} kernel {p.get('architecture')} "
-                     f"({os.path.basename(p.get('filepath', ''))}, {p.get('num_threads')} thread)"
-                     for p in info["pools"])
-    v["numpy"] = f"{info['numpy']} ({blas})"
-    v["faiss-cpu"] = info["faiss"] + f" (compile options: {info['faiss_opts'].strip()})"
+    def pools(part):
+        return "; ".join(f"{p.get('internal_api')} {p.get('version') or ''} {p.get('num_threads')} thread"
+                         + (f", kernel {p['architecture']}" if p.get("architecture") else "")
+                         for p in info["pools"] if part in p.get("filepath", ""))
+    v["numpy"] = f"{info['numpy']} ({pools('numpy.libs')})"
+    v["faiss-cpu"] = (info["faiss"] + f" (compile options: {info['faiss_opts'].strip()}; bundled {pools('faiss_cpu.libs')}; "
+                      "a batch of 1 query scans with faiss' own SIMD code, not BLAS)")
     v["OpenCV"] = info["cv2"] + " (opencv-python-headless)"
     v["Python"] = info["python"]
     return v
@@ -377,7 +393,7 @@ def bench_index(binary, reps):
                     raise RuntimeError(f"{tool} indexed {js.get('indexed')} of {len(files)}: {out[-500:]}")
                 results[i].append((cpu, wall, rss))
                 print(f"  index {set_name:12s} {tool:11s} {cores:22s} rep {rep + 1}: {cpu:6.2f} CPU-s {wall:6.2f} s "
-                      f"{rss:5.0f} MB", flush=True)
+                      f"{rss:5.0f} MiB", flush=True)
         for i, (tool, cores, *_rest) in enumerate(configs):
             cpus = [c for c, _, _ in results[i]]
             cpu = med(cpus)
@@ -390,7 +406,7 @@ def bench_index(binary, reps):
 def index_report(rows, notes):
     lines = ["### Indexing: images per CPU-second (median of the runs; every run indexes from scratch)", ""]
     lines += [f"- {n}" for n in notes]
-    lines += ["", "| set | tool | cores | images | img/CPU-s | CPU s (runs) | wall s | img/s wall | peak RSS MB | vsearch / this |",
+    lines += ["", "| set | tool | cores | images | img/CPU-s | CPU s (runs) | wall s | img/s wall | peak RSS MiB | vsearch / this |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     verdicts = []
     for set_name in dict.fromkeys(r["set"] for r in rows):
@@ -449,10 +465,11 @@ def bench_knn(binary, reps, sizes):
     for n in sizes:
         path, info = ensure_knn_data(binary, n)
         res = {"vsearch": [], "numpy": [], "faiss": [], "numpy-env": []}
-        tops = {}
+        tops, rsss = {}, []
         for rep in range(reps):
-            ms, top, _ = vsearch_knn(binary, n)
+            ms, top, rss = vsearch_knn(binary, n)
             res["vsearch"].append(ms)
+            rsss.append(rss)
             tops["vsearch"] = top
             for tool, env in (("numpy", peer_env()), ("faiss", peer_env()), ("numpy-env", numpy_env_as_set())):
                 _, _, _, out = run_wait4([sys.executable, me, "--_peer-knn", tool.split("-")[0], path, str(DIMS),
@@ -469,7 +486,7 @@ def bench_knn(binary, reps, sizes):
                        "vs_faiss_set": set(tops["vsearch"]) == set(f0),
                        "numpy_faiss_all": agree_all, "numpy_faiss_sets": agree_sets, "q": len(tops["faiss"]),
                        "vsearch_top": tops["vsearch"], "faiss_top": f0})
-        rows.append({"n": n, **{t: med(v) for t, v in res.items()}, "runs": res})
+        rows.append({"n": n, **{t: med(v) for t, v in res.items()}, "runs": res, "rss": med(rsss)})
     return rows, checks
 
 
@@ -477,15 +494,15 @@ def knn_report(rows, checks):
     lines = ["### k-NN: exact top-10 by inner product, ms per query (one core)", "",
              f"{DIMS}-float unit vectors (vsearch's feature size) and {KNN_QUERIES} query vectors from "
              f"`vsearch debug knn --seed {SEED}` (written once under bench/work/engine/, read by numpy and faiss); "
-             "each number is the median over 3 process runs (`taskset -c 0`) of the median over the "
+             f"each number is the median over {len(rows[0]['runs']['vsearch'])} process runs (`taskset -c 0`) of the median over the "
              f"{KNN_QUERIES} queries, one query at a time (batch of 1). vsearch: `FeatureIndex.dotProducts` + "
              "`top(10)` in process (`vsearch debug knn`); numpy: `s = X @ q; np.argpartition(s, n-10)` + sort of "
              "the 10; faiss: `IndexFlatIP.search(q[None], 10)`, `omp_set_num_threads(1)`. "
              "Scan bandwidth = n x 448 bytes / time.", "",
              f"The last column is numpy again with OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')} "
              f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')} as this machine sets them (info only).", "",
-             "| vectors | MB | vsearch ms | numpy ms | faiss ms | vsearch / faiss | vsearch / numpy | vsearch GB/s | faiss GB/s | vsearch runs | numpy runs | faiss runs | numpy, env as set, ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| vectors | MB | vsearch ms | numpy ms | faiss ms | vsearch / faiss | vsearch / numpy | vsearch GB/s | faiss GB/s | vsearch runs | numpy runs | faiss runs | numpy, env as set, ms | vsearch peak RSS MiB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     verdicts = []
     for r in rows:
         mb = r["n"] * DIMS * 4 / 1e6
@@ -493,7 +510,7 @@ def knn_report(rows, checks):
         lines.append(f"| {r['n']:,} | {mb:.0f} | {r['vsearch']:.3f} | {r['numpy']:.3f} | {r['faiss']:.3f} | "
                      f"{r['vsearch'] / r['faiss']:.2f}x | {r['vsearch'] / r['numpy']:.2f}x | "
                      f"{mb / r['vsearch']:.1f} | {mb / r['faiss']:.1f} | {runs('vsearch')} | {runs('numpy')} | {runs('faiss')} | "
-                     f"{r['numpy-env']:.3f} |")
+                     f"{r['numpy-env']:.3f} | {r['rss']:.0f} |")
         if r["n"] >= 100_000:
             ratio = r["vsearch"] / r["faiss"]
             verdicts.append((ratio <= KNN_TARGET, f"k-NN at {r['n']:,} x {DIMS}: vsearch {r['vsearch']:.3f} ms vs faiss "
@@ -556,7 +573,7 @@ def latency_report(rows):
     lines = ["### Find-similar latency on a catalog (in process, one core)", "",
              f"`vsearch debug latency --catalog DB --im-name {LATENCY_QUERY} --repeats 200 [--fq ...]` under "
              "`taskset -c 0`: the engine is opened once, then 200 searches by catalog image (limit 10, with "
-             "scores); median and p99 of the 200, median over 3 process runs. The corpus catalog is "
+             "scores); median and p99 of the 200, median over the process runs. The corpus catalog is "
              "`vsearch index corpus/images --metadata corpus/catalog.csv`.", "",
              "| catalog | fq | matches (total) | ms median | ms p99 | medians of the runs |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -584,18 +601,20 @@ def bench_memory(binary, reps):
 
 def memory_report(m):
     raw = 100_000 * DIMS * 4 / 2**20
-    return ["### Memory (peak RSS, `ru_maxrss`, median of 3 runs)", "",
-            "| what | MB | includes |", "|---|---|---|",
+    return ["### Memory (peak RSS from GNU time `%M`, median of the runs)", "",
+            "| what | MiB | includes |", "|---|---|---|",
             f"| per 100k items in the k-NN index | {m['per100k']:.1f} | peak RSS of `vsearch debug knn --count 101000 "
             f"--queries 1` ({m['knn_101k']:.1f}) minus `--count 1000` ({m['knn_1k']:.1f}): the float vectors "
-            f"({raw:.1f} MiB of raw float32 per 100k), the per-row ids, names (row numbers as short strings), "
-            "sources and (empty) palettes of `FeatureIndex(dimensions:vectors:)`, and the 4-byte score per row "
-            "of a query; any transient copy made while generating the vectors shows up too |",
+            f"({raw:.1f} MiB of raw float32 per 100k), the per-row ids (8 B), names (row numbers as 16-byte small "
+            "strings), sources (16 B) and empty palettes of `FeatureIndex(dimensions:vectors:)`, and the 4-byte "
+            "score per row of a query (about 52 B a row besides the vector); a catalog's names and paths are "
+            "longer strings, so a real catalog costs somewhat more per item |",
             f"| `vsearch --version` | {m['version']:.1f} | process baseline: binary, Swift runtime, Foundation |",
             f"| corpus engine (102 items) | {m['engine']:.1f} | `vsearch debug latency --catalog corpus.db --repeats 1`: "
             f"baseline + SQLite + catalog load + one search ({m['engine'] - m['version']:+.1f} over the baseline) |",
             f"| corpus x{REPLICAS} engine ({REPLICAS * 102} items) | {m['engine_rep']:.1f} | the same on the replica "
-            f"catalog ({m['engine_rep'] - m['engine']:+.1f} over the corpus engine for {REPLICAS * 102 - 102} more items) |"]
+            f"catalog, no metadata ({m['engine_rep'] - m['engine']:+.1f} over the corpus engine for "
+            f"{REPLICAS * 102 - 102} more items) |"]
 
 
 # ------------------------------------------------------------------ report

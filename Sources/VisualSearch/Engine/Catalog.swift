@@ -83,26 +83,46 @@ public final class Catalog: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        do {
-            try Catalog.refuseForeignFile(at: path)
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try pool.write { db in
-                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-                let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
-                if applicationID == 0 && tableCount == 0 {
-                    try db.execute(sql: "PRAGMA application_id = \(Catalog.applicationID)")
-                } else if applicationID != Catalog.applicationID {
-                    throw VisualSearchError.catalog(path: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+        var attempt = 0
+        while true {
+            do {
+                pool = try Catalog.open(path: path, configuration: configuration)
+                break
+            } catch let error as DatabaseError where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED) && attempt < 50 {
+                attempt += 1  // another process is switching modes or migrating: wait briefly and retry
+                usleep(20_000)
+            } catch let error as VisualSearchError {
+                throw error
+            } catch let error as DatabaseError {
+                if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                    throw .catalog(path: path, reason: "busy: another process holds a lock on it; try again")
                 }
+                throw .catalog(path: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a vsearch catalog")
+            } catch {
+                throw .catalog(path: path, reason: "\(error)")
             }
-            try Catalog.migrator.migrate(pool)
-        } catch let error as VisualSearchError {
-            throw error
-        } catch let error as DatabaseError {
-            throw .catalog(path: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a catalog")
-        } catch {
-            throw .catalog(path: path, reason: "\(error)")
         }
+    }
+
+    /// Opens the pool, marking and migrating a new file. An existing,
+    /// migrated catalog is only read here, so any number of processes can
+    /// open it while another one writes.
+    static func open(path: String, configuration: Configuration) throws -> DatabasePool {
+        try refuseForeignFile(at: path)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        let (applicationID, tableCount) = try pool.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
+        }
+        if applicationID != Catalog.applicationID {
+            guard tableCount == 0 else {
+                throw VisualSearchError.catalog(path: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+            try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(Catalog.applicationID)") }
+        }
+        if try !pool.read({ db in try migrator.hasCompletedMigrations(db) }) {
+            try migrator.migrate(pool)
+        }
+        return pool
     }
 
     /// Opens an existing file read-only first, so a foreign SQLite file is
