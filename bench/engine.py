@@ -11,7 +11,7 @@
 3. find-similar latency on the corpus catalog with and without fq filters;
 4. memory: vector storage per 100k items and the RSS of a corpus engine.
 
-    python3 bench/engine.py                 # build vsearch (.build-perf), run everything (~5-8 min)
+    python3 bench/engine.py                 # build vsearch (.build-perf), run everything (~2-3 min)
     python3 bench/engine.py --record        # ... and write the section into bench/RESULTS.md
     python3 bench/engine.py --no-build      # use .build-perf/release/vsearch as it is
     python3 bench/engine.py --vsearch PATH  # use this binary
@@ -207,12 +207,16 @@ def build_vsearch():
         if not os.path.exists(VSEARCH):
             sys.exit("swift build failed:\n" + (r.stdout + r.stderr)[-3000:])
         print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
+        return False
+    return True
 
 
-def versions(binary):
+def versions(binary, built):
     v = {}
+    how = {True: f"built by this run from {git_rev()}", False: f"BUILD FAILED, an older binary (tree now at {git_rev()})",
+           None: f"binary {os.path.relpath(binary, ROOT)} as it was (tree at {git_rev()})"}[built]
     try:
-        v["vsearch"] = sh([binary, "--version"]).strip() + f", built from {git_rev()}"
+        v["vsearch"] = sh([binary, "--version"]).strip() + f", {how}"
     except Exception as e:
         v["vsearch"] = f"? ({e})"
     code = ("import json,numpy,cv2,faiss,sys;from threadpoolctl import threadpool_info;"
@@ -617,6 +621,97 @@ def memory_report(m):
             f"{REPLICAS * 102 - 102} more items) |"]
 
 
+# ------------------------------------------------------------------ 5. where the time goes (perf)
+PERF_GROUPS = {
+    "knn": [
+        ("dot products (`FeatureIndex.dotProducts`)", ("dotProducts",)),
+        ("top-10 selection (`FeatureIndex.top`, `BoundedHeap`)", ("BoundedHeap", "FeatureIndexV3top")),
+        ("set-up: generating the vectors (`debug knn`'s xorshift, not timed)", None),
+    ],
+    "index": [
+        ("JPEG decode (libturbojpeg)", ("libturbojpeg", "libjpeg")),
+        ("PNG decode (libpng, zlib)", ("libpng", "libz")),
+        ("sRGB -> Lab (libm `cbrtf`/`scalbnf`/`frexpf`, `LabColor`)", ("libm.so", "LabColor")),
+        ("palette (`DominantColors.palette`)", ("DominantColors",)),
+        ("feature vector (`ColorFeatures.vector`)", ("ColorFeatures",)),
+        ("resampling to the working size (`Resampler`)", ("Resampler",)),
+        ("content hash (`ContentHash`)", ("ContentHash",)),
+        ("SQLite + GRDB", ("libsqlite3", "GRDB")),
+        ("kernel", ("[kernel",)),
+        ("Swift runtime, libc, other", None),
+    ],
+}
+
+
+def perf_profile(cmd, label):
+    """perf record -e cpu-clock of cmd pinned to core 0; returns [(percent, dso, symbol)] by self time."""
+    data = os.path.join(WORK, f"perf-{label}.data")
+    subprocess.run(["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "--", "taskset", "-c", "0"] + cmd,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = subprocess.run(["perf", "report", "-i", data, "--no-children", "--stdio", "-g", "none", "--sort", "dso,sym"],
+                         check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[0].endswith("%") and parts[2] in ("[.]", "[k]"):
+            rows.append((float(parts[0][:-1]), parts[1], " ".join(parts[3:])))
+    return rows
+
+
+def demangle(names):
+    try:
+        out = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(names), capture_output=True,
+                             text=True, timeout=60).stdout.splitlines()
+        if len(out) == len(names):
+            return out
+    except Exception:
+        pass
+    return names
+
+
+def group_profile(rows, groups):
+    totals = {g: 0.0 for g, _ in groups}
+    fallback = next(g for g, keys in groups if keys is None)
+    for pct, dso, sym in rows:
+        key = f"{dso} {sym}"
+        for g, keys in groups:
+            if keys and any(k in key for k in keys):
+                totals[g] += pct
+                break
+        else:
+            totals[fallback] += pct
+    return totals
+
+
+def bench_perf(binary):
+    if not shutil.which("perf"):
+        return ["### Where vsearch's time goes", "", "perf is not installed (apt `linux-perf`); skipped."]
+    lines = ["### Where vsearch's time goes (`perf record -e cpu-clock`, self time, 1 run each, `taskset -c 0`)", ""]
+    knn_q = 200
+    rows = perf_profile([binary, "debug", "knn", "--count", "1000000", "--dims", str(DIMS), "--queries", str(knn_q),
+                         "--seed", str(SEED)], "knn")
+    t = group_profile(rows, PERF_GROUPS["knn"])
+    dot, top = t[PERF_GROUPS["knn"][0][0]], t[PERF_GROUPS["knn"][1][0]]
+    lines += [f"k-NN, `vsearch debug knn --count 1000000 --queries {knn_q}` (the process also generates the vectors, "
+              "which perf sees but the timing does not):", "",
+              "| part | % of samples | % of the query time |", "|---|---|---|"]
+    for g, _ in PERF_GROUPS["knn"]:
+        share = f"{100 * t[g] / (dot + top):.0f}" if g in (PERF_GROUPS["knn"][0][0], PERF_GROUPS["knn"][1][0]) and dot + top else "-"
+        lines.append(f"| {g} | {t[g]:.1f} | {share} |")
+    db = os.path.join(WORK, "perf-index.db")
+    remove_db(db)
+    rows = perf_profile([binary, "index", INDEX_SET, "--catalog", db, "--jobs", "1", "--json"], "index")
+    t = group_profile(rows, PERF_GROUPS["index"])
+    lines += ["", f"Indexing, `vsearch index bench/work/index-set --jobs 1` ({REPLICAS * 102} small JPEGs):", "",
+              "| part | % of samples |", "|---|---|"]
+    for g, _ in PERF_GROUPS["index"]:
+        lines.append(f"| {g} | {t[g]:.1f} |")
+    top_rows = rows[:8]
+    names = demangle([sym for _, _, sym in top_rows])
+    lines += ["", "Top symbols (indexing): " + "; ".join(f"{pct:.1f}% {n} ({dso})" for (pct, dso, _), n in zip(top_rows, names))]
+    return lines
+
+
 # ------------------------------------------------------------------ report
 def record(text):
     path = os.path.join(HERE, "RESULTS.md")
@@ -647,7 +742,9 @@ def main():
     ap.add_argument("--vsearch", help="use this vsearch binary (no build)")
     ap.add_argument("--no-build", action="store_true", help=f"use {SCRATCH}/release/vsearch as it is")
     ap.add_argument("--reps", type=int, default=3, help="process runs per measurement (3)")
-    ap.add_argument("--only", default="index,knn,latency,memory", help="parts to run (comma list)")
+    ap.add_argument("--knn-reps", type=int, default=5, help="process runs per k-NN size and tool (5)")
+    ap.add_argument("--only", default="index,knn,latency,memory,perf",
+                    help="parts to run (comma list of index, knn, latency, memory, perf)")
     ap.add_argument("--sizes", default=",".join(map(str, KNN_SIZES)), help="k-NN sizes (comma list)")
     args = ap.parse_args()
     parts = set(args.only.split(","))
@@ -656,17 +753,18 @@ def main():
     ensure_pip([("numpy", "numpy"), ("cv2", "opencv-python-headless"), ("faiss", "faiss-cpu"),
                 ("threadpoolctl", "threadpoolctl"), ("PIL", "pillow")])
     binary = args.vsearch or VSEARCH
+    built = None
     if not args.vsearch and not args.no_build:
-        build_vsearch()
+        built = build_vsearch()
     binary = os.path.abspath(binary)
     make_index_set()
 
     started = time.time()
     report = [SECTION, "",
               f"Run {datetime.datetime.now(datetime.timezone.utc):%a %b %d %H:%M:%S UTC %Y} by "
-              f"`python3 bench/engine.py` (reps {args.reps}).", "",
+              f"`python3 bench/engine.py` (reps {args.reps}, k-NN reps {args.knn_reps}).", "",
               f"- Machine: {machine()}; load average at start {loadavg()} (shared machine: compare CPU seconds)"]
-    for k, v in versions(binary).items():
+    for k, v in versions(binary, built).items():
         report.append(f"- {k}: {v}")
     report.append("- Peers run with " + " ".join(f"{k}={v}" for k, v in PEER_ENV_SET.items()) + " and without "
                   + "/".join(PEER_ENV_UNSET) + " (this machine sets them for old OpenBLAS builds; removed for the "
@@ -689,11 +787,12 @@ def main():
                  "layout features, palette or content hash). CPU = user+sys of the process and its waited-for "
                  "children (`os.wait4`), so Python's and vsearch's start-up are included (once per run). "
                  "Catalogs are deleted before every run. All-cores rows: vsearch with its default --jobs, the "
-                 f"peer as a `multiprocessing.Pool({NCPU})` computing histograms with the parent writing SQLite."]
+                 f"peer as a `multiprocessing.Pool({NCPU})` computing histograms with the parent writing SQLite. Peak RSS is GNU time's `%M`: the largest single "
+                 "process (for the Pool, one of its processes), not a sum."]
         verdicts += v
     if "knn" in parts:
         print("k-NN", flush=True)
-        rows, checks = bench_knn(binary, args.reps, [int(s) for s in args.sizes.split(",")])
+        rows, checks = bench_knn(binary, args.knn_reps, [int(s) for s in args.sizes.split(",")])
         lines, v = knn_report(rows, checks)
         body += [""] + lines
         verdicts += v
@@ -705,6 +804,10 @@ def main():
         if not os.path.exists(os.path.join(WORK, "replicas.db")):
             bench_latency(binary, 1)
         body += [""] + memory_report(bench_memory(binary, args.reps))
+    if "perf" in parts:
+        print("perf", flush=True)
+        make_index_set()
+        body += [""] + bench_perf(binary)
 
     report += [f"- Total run time {time.time() - started:.0f} s", "", "### Targets", ""]
     report += [f"- {'PASS' if ok else 'FAIL'}: {text}" for ok, text in verdicts]
