@@ -5,7 +5,7 @@ in the same run.
 
     python3 bench/imageops.py            # everything (~10-15 min on 2 cores)
     python3 bench/imageops.py --reps 1 --skip-png-table   # a quick look
-    python3 bench/imageops.py --record   # also append the report to bench/RESULTS.md
+    python3 bench/imageops.py --record   # also put the report in bench/RESULTS.md (replacing the old one)
 
 See bench/README.md. Measures CPU seconds (user+sys of the measured process
 and every child it waited for, from wait4), wall seconds and peak RSS
@@ -480,7 +480,7 @@ def main():
     ap.add_argument("--skip-png-table", action="store_true")
     ap.add_argument("--skip-breakdown", action="store_true", help="skip the per-source-format table")
     ap.add_argument("--skip-mp20", action="store_true")
-    ap.add_argument("--record", action="store_true", help="append the report to bench/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="replace this benchmark's section of bench/RESULTS.md with the report")
     a = ap.parse_args()
     started = time.time()
     if not a.skip_setup:
@@ -671,12 +671,21 @@ def main():
     with open(os.path.join(WORK, "imageops-results.json"), "w") as f:
         json.dump(results, f, indent=1)
     if a.record:
-        path = os.path.join(HERE, "RESULTS.md")
-        new = not os.path.exists(path)
-        with open(path, "a") as f:
-            if new:
-                f.write("# Benchmark results\n\n")
-            f.write(text + "\n")
+        record(os.path.join(HERE, "RESULTS.md"), text)
+
+
+def record(path, text):
+    """Replaces this benchmark's section of RESULTS.md (keeping the others), or starts the file."""
+    title = "## ImageOps: thumbnails and upload preparation"
+    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n\n"
+    head, sections = old, []
+    if "\n## " in old or old.startswith("## "):
+        parts = ("\n" + old).split("\n## ")
+        head = parts[0].lstrip("\n")
+        sections = ["## " + p for p in parts[1:]]
+    kept = [sec.rstrip() + "\n" for sec in sections if not sec.startswith(title)]
+    with open(path, "w") as f:
+        f.write(head.rstrip() + "\n\n" + text.rstrip() + "\n\n" + "\n".join(kept))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the embedded corpus: installs what is missing, builds vsearch
-# in release mode, makes the Rezolve thumbnail set of every corpus image,
-# prepares a few uploads exactly as the ViSearch SDKs would, and writes a page
-# to look at: demo-output/index.html.
+# in release mode, indexes corpus/ into the local catalog (unchanged images are
+# skipped on later runs) and runs a sample search — printing the result table
+# and writing demo-output/search.html — then makes the Rezolve thumbnail set
+# of every corpus image and prepares a few uploads exactly as the ViSearch SDKs
+# would (demo-output/index.html shows them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -11,6 +13,17 @@ swift build -c release --product vsearch >&2
 bin="$(swift build -c release --show-bin-path)/vsearch"
 out="demo-output"
 mkdir -p "$out/uploads"
+catalog="$out/catalog.sqlite"
+
+echo "==> $bin index corpus/images --metadata corpus/catalog.csv --catalog $catalog" >&2
+"$bin" index corpus/images --metadata corpus/catalog.csv --catalog "$catalog" >/dev/null
+"$bin" catalog stats --catalog "$catalog"
+
+echo "==> $bin search --image corpus/images/falcon9_rocket.jpg --fq category=photo ... --html $out/search.html" >&2
+"$bin" search --image corpus/images/falcon9_rocket.jpg --catalog "$catalog" --fq category=photo \
+  --fl brand --fl price --facets subcategory --facets-show-count --limit 5 --html "$out/search.html"
+echo "==> $bin color '#C45B3B' (shop by colour)" >&2
+"$bin" color '#C45B3B' --catalog "$catalog" --fl dominant_color_nonwhite --limit 5
 
 echo "==> $bin thumbs corpus/images $out/thumbs --copy-originals   (400/800/1200/1600 rule)" >&2
 "$bin" thumbs corpus/images "$out/thumbs" --copy-originals
@@ -35,4 +48,4 @@ echo "==> upload preparation (512 px, quality 0.97; box carried into the upload)
   echo '<h2>Prepared uploads</h2>'
   for f in "$out"/uploads/*.jpg; do printf '<img src="uploads/%s" title="%s">' "$(basename "$f")" "$(basename "$f")"; done
 } > "$out/index.html"
-echo "==> open $out/index.html to look at the results" >&2
+echo "==> open $out/search.html (search) and $out/index.html (thumbnails, uploads) to look at the results" >&2
