@@ -77,6 +77,40 @@ struct EngineCLITests {
         #expect(foreign.status == 74 && foreign.stderr.contains("Package.swift"))
     }
 
+    @Test("the catalog location comes from --catalog, else $VSEARCH_CATALOG, else .vsearch/catalog.sqlite")
+    func catalogLocation() throws {
+        let viaEnvironment = CLI.temporaryDirectory() + "/env.sqlite"
+        let run = try CLI.run(["index", CLI.repository + "/corpus/images", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
+        #expect(run.status == 0)
+        #expect(FileManager.default.fileExists(atPath: viaEnvironment))
+        let stats = try CLI.run(["catalog", "stats", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
+        #expect(stats.stdout.contains("\"images\" : 102"))
+    }
+
+    @Test("search --url fetches from a real HTTP server on loopback")
+    func httpURL() throws {
+        let catalog = Self.catalogPath()
+        try Self.indexCorpus(catalog)
+        let port = Int.random(in: 20000...60000)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", CLI.repository + "/corpus/images"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        var run = CLITests.Run(status: -1, stdout: "", stderr: "")
+        for _ in 0..<50 {  // wait for the server to listen
+            run = try CLI.run(["search", "--url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
+            if run.status == 0 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\"im_name\" : \"chelsea_cat\""))
+        let missing = try CLI.run(["search", "--url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
+        #expect(missing.status == 64 && missing.stderr.contains("404"))
+    }
+
     /// 150 distinct images (corpus copies under new names, each altered so its hash differs).
     static func largeFolder() throws -> (path: String, count: Int) {
         let folder = CLI.temporaryDirectory()
