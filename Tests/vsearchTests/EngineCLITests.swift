@@ -98,7 +98,7 @@ struct EngineCLITests {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }  // SIGKILL: a test runner may start children with SIGTERM blocked
         var run = CLITests.Run(status: -1, stdout: "", stderr: "")
         for _ in 0..<50 {  // wait for the server to listen
             run = try CLI.run(["search", "--url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
