@@ -33,6 +33,9 @@ PEERS = os.path.join(HERE, "imageops_peers.py")
 sys.path.insert(0, HERE)
 import imageops_peers as P  # noqa: E402  (the rule and the header reader)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_md import replace_section  # noqa: E402  (bench/results_md.py)
+
 NCPU = os.cpu_count() or 1
 APT_TOOLS = {"vipsthumbnail": "libvips-tools", "convert-im6.q16": "imagemagick-6.q16"}
 PIP = {"PIL": "pillow", "cv2": "opencv-python-headless", "pyvips": "pyvips", "numpy": "numpy"}
@@ -676,16 +679,7 @@ def main():
 
 def record(path, text):
     """Replaces this benchmark's section of RESULTS.md (keeping the others), or starts the file."""
-    title = "## ImageOps: thumbnails and upload preparation"
-    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n\n"
-    head, sections = old, []
-    if "\n## " in old or old.startswith("## "):
-        parts = ("\n" + old).split("\n## ")
-        head = parts[0].lstrip("\n")
-        sections = ["## " + p for p in parts[1:]]
-    kept = [sec.rstrip() + "\n" for sec in sections if not sec.startswith(title)]
-    with open(path, "w") as f:
-        f.write(head.rstrip() + "\n\n" + text.rstrip() + "\n\n" + "\n".join(kept))
+    replace_section(path, "## ImageOps: thumbnails and upload preparation", text)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_md import replace_section  # noqa: E402  (bench/results_md.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CORPUS = os.path.join(ROOT, "corpus", "images")
@@ -433,17 +436,7 @@ def misses(rows, limit=40):
 
 def record(text):
     path = os.path.join(HERE, "RESULTS.md")
-    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    lines = old.splitlines(keepends=True)
-    start = next((i for i, l in enumerate(lines) if l.rstrip() == SECTION), None)
-    if start is None:
-        new = old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
-    else:
-        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
-        rest = "".join(lines[end:])
-        new = "".join(lines[:start]) + text.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
-    with open(path, "w") as f:
-        f.write(new)
+    replace_section(path, SECTION, text)
     print(f"recorded in {os.path.relpath(path, ROOT)}")
 
 
