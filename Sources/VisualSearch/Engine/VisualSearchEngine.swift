@@ -60,6 +60,12 @@ public final class VisualSearchEngine: Sendable {
         return fresh
     }
 
+    /// Where a catalog image came from (its indexed path or URL), from the in-memory index.
+    public func source(of imageName: String) -> String? {
+        guard let snapshot = try? snapshot(), let row = snapshot.index.row(named: imageName) else { return nil }
+        return snapshot.index.sources[row]
+    }
+
     // MARK: - ViSearch endpoints
 
     /// `/search`: images similar to a catalog image (the image itself included, with score 1).

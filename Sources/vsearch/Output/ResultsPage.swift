@@ -17,12 +17,9 @@ enum ResultsPage {
         if let queryImage, let uri = thumbnail(path: queryImage) {
             html += "<figure><img class=\"q\" src=\"\(uri)\"><figcaption>query</figcaption></figure><hr>"
         }
-        let sources = (try? engine.catalog.loadIndex()).map { index in
-            Dictionary(uniqueKeysWithValues: zip(index.names, index.sources))
-        } ?? [:]
         for result in response.result {
             html += "<figure>"
-            if let path = sources[result.imageName], let uri = thumbnail(path: path) { html += "<img src=\"\(uri)\">" }
+            if let path = engine.source(of: result.imageName), let uri = thumbnail(path: path) { html += "<img src=\"\(uri)\">" }
             html += "<figcaption><b>\(escape(result.imageName))</b> \(result.score.map { String(format: "%.4f", $0) } ?? "")<table>"
             for (key, value) in (result.valueMap ?? [:]).sorted(by: { $0.key < $1.key }) {
                 html += "<tr><td>\(escape(key))</td><td>\(escape(value))</td></tr>"
