@@ -23,7 +23,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -31,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_md import replace_section  # noqa: E402  (bench/results_md.py)
+from benchlib import git_rev, machine, replace_section  # noqa: E402  (bench/benchlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -156,33 +155,6 @@ def list_images(directory):
             if f.lower().endswith(IMAGE_EXTS) and not f.startswith("."):
                 out.append(os.path.join(base, f))
     return sorted(out)
-
-
-def git_rev():
-    try:
-        rev = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).strip()
-        dirty = sh(["git", "status", "--porcelain", "--", "Sources", "Package.swift"], cwd=ROOT).strip()
-        return rev + (" + uncommitted changes in Sources/Package.swift" if dirty else "")
-    except Exception:
-        return "unknown"
-
-
-def machine():
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    flags = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                fl = line.split()
-                flags = ", ".join(x for x in ("avx2", "fma", "avx512f") if x in fl)
-                break
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{NCPU} cores (nproc), {model} ({flags}), {mem:.0f} GiB, {platform.machine()}, Linux {platform.release()}"
 
 
 def loadavg():

@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 import imageops_peers as P  # noqa: E402  (the rule and the header reader)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_md import replace_section  # noqa: E402  (bench/results_md.py)
+from benchlib import machine, replace_section  # noqa: E402  (bench/benchlib.py)
 
 NCPU = os.cpu_count() or 1
 APT_TOOLS = {"vipsthumbnail": "libvips-tools", "convert-im6.q16": "imagemagick-6.q16"}
@@ -438,17 +438,6 @@ def versions():
     return v
 
 
-def machine():
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{NCPU} cores (nproc), {model}, {platform.machine()}, Linux {platform.release()}"
-
-
-# --------------------------------------------------------------- reporting
 def fmt_bytes(b):
     return f"{b / 1e6:.2f} MB" if b else "-"
 

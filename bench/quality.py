@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_md import replace_section  # noqa: E402  (bench/results_md.py)
+from benchlib import git_rev, replace_section  # noqa: E402  (bench/benchlib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -295,15 +295,6 @@ def run_peers(images, queries):
 
 
 # ------------------------------------------------------------------ vsearch
-def git_rev():
-    try:
-        rev = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).strip()
-        dirty = sh(["git", "status", "--porcelain", "--", "Sources", "Package.swift"], cwd=ROOT).strip()
-        return rev + (" + uncommitted changes in Sources/Package.swift" if dirty else "")
-    except Exception:
-        return "unknown"
-
-
 def build_vsearch():
     print(f"swift build -c release --scratch-path {SCRATCH}", flush=True)
     r = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", SCRATCH], cwd=ROOT,

@@ -1,0 +1,49 @@
+"""Helpers shared by the benchmarks in bench/: the machine and build a run describes,
+and bench/RESULTS.md, where each benchmark owns one `## ` section and replaces only that one."""
+import os
+import platform
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def git_rev():
+    """The commit benchmarked, noting uncommitted changes to what is built."""
+    try:
+        def git(*args):
+            return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+        dirty = git("status", "--porcelain", "--", "Sources", "Package.swift")
+        return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in Sources/Package.swift" if dirty else "")
+    except Exception:
+        return "unknown"
+
+
+def machine():
+    """Cores, CPU model and SIMD flags, memory, architecture, kernel."""
+    model, flags = "?", ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and model == "?":
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                fl = line.split()
+                flags = ", ".join(x for x in ("avx2", "fma", "avx512f") if x in fl)
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{os.cpu_count() or 1} cores (nproc), {model} ({flags}), {mem:.0f} GiB, "
+            f"{platform.machine()}, Linux {platform.release()}")
+
+
+def replace_section(path, title, text):
+    """Writes `text` (which starts with the `## title` line) in place of the section `title`,
+    appending it when absent; other sections are kept as they are."""
+    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    lines = old.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == title), None)
+    if start is None:
+        new = old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
+    else:
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
+        rest = "".join(lines[end:])
+        new = "".join(lines[:start]) + text.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+    with open(path, "w") as f:
+        f.write(new)
