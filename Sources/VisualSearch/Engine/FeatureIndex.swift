@@ -85,6 +85,14 @@ public struct FeatureIndex: Sendable {
         }
     }
 
+    /// The dot product of two stored rows, without copying either vector.
+    public func dot(_ a: Int, _ b: Int) -> Float {
+        vectors.withUnsafeBufferPointer { base in
+            guard let start = base.baseAddress else { return 0 }
+            return FeatureIndex.dot(start + a * dimensions, start + b * dimensions, dimensions)
+        }
+    }
+
     @inline(__always)
     static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
         var sum = SIMD16<Float>()

@@ -234,9 +234,8 @@ public final class VisualSearchEngine: Sendable {
     func deduplicate(_ ranked: [(row: Int, value: Float)], index: FeatureIndex, threshold: Float) -> [(row: Int, value: Float)] {
         var kept: [(row: Int, value: Float)] = []
         for candidate in ranked {
-            let vector = index.vector(at: candidate.row)
             let duplicate = kept.contains { other in
-                ColorFeatures.score(dot: index.dotProducts(with: vector, rows: [other.row])[0]) >= threshold
+                ColorFeatures.score(dot: index.dot(candidate.row, other.row)) >= threshold
             }
             if !duplicate { kept.append(candidate) }
         }
