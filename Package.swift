@@ -6,8 +6,10 @@
 //   CTurboJPEG, CLibPNG  system libraries from Debian (headers + link flags only)
 //   CPNGShim             the one small C file: libpng's classic write API needs setjmp
 //   ImageOps             pixels, codecs, orientation, resampling, crops, limits, jobs
-//   VisualSearch         the ViSearch/ProductSearch model, client and offline engine
-//   Tracking             analytics events, validation, durable queue, delivery
+//   VisualSearch         the ViSearch/ProductSearch model, wire encoding, HTTP client and offline engine
+//   Tracking             analytics events, validation, durable queue, delivery, collector store
+//   VisualSearchServer   `vsearch serve`: HTTP <-> the engine and the collector (Hummingbird);
+//                        kept apart so apps that want only the client or the engine build no server
 //   vsearch              the command line
 import PackageDescription
 
@@ -18,11 +20,14 @@ let package = Package(
         .library(name: "ImageOps", targets: ["ImageOps"]),
         .library(name: "VisualSearch", targets: ["VisualSearch"]),
         .library(name: "Tracking", targets: ["Tracking"]),
+        .library(name: "VisualSearchServer", targets: ["VisualSearchServer"]),
         .executable(name: "vsearch", targets: ["vsearch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -50,7 +55,17 @@ let package = Package(
             dependencies: ["ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
-            name: "Tracking"
+            name: "Tracking",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "VisualSearchServer",
+            dependencies: [
+                "VisualSearch",
+                "Tracking",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "vsearch",
@@ -58,6 +73,7 @@ let package = Package(
                 "ImageOps",
                 "VisualSearch",
                 "Tracking",
+                "VisualSearchServer",
                 "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -69,6 +85,14 @@ let package = Package(
         .testTarget(
             name: "VisualSearchTests",
             dependencies: ["VisualSearch", "ImageOps"]
+        ),
+        .testTarget(
+            name: "TrackingTests",
+            dependencies: ["Tracking"]
+        ),
+        .testTarget(
+            name: "VisualSearchServerTests",
+            dependencies: ["VisualSearchServer", "VisualSearch", "Tracking", "ImageOps"]
         ),
         .testTarget(
             name: "vsearchTests",

@@ -1,0 +1,2 @@
+/// Placeholder replaced by the server issue.
+public enum VisualSearchServerPlaceholder {}
