@@ -172,7 +172,7 @@ public final class VisualSearchEngine: Sendable {
         let products = response.result.map { result in
             ProductSearchResponse.Product(productID: result.imageName,
                                           mainImageURL: snapshot.index.row(named: result.imageName).map { snapshot.index.sources[$0] },
-                                          score: result.score, data: result.valueMap)
+                                          score: result.score, data: result.valueMap?.mapValues { JSONValue.string($0) })
         }
         return ProductSearchResponse(requestID: response.requestID, status: .ok, method: method, imageID: response.imageID,
                                      page: response.page, limit: response.limit, total: response.total, productTypes: [],

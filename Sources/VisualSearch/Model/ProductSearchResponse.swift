@@ -19,13 +19,14 @@ public struct ProductSearchResponse: Sendable, Hashable, Codable {
         public var productID: String
         public var mainImageURL: String?
         public var score: Float?
-        public var data: [String: String]?
+        /// Catalog fields; any JSON (the hosted service nests objects such as prices).
+        public var data: [String: JSONValue]?
 
         enum CodingKeys: String, CodingKey {
             case productID = "product_id", mainImageURL = "main_image_url", score, data
         }
 
-        public init(productID: String, mainImageURL: String? = nil, score: Float? = nil, data: [String: String]? = nil) {
+        public init(productID: String, mainImageURL: String? = nil, score: Float? = nil, data: [String: JSONValue]? = nil) {
             self.productID = productID
             self.mainImageURL = mainImageURL
             self.score = score
@@ -46,10 +47,13 @@ public struct ProductSearchResponse: Sendable, Hashable, Codable {
     public var facets: [Facet]?
     /// Recommendations: the query product.
     public var productInfo: Product?
+    /// `{catalog field: client field}`, with `return_fields_mapping=true`.
+    public var catalogFieldsMapping: [String: String]?
 
     enum CodingKeys: String, CodingKey {
         case requestID = "reqid", status, method, error, imageID = "im_id", page, limit, total
         case productTypes = "product_types", result, facets, productInfo = "product_info"
+        case catalogFieldsMapping = "catalog_fields_mapping"
     }
 
     public init(requestID: String?, status: SearchResponse.Status, method: String, error: ErrorInfo? = nil,

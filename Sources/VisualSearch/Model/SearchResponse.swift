@@ -112,6 +112,13 @@ public struct ImageResult: Sendable, Hashable, Codable {
         self.score = score
         self.valueMap = valueMap
     }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        imageName = try container.decode(String.self, forKey: .imageName)
+        score = try container.decodeIfPresent(Float.self, forKey: .score)
+        valueMap = try container.decodeLenientStringMap(forKey: .valueMap)
+    }
 }
 
 /// A facet: value counts for string/text fields, a min/max range for numbers.
@@ -129,6 +136,12 @@ public struct Facet: Sendable, Hashable, Codable {
             self.value = value
             self.count = count
         }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            value = try container.decodeLenientString(forKey: .value)
+            count = try container.decodeIfPresent(Int.self, forKey: .count)
+        }
     }
 
     /// The bounds of a numeric facet.
@@ -138,6 +151,13 @@ public struct Facet: Sendable, Hashable, Codable {
         public init(min: String, max: String) {
             self.min = min
             self.max = max
+        }
+
+        /// Accepts strings (the service's convention) and numbers (Java fixtures).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            min = try container.decodeLenientString(forKey: .min)
+            max = try container.decodeLenientString(forKey: .max)
         }
     }
 
@@ -165,6 +185,14 @@ public struct ProductType: Sendable, Hashable, Codable {
         self.score = score
         self.box = box
         self.attributes = attributes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        score = try container.decodeIfPresent(Float.self, forKey: .score) ?? 0
+        box = try container.decodeIfPresent([Int].self, forKey: .box) ?? []
+        attributes = try container.decodeLenientStringMap(forKey: .attributes) ?? [:]
     }
 }
 
