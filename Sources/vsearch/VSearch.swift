@@ -3,7 +3,7 @@ import ImageOps
 
 /// The `vsearch` command line.
 @main
-struct VSearch: ParsableCommand {
+struct VSearch: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -17,16 +17,19 @@ struct VSearch: ParsableCommand {
           vsearch index corpus/images --metadata corpus/catalog.csv
           vsearch search --image photo.jpg --fq category=food --fl brand --html results.html
           vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
+          vsearch serve --port 8080                   a local ViSearch/ProductSearch-compatible server
+          vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080   the same query, through the HTTP client
 
-        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input image, 74 I/O error.
+        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request,
+        69 service unavailable, 74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
-                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, DebugCommand.self]
+                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, ServeCommand.self, DebugCommand.self]
     )
 
-    static func main() {
+    static func main() async {
         Allocator.tuneForImageWork()
-        main(nil)
+        await main(nil)
     }
 }

@@ -102,18 +102,8 @@ public struct Indexer: Sendable {
                 }
                 do {
                     let bytes = try FileIO.read(path, maxBytes: limits.maxInputBytes)
-                    let hash = ContentHash.of(bytes)
-                    if known[name] == hash { return .unchanged(name, values) }
-                    let decoded = try ImageDecoder.decode(bytes, source: path, options: DecodingOptions(
-                        minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
-                    // One small copy serves both the features and the palette.
-                    let small = Resampler.resample(decoded.pixels, to: decoded.pixels.size.fitting(inside: ColorFeatures.workingSide),
-                                                   filter: .triangle)
-                    let item = CatalogItem(imageName: name, source: path, width: decoded.header.size.width,
-                                           height: decoded.header.size.height, contentHash: hash,
-                                           features: ColorFeatures.vector(of: small),
-                                           palette: DominantColors.palette(of: small), metadata: values)
-                    return .item(item)
+                    if known[name] == ContentHash.of(bytes) { return .unchanged(name, values) }
+                    return .item(try Indexer.item(named: name, bytes: bytes, source: path, metadata: values, limits: limits))
                 } catch let error as ImageOpsError {
                     return .failed(name, error.description)
                 } catch {
@@ -145,6 +135,22 @@ public struct Indexer: Sendable {
         }
         return Summary(files: files.count, indexed: indexed, unchanged: unchanged, failed: failures.count,
                        catalogCount: try catalog.count(), seconds: Date().timeIntervalSince(start), failures: failures)
+    }
+
+    /// A catalog row for one encoded image: decoded small (shrink-on-load),
+    /// then colour features and palette from one ≤ 256 px copy.
+    /// - Throws: ``ImageOpsError`` naming `source`.
+    public static func item(named name: String, bytes: [UInt8], source: String, metadata: [String: String],
+                            limits: ImageLimits = .default) throws(ImageOpsError) -> CatalogItem {
+        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(
+            minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
+        // One small copy serves both the features and the palette.
+        let small = Resampler.resample(decoded.pixels, to: decoded.pixels.size.fitting(inside: ColorFeatures.workingSide),
+                                       filter: .triangle)
+        return CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
+                           height: decoded.header.size.height, contentHash: ContentHash.of(bytes),
+                           features: ColorFeatures.vector(of: small),
+                           palette: DominantColors.palette(of: small), metadata: metadata)
     }
 
     enum Outcome: Sendable {

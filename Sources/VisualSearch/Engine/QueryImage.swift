@@ -70,8 +70,8 @@ extension QueryImage {
         }
     }
 
-    /// A blocking GET with a 10 s timeout and a size cap.
-    static func download(_ url: URL) throws(VisualSearchError) -> [UInt8] {
+    /// A blocking GET with a 10 s timeout and a 16 MiB cap (used for `im_url`).
+    public static func download(_ url: URL) throws(VisualSearchError) -> [UInt8] {
         final class Box: @unchecked Sendable { var result: Result<[UInt8], VisualSearchError>? }
         let box = Box()
         let done = DispatchSemaphore(value: 0)

@@ -4,7 +4,7 @@ import ImageOps
 import VisualSearch
 
 /// `vsearch search --image FILE`: upload search against the local catalog.
-struct SearchCommand: ParsableCommand {
+struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Search the catalog with an image (upload search).",
@@ -22,6 +22,7 @@ struct SearchCommand: ParsableCommand {
     @Option(name: .customLong("im-id"), help: "An im_id from an earlier upload search.") var imageID: String?
     @Option(help: ArgumentHelp("Search inside this box of the query image.", valueName: "x1,y1,x2,y2")) var box: String?
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var remote: RemoteOptions
 
     func validate() throws {
         guard [image, url, imageID].compactMap({ $0 }).count == 1 else {
@@ -30,58 +31,67 @@ struct SearchCommand: ParsableCommand {
         if let box { do { _ = try PixelBox(parsing: box) } catch { throw ValidationError(error.description) } }
     }
 
-    func run() throws {
+    func run() async throws {
         let source: QueryImage = image.map { .file($0) } ?? url.map { .url($0) } ?? .imageID(imageID ?? "")
         let box = try self.box.map { try PixelBox(parsing: $0) }
-        try QueryRunner.run(catalog: catalog, options: options, query: image ?? url ?? imageID ?? "", queryImage: image) { engine, parameters throws(VisualSearchError) in
-            try engine.uploadSearch(source, box: box, parameters: parameters)
-        }
+        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: image ?? url ?? imageID ?? "", queryImage: image,
+                                  local: { engine, parameters throws(VisualSearchError) in
+                                      try engine.uploadSearch(source, box: box, parameters: parameters)
+                                  }, client: { client, parameters throws(ClientError) in
+                                      try await client.uploadSearch(source, box: box, parameters: parameters)
+                                  })
     }
 }
 
 /// `vsearch similar IM_NAME`.
-struct SimilarCommand: ParsableCommand {
+struct SimilarCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "similar", abstract: "Find images similar to a catalog image (ViSearch /search).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var remote: RemoteOptions
 
-    func run() throws {
-        try QueryRunner.run(catalog: catalog, options: options, query: imageName) { engine, parameters throws(VisualSearchError) in
-            try engine.search(imageName: imageName, parameters: parameters)
-        }
+    func run() async throws {
+        let imageName = self.imageName
+        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: imageName,
+                                  local: { engine, parameters throws(VisualSearchError) in try engine.search(imageName: imageName, parameters: parameters) },
+                                  client: { client, parameters throws(ClientError) in try await client.search(imageName: imageName, parameters: parameters) })
     }
 }
 
 /// `vsearch recommend IM_NAME`.
-struct RecommendCommand: ParsableCommand {
+struct RecommendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated.")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name (product id) of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var remote: RemoteOptions
 
-    func run() throws {
-        try QueryRunner.run(catalog: catalog, options: options, query: imageName) { engine, parameters throws(VisualSearchError) in
-            try engine.recommendations(imageName: imageName, parameters: parameters)
-        }
+    func run() async throws {
+        let imageName = self.imageName
+        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: imageName,
+                                  local: { engine, parameters throws(VisualSearchError) in try engine.recommendations(imageName: imageName, parameters: parameters) },
+                                  client: { client, parameters throws(ClientError) in try await client.recommendations(imageName: imageName, parameters: parameters) })
     }
 }
 
 /// `vsearch color HEX`.
-struct ColorCommand: ParsableCommand {
+struct ColorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it.",
                                                     discussion: "HEX is ff00ff, #ff00ff or #f0f.")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The colour, e.g. c45b3b.") var hex: String
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var remote: RemoteOptions
 
     func validate() throws {
         do { _ = try LabColor(hex: hex) } catch { throw ValidationError(error.description) }
     }
 
-    func run() throws {
-        try QueryRunner.run(catalog: catalog, options: options, query: "#" + hex.trimmingCharacters(in: CharacterSet(charactersIn: "#"))) { engine, parameters throws(VisualSearchError) in
-            try engine.colorSearch(hex, parameters: parameters)
-        }
+    func run() async throws {
+        let hex = self.hex
+        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: "#" + hex.trimmingCharacters(in: CharacterSet(charactersIn: "#")),
+                                  local: { engine, parameters throws(VisualSearchError) in try engine.colorSearch(hex, parameters: parameters) },
+                                  client: { client, parameters throws(ClientError) in try await client.colorSearch(hex, parameters: parameters) })
     }
 }

@@ -83,20 +83,36 @@ struct QueryOptions: ParsableArguments {
     func validate() throws { _ = try parameters() }
 }
 
-/// Runs a query against the catalog and prints it: a table, or JSON; optionally an HTML page.
+/// Runs a query — against the local catalog, or with `--endpoint` through
+/// the client — and prints it: a table, or JSON; optionally an HTML page.
 enum QueryRunner {
-    static func run(catalog: CatalogOptions, options: QueryOptions, query: String,
-                    queryImage: String? = nil, _ body: (VisualSearchEngine, SearchParameters) throws(VisualSearchError) -> SearchResponse) throws {
+    static func run(catalog: CatalogOptions, remote: RemoteOptions, options: QueryOptions, query: String, queryImage: String? = nil,
+                    local: (VisualSearchEngine, SearchParameters) throws(VisualSearchError) -> SearchResponse,
+                    client: @Sendable (ViSearchClient, SearchParameters) async throws(ClientError) -> SearchResponse) async throws {
         let parameters = try options.parameters()
         let response: SearchResponse
-        let engine: VisualSearchEngine
-        do {
-            engine = try VisualSearchEngine(catalog: try catalog.open())
-            response = try body(engine, parameters)
-        } catch let error as VisualSearchError {
-            if options.json { Terminal.json(SearchResponse.failure(method: "search", error: error)) }
-            Terminal.err("error: \(error.description)\n")
-            throw ExitCodes.code(for: error)
+        let source: (String) -> String?
+        if let url = remote.endpointURL {
+            do {
+                response = try await client(ViSearchClient(configuration: remote.configuration(endpoint: url)), parameters)
+            } catch {
+                if options.json { Terminal.json(SearchResponse(status: .fail, method: "search", error: [error.description], page: 0, limit: 0, total: 0, result: [])) }
+                Terminal.err("error: \(error.description)\n")
+                throw ExitCodes.code(for: error)
+            }
+            let urls = Dictionary(response.result.map { ($0.imageName, $0.valueMap?["im_url"]) }, uniquingKeysWith: { first, _ in first })
+            source = { urls[$0] ?? nil }
+        } else {
+            let engine: VisualSearchEngine
+            do {
+                engine = try VisualSearchEngine(catalog: try catalog.open())
+                response = try local(engine, parameters)
+            } catch let error as VisualSearchError {
+                if options.json { Terminal.json(SearchResponse.failure(method: "search", error: error)) }
+                Terminal.err("error: \(error.description)\n")
+                throw ExitCodes.code(for: error)
+            }
+            source = { engine.source(of: $0) }
         }
         if options.json {
             Terminal.json(response)
@@ -104,7 +120,7 @@ enum QueryRunner {
             Terminal.out(ResultTable.render(response, query: query))
         }
         if let html = options.html {
-            let page = ResultsPage.render(response, query: query, queryImage: queryImage, engine: engine)
+            let page = ResultsPage.render(response, query: query, queryImage: queryImage, source: source)
             do { try FileIO.writeAtomically(Array(page.utf8), to: html) } catch {
                 Terminal.err("error: \(error.description)\n")
                 throw ExitCodes.ioError

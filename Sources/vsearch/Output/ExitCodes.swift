@@ -13,6 +13,13 @@ enum ExitCodes {
     /// A file could not be read or written (EX_IOERR).
     static let ioError = ExitCode(74)
 
+    /// A remote service could not be reached or failed (EX_UNAVAILABLE).
+    static let unavailable = ExitCode(69)
+    /// A remote service answered with something that is not its protocol (EX_PROTOCOL).
+    static let protocolError = ExitCode(76)
+    /// A remote service refused the credentials (EX_NOPERM).
+    static let permission = ExitCode(77)
+
     /// Stopped by SIGINT/SIGTERM after finishing the work in progress (128 + SIGINT).
     static let interrupted = ExitCode(130)
 
@@ -22,6 +29,18 @@ enum ExitCodes {
         case .invalidParameter, .unknownField: usage
         case .imageNotFound, .image, .invalidMetadata: dataError
         case .catalog, .storage: ioError
+        }
+    }
+
+    /// The exit code for a client error.
+    static func code(for error: ClientError) -> ExitCode {
+        switch error {
+        case .transport, .timeout, .cancelled: unavailable
+        case .http(let status, _, _) where status == 401 || status == 403: permission
+        case .http(let status, _, _) where status >= 500: unavailable
+        case .http, .api: dataError
+        case .decoding, .responseTooLarge: protocolError
+        case .invalidRequest: usage
         }
     }
 

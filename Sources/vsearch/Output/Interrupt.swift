@@ -14,11 +14,7 @@ enum Interrupt {
     /// starting worker threads: it also unblocks the two signals, since a
     /// parent may have started vsearch with them blocked (threads inherit the mask).
     static func install() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        unblockSignals()
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber) { number in
                 if Interrupt.requested.exchange(true, ordering: .relaxed) {
@@ -26,5 +22,15 @@ enum Interrupt {
                 }
             }
         }
+    }
+
+    /// Unblocks SIGINT and SIGTERM in this thread (and the threads it starts
+    /// afterwards) — for commands whose signals another component handles.
+    static func unblockSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }

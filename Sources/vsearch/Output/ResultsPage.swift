@@ -5,7 +5,7 @@ import VisualSearch
 /// A self-contained HTML page of a search: the query and each result as an
 /// embedded thumbnail (data: URIs, at most 240 px), with score and metadata.
 enum ResultsPage {
-    static func render(_ response: SearchResponse, query: String, queryImage: String?, engine: VisualSearchEngine) -> String {
+    static func render(_ response: SearchResponse, query: String, queryImage: String?, source: (String) -> String?) -> String {
         var html = """
         <!doctype html><html><head><meta charset="utf-8"><title>vsearch: \(escape(query))</title>
         <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}figure{display:inline-block;margin:8px;width:240px;vertical-align:top}
@@ -19,7 +19,7 @@ enum ResultsPage {
         }
         for result in response.result {
             html += "<figure>"
-            if let path = engine.source(of: result.imageName), let uri = thumbnail(path: path) { html += "<img src=\"\(uri)\">" }
+            if let path = source(result.imageName), let uri = thumbnail(path: path) { html += "<img src=\"\(uri)\">" }
             html += "<figcaption><b>\(escape(result.imageName))</b> \(result.score.map { String(format: "%.4f", $0) } ?? "")<table>"
             for (key, value) in (result.valueMap ?? [:]).sorted(by: { $0.key < $1.key }) {
                 html += "<tr><td>\(escape(key))</td><td>\(escape(value))</td></tr>"
@@ -32,6 +32,7 @@ enum ResultsPage {
     }
 
     static func thumbnail(path: String) -> String? {
+        if path.hasPrefix("http://") || path.hasPrefix("https://") { return path }
         guard let decoded = try? ImageDecoder.decode(fileAt: path, options: DecodingOptions(minimumSize: PixelSize(width: 240, height: 240))),
               let jpeg = try? ImageEncoders.JPEG(quality: .thumbnail).encode(
                 Resampler.resample(decoded.pixels, to: decoded.pixels.size.fitting(inside: 240))) else { return nil }

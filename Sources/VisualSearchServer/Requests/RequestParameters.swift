@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import VisualSearch
+
+/// A request's parameters, merged from wherever the SDKs put them
+/// (wire-protocol.md §1.5): the query string first, then form fields or
+/// multipart text parts (so a body value overrides the query string), plus
+/// the multipart `image` file part.
+///
+/// Parsing is separate from the endpoints: they see one ``WireQuery`` and
+/// optional image bytes, whichever SDK sent the request.
+struct RequestParameters: Sendable {
+    var query: WireQuery
+    /// The `image` part's bytes, when a multipart body carried one (an empty part counts as none).
+    var image: [UInt8]?
+    /// The raw body when it was neither a form nor multipart (JSON for tracking batches).
+    var rawBody: [UInt8]?
+
+    /// Reads and merges; refuses bodies over `maxBodyBytes` before reading
+    /// them when `Content-Length` says so, and while reading otherwise.
+    static func read(_ request: Request, maxBodyBytes: Int) async throws(ServerError) -> RequestParameters {
+        var query = WireQuery(parsing: request.uri.query ?? "")
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
+            throw .bodyTooLarge(limit: maxBodyBytes)
+        }
+        guard request.method == .post || request.method == .put else { return RequestParameters(query: query) }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw .bodyTooLarge(limit: maxBodyBytes)
+        } catch {
+            throw .badBody("the body could not be read (\(error))")
+        }
+        let body = Array(buffer.readableBytesView)
+        let contentType = request.headers[.contentType] ?? ""
+        let kind = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        var image: [UInt8]?
+        var raw: [UInt8]?
+        switch kind {
+        case "multipart/form-data":
+            let parts: [MultipartForm.Part]
+            do { parts = try MultipartForm.parse(body, contentType: contentType) } catch { throw .engine(error) }
+            for part in parts {
+                if part.name == "image" {
+                    if !part.data.isEmpty { image = part.data }
+                } else if part.filename == nil {
+                    query.append(part.name, part.text)
+                }
+            }
+        case "application/x-www-form-urlencoded":
+            query.merge(WireQuery(parsing: String(decoding: body, as: UTF8.self)))
+        default:
+            if !body.isEmpty { raw = body }
+        }
+        return RequestParameters(query: query, image: image, rawBody: raw)
+    }
+}

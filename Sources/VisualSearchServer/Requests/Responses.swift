@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// JSON responses.
+enum Responses {
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let bytes = (try? encoder.encode(value)).map(Array.init) ?? Array("{\"status\":\"fail\",\"error\":[\"encoding failed\"]}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func failure(_ error: ServerError, family: APIFamily, method: String, requestID: String) -> Response {
+        Response(status: HTTPResponse.Status(code: error.status), headers: [.contentType: "application/json; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: family.failureBody(method: method, error: error, requestID: requestID))))
+    }
+}
+
+/// Runs `operation`, but answers no later than `seconds`: past the deadline
+/// the caller gets `onTimeout()` and the operation is cancelled (engine work
+/// that cannot stop finishes in the background; the concurrency cap bounds
+/// how much of it there can be).
+func withDeadline<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async -> T,
+                               onTimeout: @escaping @Sendable () -> T) async -> T {
+    let race = Race<T>()
+    let work = Task { race.finish(await operation()) }
+    let timer = Task {
+        try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        if !Task.isCancelled {
+            race.finish(onTimeout())
+            work.cancel()
+        }
+    }
+    let value = await withTaskCancellationHandler {
+        await race.value()
+    } onCancel: {
+        work.cancel()
+    }
+    timer.cancel()
+    return value
+}
+
+/// The first of several results, handed to one waiter.
+final class Race<T: Sendable>: Sendable {
+    struct State: ~Copyable {
+        var continuation: CheckedContinuation<T, Never>?
+        var result: T?
+    }
+    let state = Mutex(State())
+
+    /// Records a result; later ones are ignored.
+    func finish(_ value: T) {
+        let waiter: CheckedContinuation<T, Never>? = state.withLock { state in
+            guard state.result == nil else { return nil }
+            state.result = value
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        waiter?.resume(returning: value)
+    }
+
+    /// Waits for the first result.
+    func value() async -> T {
+        await withCheckedContinuation { continuation in
+            let ready: T? = state.withLock { state in
+                if let result = state.result { return result }
+                state.continuation = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import VisualSearch
+
+/// The keys a server accepts (wire-protocol.md §1.3, §4.2):
+///
+/// - an **app key** is accepted as `access_key=` (ViSearch mobile SDKs) or
+///   `app_key=` (ProductSearch);
+/// - an **access key with its secret** is accepted as HTTP Basic
+///   authorisation (ViSearch server SDKs).
+///
+/// With no keys at all the server is open, and says so when it starts.
+///
+/// ```swift
+/// let credentials = try ServerCredentials(lines: """
+///     # app keys, one per line
+///     dev-app-key
+///     # access keys with their secrets
+///     ACCESS:SECRET
+///     """)
+/// ```
+public struct ServerCredentials: Sendable, Hashable {
+    public var appKeys: Set<String>
+    /// access key → secret.
+    public var accessKeys: [String: String]
+
+    public init(appKeys: Set<String> = [], accessKeys: [String: String] = [:]) {
+        self.appKeys = appKeys
+        self.accessKeys = accessKeys
+    }
+
+    /// Parses a keys file: one key per line, `KEY` for an app key or
+    /// `KEY:SECRET` for an access key; blank lines and `#` comments ignored.
+    /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` naming the line.
+    public init(lines text: String) throws(VisualSearchError) {
+        self.init()
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            try add(line, where: "line \(number + 1)")
+        }
+    }
+
+    /// Adds `KEY` (an app key) or `KEY:SECRET` (an access key).
+    public mutating func add(_ entry: String, where place: String = "key") throws(VisualSearchError) {
+        let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let key = parts.first, !key.isEmpty, !key.contains(where: \.isWhitespace) else {
+            throw .invalidParameter(name: place, reason: "a key must be non-empty and without spaces")
+        }
+        if parts.count == 2 {
+            guard !parts[1].isEmpty else { throw .invalidParameter(name: place, reason: "access key \(key) has an empty secret") }
+            accessKeys[key] = parts[1]
+        } else {
+            appKeys.insert(key)
+        }
+    }
+
+    /// No keys: every request is accepted.
+    public var isOpen: Bool { appKeys.isEmpty && accessKeys.isEmpty }
+
+    /// What went wrong with a request's credentials, or nil when they are good.
+    func problem(authorization: String?, parameters: WireQuery) -> String? {
+        if isOpen { return nil }
+        if let authorization {
+            guard authorization.lowercased().hasPrefix("basic "),
+                  let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+                  let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":") else {
+                return "Invalid Authorization header: expected Basic base64(access_key:secret_key)"
+            }
+            let key = String(pair[..<colon]), secret = String(pair[pair.index(after: colon)...])
+            return accessKeys[key].map { ServerCredentials.constantTimeEqual($0, secret) } == true ? nil : "Invalid access key or secret key"
+        }
+        for name in ["access_key", "app_key"] {
+            if let key = parameters.string(name) {
+                return appKeys.contains(where: { ServerCredentials.constantTimeEqual($0, key) }) ? nil : "Invalid \(name == "app_key" ? "app key" : "access key")"
+            }
+        }
+        return "Missing credentials: send access_key (app key), app_key, or Basic authorization"
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for i in 0..<min(x.count, y.count) { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Logging
+import VisualSearch
+import VisualSearchServer
+
+/// `vsearch serve`: the local ViSearch/ProductSearch-compatible server.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the catalog over HTTP, speaking the ViSearch and ProductSearch protocols.",
+        discussion: """
+        Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch,
+        /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image,
+        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health.
+        Point any ViSearch SDK's base URL at http://HOST:PORT.
+
+        Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic),
+        or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`).
+        With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise.
+        Stops gracefully on Ctrl-C or SIGTERM, finishing requests in flight.
+
+        Example: vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+    @Option(help: "Address to bind. Anything other than loopback exposes the catalog to the network.") var host = "127.0.0.1"
+    @Option(help: "Port (0: any free port, printed at start).") var port = 8080
+    @Option(name: .customLong("app-key"), help: ArgumentHelp("Accept this app key. Repeatable.", valueName: "key")) var appKeys: [String] = []
+    @Option(name: .customLong("access-key"), help: ArgumentHelp("Accept this access key and secret. Repeatable.", valueName: "key:secret"))
+    var accessKeys: [String] = []
+    @Option(name: .customLong("keys-file"), help: ArgumentHelp("Read keys from a file: KEY or KEY:SECRET per line.", valueName: "file"))
+    var keysFile: String?
+    @Option(name: .customLong("max-body-mb"), help: "Largest request body in MiB (413 beyond).") var maxBodyMB = 16
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond).") var requestTimeout: Double = 30
+    @Option(name: .customLong("max-concurrent"), help: "Requests handled at once (503 with Retry-After beyond).") var maxConcurrent = 64
+    @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch hosts other than loopback.") var allowRemoteFetch = false
+    @Flag(name: .customLong("json-logs"), help: "Log one JSON object per line.") var jsonLogs = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
+        guard maxBodyMB >= 1 else { throw ValidationError("--max-body-mb must be at least 1") }
+        guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
+        guard maxConcurrent >= 1 else { throw ValidationError("--max-concurrent must be at least 1") }
+        _ = try credentials()
+    }
+
+    func credentials() throws -> ServerCredentials {
+        do {
+            var credentials = ServerCredentials()
+            if let keysFile {
+                guard let data = FileManager.default.contents(atPath: keysFile) else {
+                    throw ValidationError("cannot read --keys-file \(keysFile)")
+                }
+                credentials = try ServerCredentials(lines: String(decoding: data, as: UTF8.self))
+            }
+            for key in appKeys {
+                guard !key.contains(":") else { throw ValidationError("--app-key \(key) contains ':'; use --access-key KEY:SECRET") }
+                try credentials.add(key, where: "--app-key")
+            }
+            for key in accessKeys {
+                guard key.contains(":") else { throw ValidationError("--access-key needs KEY:SECRET") }
+                try credentials.add(key, where: "--access-key")
+            }
+            return credentials
+        } catch let error as VisualSearchError {
+            throw ValidationError(error.message)
+        }
+    }
+
+    func run() async throws {
+        Interrupt.unblockSignals()
+        let jsonLogs = self.jsonLogs
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = jsonLogs ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let configuration = ServerConfiguration(
+            catalogPath: catalog.path, host: host, port: port, credentials: try credentials(),
+            maxBodyBytes: maxBodyMB << 20, requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrent,
+            jsonLogs: jsonLogs, allowRemoteFetch: allowRemoteFetch)
+        let server: VisualSearchServer
+        do { server = try VisualSearchServer(configuration: configuration) } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.code(for: error)
+        }
+        let images = (try? server.engine.catalog.count()) ?? 0
+        let host = self.host
+        let path = catalog.path
+        let auth = configuration.credentials.isOpen
+            ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
+            : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
+        do {
+            try await server.run { port in
+                let shown = host.contains(":") ? "[\(host)]" : host
+                Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(images) images); auth: \(auth)\n")
+                if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
+            }
+        } catch {
+            Terminal.err("error: cannot serve on \(host):\(port): \(error)\n")
+            throw ExitCodes.unavailable
+        }
+        Terminal.err("vsearch serve: stopped\n")
+    }
+}
