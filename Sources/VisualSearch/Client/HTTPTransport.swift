@@ -82,6 +82,8 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
         var response: HTTPURLResponse?
         var body: [UInt8] = []
         var tooLarge = false
+        /// When bytes last moved, and whether the watchdog gave up (shared with the watchdog task).
+        let progress = Mutex<(last: ContinuousClock.Instant, timedOut: Bool)>((ContinuousClock.now, false))
         let url: URL
         let timeout: Double
         let continuation: CheckedContinuation<Result<HTTPResponse, ClientError>, Never>
@@ -127,8 +129,10 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
         let identifier = task.taskIdentifier
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, ClientError>, Never>) in
-                pending.withLock { $0[identifier] = Pending(url: request.url, timeout: request.timeout, continuation: continuation) }
+                let state = Pending(url: request.url, timeout: request.timeout, continuation: continuation)
+                pending.withLock { $0[identifier] = state }
                 task.resume()
+                URLSessionTransport.watch(task, state: state)
             }
         } onCancel: {
             task.cancel()
@@ -139,11 +143,31 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
         }
     }
 
+    /// Enforces the timeout as "no progress for `timeout` seconds" (URLSession
+    /// on Linux applies only the session-wide timeout, not the request's).
+    private static func watch(_ task: URLSessionDataTask, state: Pending) {
+        let timeout = Duration.milliseconds(Int64(state.timeout * 1000))
+        Task.detached {
+            while task.state == .running || task.state == .suspended {
+                try? await Task.sleep(for: min(timeout / 4, .milliseconds(250)))
+                let expired = state.progress.withLock { progress -> Bool in
+                    if progress.last.duration(to: .now) > timeout { progress.timedOut = true }
+                    return progress.timedOut
+                }
+                if expired {
+                    task.cancel()
+                    return
+                }
+            }
+        }
+    }
+
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         guard let state = pending.withLock({ $0[dataTask.taskIdentifier] }) else { return completionHandler(.cancel) }
         let http = response as? HTTPURLResponse
         state.response = http
+        state.progress.withLock { $0.last = .now }
         if response.expectedContentLength > Int64(maxResponseBytes) {
             state.tooLarge = true
             return completionHandler(.cancel)
@@ -159,12 +183,15 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
             return
         }
         state.body.append(contentsOf: data)
+        state.progress.withLock { $0.last = .now }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let state = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let url = state.url.absoluteString
-        if state.tooLarge {
+        if state.progress.withLock({ $0.timedOut }) {
+            state.continuation.resume(returning: .failure(.timeout(url: url, seconds: state.timeout)))
+        } else if state.tooLarge {
             state.continuation.resume(returning: .failure(.responseTooLarge(url: url, limit: maxResponseBytes)))
         } else if let error {
             state.continuation.resume(returning: .failure(URLSessionTransport.classify(error, url: url, timeout: state.timeout)))

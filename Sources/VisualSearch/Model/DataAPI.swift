@@ -112,7 +112,7 @@ public struct DataAPIResponse: Sendable, Hashable, Codable {
         status = try container.decode(SearchResponse.Status.self, forKey: .status)
         method = try container.decodeIfPresent(String.self, forKey: .method) ?? ""
         // The hosted service sends trans_id as a (large) number; keep it as text.
-        transactionID = try container.decodeIfPresent(JSONValue.self, forKey: .transactionID)?.stringValue
+        transactionID = try container.decodeIdentifierIfPresent(forKey: .transactionID)
         total = try container.decodeIfPresent(Int.self, forKey: .total) ?? 0
         error = try container.decodeIfPresent([DataAPIError].self, forKey: .error) ?? []
     }
@@ -152,7 +152,7 @@ public struct InsertStatusResponse: Sendable, Hashable, Codable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            transactionID = try container.decode(JSONValue.self, forKey: .transactionID).stringValue ?? ""
+            transactionID = try container.decodeIdentifierIfPresent(forKey: .transactionID) ?? ""
             processedPercent = try container.decodeIfPresent(Int.self, forKey: .processedPercent) ?? 0
             total = try container.decodeIfPresent(Int.self, forKey: .total) ?? 0
             successCount = try container.decodeIfPresent(Int.self, forKey: .successCount) ?? 0
@@ -184,5 +184,16 @@ public struct InsertStatusResponse: Sendable, Hashable, Codable {
         method = try container.decodeIfPresent(String.self, forKey: .method) ?? ""
         result = try container.decodeIfPresent([Progress].self, forKey: .result) ?? []
         error = (try? container.decodeIfPresent([String].self, forKey: .error)) ?? []
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// An id sent as a string or as a (possibly 64-bit) integer, kept exactly as text.
+    func decodeIdentifierIfPresent(forKey key: Key) throws -> String? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let text = try? decode(String.self, forKey: key) { return text }
+        if let number = try? decode(UInt64.self, forKey: key) { return String(number) }
+        if let number = try? decode(Int64.self, forKey: key) { return String(number) }
+        return try decode(JSONValue.self, forKey: key).stringValue
     }
 }

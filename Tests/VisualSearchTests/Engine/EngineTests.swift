@@ -218,7 +218,7 @@ struct EngineTests {
         let byImage = try engine.productSearch(byImage: .bytes(Corpus.bytes("grace_hopper.jpg")), parameters: Corpus.parameters { $0.fields = ["brand"] })
         #expect(byImage.method == "product/search_by_image")
         #expect(byImage.result?.first?.productID == "grace_hopper")
-        #expect(byImage.result?.first?.data?["brand"] == "matplotlib")
+        #expect(byImage.result?.first?.data?["brand"] == .string("matplotlib"))
         #expect(byImage.result?.first?.mainImageURL?.hasSuffix("grace_hopper.jpg") == true)
         let recs = try engine.productRecommendations(productID: "grace_hopper", parameters: Corpus.parameters())
         #expect(recs.productInfo?.productID == "grace_hopper")
