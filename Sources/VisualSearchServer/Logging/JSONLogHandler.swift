@@ -26,15 +26,21 @@ public struct JSONLogHandler: LogHandler {
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = JSONLogHandler.plain(value)
         }
-        guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(0x0A)
         FileHandle.standardError.write(data)
     }
 
     static func plain(_ value: Logger.Metadata.Value) -> Any {
         switch value {
-        case .string(let text): Int(text).map { $0 as Any } ?? Double(text).map { $0 as Any } ?? text
-        case .stringConvertible(let value): value.description
+        case .string(let text): text
+        case .stringConvertible(let value):
+            switch value {
+            case let number as Int: number
+            case let number as Double: number
+            case let flag as Bool: flag
+            default: value.description
+            }
         case .array(let values): values.map(plain)
         case .dictionary(let values): values.mapValues(plain)
         }

@@ -28,7 +28,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         logger.info("request", metadata: [
             "request_id": .string(context.requestID), "method": .string(request.method.rawValue),
             "path": .string(request.uri.path), "status": .stringConvertible(response.status.code),
-            "duration_ms": .string(String(format: "%.2f", milliseconds)),
+            "duration_ms": .stringConvertible((milliseconds * 100).rounded() / 100),
         ])
         return response
     }

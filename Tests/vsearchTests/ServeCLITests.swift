@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `vsearch serve` and remote mode, run as a user would: the same query
+/// against the catalog directly and through the server agree.
+@Suite("vsearch serve and --endpoint", .serialized)
+struct ServeCLITests {
+    typealias CLI = CLITests
+
+    /// Starts `vsearch serve --port 0` and waits for its start-up line.
+    static func serve(_ catalog: String, _ extra: [String] = []) throws -> (process: Process, url: String, log: String) {
+        let log = CLI.temporaryDirectory() + "/serve.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["serve", "--catalog", catalog, "--port", "0"] + extra
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try process.run()
+        for _ in 0..<200 {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                return (process, String(text[range].dropFirst("listening on ".count)), log)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.terminate()
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "serve did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"])
+    }
+
+    static func withoutRequestID(_ json: String) throws -> NSDictionary {
+        var object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]
+        object["reqid"] = nil
+        return object as NSDictionary
+    }
+
+    @Test("the start-up line says where and that it is open; remote queries match local ones; SIGTERM stops it cleanly")
+    func serveAndQuery() throws {
+        let catalog = EngineCLITests.catalogPath()
+        try EngineCLITests.indexCorpus(catalog)
+        let (process, url, log) = try Self.serve(catalog)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let startup = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(startup.contains("(102 images)") && startup.contains("auth: OPEN"))
+        for command in [["similar", "chelsea_cat"], ["recommend", "coffee_cup"], ["color", "c45b3b"],
+                        ["search", "--image", CLI.repository + "/corpus/images/astronaut.jpg"]] {
+            let options = ["--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--limit", "4", "--json"]
+            let local = try CLI.run(command + options + ["--catalog", catalog])
+            let remote = try CLI.run(command + options + ["--endpoint", url])
+            #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
+            if command[0] == "search" {
+                // The client uploads the prepared (512 px) image, as the SDKs do: same top result, scores close.
+                let names = { (json: String) in ((try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["result"] as? [[String: Any]])?.first?["im_name"] as? String }
+                #expect(names(local.stdout) == names(remote.stdout))
+            } else {
+                #expect(try Self.withoutRequestID(local.stdout) == Self.withoutRequestID(remote.stdout), "\(command)")
+            }
+        }
+        let table = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--limit", "2"])
+        #expect(table.status == 0 && table.stdout.contains("chelsea_cat"))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(logged.contains("vsearch serve: stopped") && logged.contains("status=200") && logged.contains("request_id="))
+    }
+
+    @Test("with keys: a missing key exits 77 naming the problem; the right key works; secrets never reach the log")
+    func keys() throws {
+        let catalog = EngineCLITests.catalogPath()
+        try EngineCLITests.indexCorpus(catalog)
+        let keys = CLI.temporaryDirectory() + "/keys"
+        try "# keys\nsecret-app-key\nACCESS:TOPSECRET\n".write(toFile: keys, atomically: true, encoding: .utf8)
+        let (process, url, log) = try Self.serve(catalog, ["--keys-file", keys, "--json-logs"])
+        defer { kill(process.processIdentifier, SIGKILL) }
+        let missing = try CLI.run(["similar", "chelsea_cat", "--endpoint", url])
+        #expect(missing.status == 77 && missing.stderr.contains("401"))
+        let good = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "secret-app-key"])
+        #expect(good.status == 0)
+        let basic = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS"], environment: ["VSEARCH_SECRET_KEY": "TOPSECRET"])
+        #expect(basic.status == 0, "\(basic.stderr)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(logged.contains("keys required") && logged.contains("\"status\":401"))
+        #expect(!logged.contains("secret-app-key") && !logged.contains("TOPSECRET"))
+    }
+
+    @Test("an endpoint that is down: exit 69 with the reason")
+    func unreachable() throws {
+        let run = try CLI.run(["similar", "chelsea_cat", "--endpoint", "http://127.0.0.1:9", "--timeout", "2"])
+        #expect(run.status == 69 && run.stderr.contains("cannot reach"))
+    }
+}
