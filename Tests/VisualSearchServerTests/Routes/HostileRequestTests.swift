@@ -125,4 +125,56 @@ struct HostileRequestTests {
         if let (status, message) = try? await stalled.value { #expect(status == 503 && message?.contains("timed out") == true) }
         try await stillAnswering(url)
     }
+
+    @Test("more requests in flight than the cap: 503 with Retry-After, then normal service")
+    func concurrencyCap() async throws {
+        let (url, _) = await TestServer.start { $0.maxConcurrentRequests = 1; $0.requestTimeout = 2 }
+        // The first request holds the only slot: its body never finishes arriving.
+        let holder = Task { _ = try? await TestServer.raw(URL(string: "\(url)/uploadsearch")!, method: "POST",
+                                                          headers: [("Content-Type", "multipart/form-data; boundary=B"), ("Content-Length", "100000")],
+                                                          body: Array("--B\r\n".utf8)) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let refused = try await TestServer.raw(URL(string: "\(url)/search?im_name=chelsea_cat")!)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1")
+        #expect((refused.json["error"] as? [String])?.first?.contains("busy") == true)
+        _ = await holder.value
+        #expect(try await TestServer.raw(URL(string: "\(url)/search?im_name=chelsea_cat")!).status == 200)
+    }
+}
+
+/// Parameters arrive wherever an SDK puts them (wire-protocol.md §1.5).
+@Suite("Parameter merging")
+struct ParameterMergingTests {
+    @Test("Java: a form-urlencoded POST body")
+    func formBody() async throws {
+        let (url, _) = await TestServer.shared.get()
+        let response = try await TestServer.raw(URL(string: "\(url)/recommendations")!, method: "POST",
+                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                body: Array("im_name=coffee_cup&limit=2&fl=brand&fq=category%3Afood".utf8))
+        #expect(response.status == 200 && (response.json["result"] as? [[String: Any]])?.count == 2)
+        #expect(((response.json["result"] as? [[String: Any]])?.first?["value_map"] as? [String: String])?["brand"] != nil)
+    }
+
+    @Test("Java/JS: multipart text parts beside the image; a body value overrides the query string")
+    func multipartTextParts() async throws {
+        let (url, _) = await TestServer.shared.get()
+        var form = MultipartForm()
+        form.append(field: "limit", value: "3")
+        form.append(field: "facets", value: "brand,category")
+        form.append(file: "image", filename: "photo.jpg", contentType: "image/jpeg", data: TestServer.bytes("coffee_cup.jpg"))
+        let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch?limit=9")!, method: "POST",
+                                                headers: [("Content-Type", form.contentType)], body: form.encoded)
+        #expect(response.status == 200 && response.json["limit"] as? Int == 3)
+        #expect((response.json["facets"] as? [[String: Any]])?.map { $0["key"] as? String } == ["brand", "category"])
+    }
+
+    @Test("Android: GET /uploadsearch with im_url only; ProductSearch with no body at all")
+    func noBody() async throws {
+        let (url, _) = await TestServer.shared.get()
+        let get = try await TestServer.raw(URL(string: "\(url)/uploadsearch?im_url=\(TestServer.images)/coffee_cup.jpg&limit=1")!)
+        #expect(get.status == 200 && ((get.json["result"] as? [[String: Any]])?.first?["im_name"] as? String) == "coffee_cup")
+        let post = try await TestServer.raw(URL(string: "\(url)/v1/product/search_by_image?app_key=a&placement_id=1&im_url=\(TestServer.images)/coffee_cup.jpg&limit=1")!,
+                                            method: "POST")
+        #expect(post.status == 200 && ((post.json["result"] as? [[String: Any]])?.first?["product_id"] as? String) == "coffee_cup")
+    }
 }
