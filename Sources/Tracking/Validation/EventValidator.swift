@@ -1,0 +1,98 @@
+import Foundation
+
+/// The rules of the ViSearch guide's event table (§7.2), enforced — the
+/// public SDKs document them but send whatever they are given.
+///
+/// | rule | fields |
+/// |---|---|
+/// | required for every predefined action | `queryId` |
+/// | required for product_click, product_view, add_to_cart, add_to_wishlist | `pid`, `imgUrl`, `pos` |
+/// | required for transaction | `transactionId`, `value` |
+/// | at most 32 characters | `category`, `name`, `label`, `fromReqId`, `source`, a custom action |
+/// | at most 64 | `brand`, `campaign`, `adGroup`, `creative`, `s1`…`s5`, `uid` |
+/// | at most 512 | `productUrl`, `imgUrl`, `json` (bytes) |
+/// | at most 256 | `queryId`, `pid`, `transactionId`, `eventID`, `sid` (not in the guide: a sanity bound) |
+/// | ISO 4217 (three capital letters, a known code) | `currency` |
+/// | finite and ≥ 0 | `price` |
+/// | finite | `value`, `n1`…`n5` |
+/// | ≥ 1 | `pos` |
+/// | valid JSON | `json` |
+///
+/// Custom actions need only a name: non-empty, at most 32 characters, no
+/// spaces or control characters. Empty strings count as absent.
+///
+/// ```swift
+/// try EventValidator.validate(event)   // throws .invalidEvent(field: "currency", rule: "…")
+/// ```
+public enum EventValidator {
+    /// Checks every rule; the first one broken is thrown.
+    /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` naming the field and the rule.
+    public static func validate(_ event: TrackingEvent) throws(TrackingError) {
+        try validateAction(event.action)
+        if case .custom = event.action {} else { try require(event.queryId, "queryId", for: event.action) }
+        if event.action.isProductAction {
+            try require(event.pid, "pid", for: event.action)
+            try require(event.imgUrl, "imgUrl", for: event.action)
+            guard event.pos != nil else { throw .invalidEvent(field: "pos", rule: "required for \(event.action)") }
+        }
+        if event.action == .transaction {
+            try require(event.transactionId, "transactionId", for: event.action)
+            guard event.value != nil else { throw .invalidEvent(field: "value", rule: "required for transaction") }
+        }
+        for (value, field, limit) in lengthRules(event) {
+            if let value, value.count > limit {
+                throw .invalidEvent(field: field, rule: "\(value.count) characters is over the maximum of \(limit)")
+            }
+        }
+        if let json = event.json, !json.isEmpty {
+            guard json.utf8.count <= 512 else { throw .invalidEvent(field: "json", rule: "\(json.utf8.count) bytes is over the maximum of 512") }
+            guard (try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])) != nil else {
+                throw .invalidEvent(field: "json", rule: "not valid JSON")
+            }
+        }
+        if let pos = event.pos, pos < 1 { throw .invalidEvent(field: "pos", rule: "\(pos) is below 1 (positions start at 1)") }
+        if let price = event.price {
+            guard price.isFinite, price >= 0 else { throw .invalidEvent(field: "price", rule: "\(price) is not a finite number ≥ 0") }
+        }
+        let numbers: [(Double?, String)] = [(event.value, "value"), (event.n1, "n1"), (event.n2, "n2"), (event.n3, "n3"), (event.n4, "n4"), (event.n5, "n5")]
+        for (number, field) in numbers {
+            if let number, !number.isFinite { throw .invalidEvent(field: field, rule: "\(number) is not a finite number") }
+        }
+        if let currency = event.currency, !currency.isEmpty { try validateCurrency(currency) }
+    }
+
+    static func validateAction(_ action: TrackingAction) throws(TrackingError) {
+        guard case .custom(let name) = action else { return }
+        guard !name.isEmpty else { throw .invalidEvent(field: "action", rule: "empty") }
+        guard name.count <= 32 else { throw .invalidEvent(field: "action", rule: "\(name.count) characters is over the maximum of 32") }
+        guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidEvent(field: "action", rule: "\"\(name)\" contains spaces or control characters")
+        }
+    }
+
+    static func require(_ value: String?, _ field: String, for action: TrackingAction) throws(TrackingError) {
+        guard let value, !value.isEmpty else { throw .invalidEvent(field: field, rule: "required for \(action)") }
+    }
+
+    static func lengthRules(_ event: TrackingEvent) -> [(String?, String, Int)] {
+        [(event.category, "category", 32), (event.name, "name", 32), (event.label, "label", 32), (event.fromReqId, "fromReqId", 32),
+         (event.source, "source", 32), (event.brand, "brand", 64), (event.campaign, "campaign", 64), (event.adGroup, "adGroup", 64),
+         (event.creative, "creative", 64), (event.s1, "s1", 64), (event.s2, "s2", 64), (event.s3, "s3", 64), (event.s4, "s4", 64),
+         (event.s5, "s5", 64), (event.uid, "uid", 64), (event.productUrl, "productUrl", 512), (event.imgUrl, "imgUrl", 512),
+         (event.queryId, "queryId", 256), (event.pid, "pid", 256), (event.transactionId, "transactionId", 256),
+         (event.eventID, "eventID", 256), (event.sid, "sid", 256)]
+    }
+
+    /// Three capital letters that name a currency ISO 4217 lists (from the
+    /// platform's ICU data; the pattern alone if that list is unavailable).
+    static func validateCurrency(_ code: String) throws(TrackingError) {
+        guard code.count == 3, code.unicodeScalars.allSatisfy({ (65...90).contains($0.value) }) else {
+            throw .invalidEvent(field: "currency", rule: "\"\(code)\" is not an ISO 4217 code (three capital letters such as USD)")
+        }
+        if !knownCurrencies.isEmpty, !knownCurrencies.contains(code) {
+            throw .invalidEvent(field: "currency", rule: "\"\(code)\" is not an ISO 4217 currency code")
+        }
+    }
+
+    static let knownCurrencies: Set<String> = Set(Locale.commonISOCurrencyCodes)
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The analytics wire format (wire-protocol.md §5): the short parameter
+/// names, the single-event pixel query string and the batch JSON body —
+/// both ways, since the local collector decodes what the tracker encodes.
+///
+/// | field | wire | field | wire |
+/// |---|---|---|---|
+/// | category | `cat` | transactionId | `transId` |
+/// | campaign | `c` | adGroup | `cag` |
+/// | creative | `cc` | timestamp (ms) | `ts` |
+/// | eventID | `eid` (ours: the dedup key) | imgUrl | `imUrl` |
+///
+/// Every other field keeps its name (`queryId`, `pid`, `pos`, `n1`, `s1`, …).
+///
+/// ```swift
+/// let query = EventWireFormat.query(event, code: "APP:1")      // "action=product_click&code=APP%3A1&…"
+/// let events = try EventWireFormat.events(fromBatch: body)     // what a collector receives
+/// ```
+public enum EventWireFormat {
+    /// `sdk` sent with every event.
+    public static let sdk = "vsearch swift"
+    /// `v` sent with every event.
+    public static let version = "0.1.0"
+
+    /// The event's wire parameters (absent fields omitted), plus `code`, `sdk` and `v`.
+    public static func parameters(_ event: TrackingEvent, code: String?) -> [(String, String)] {
+        var out: [(String, String)] = [("action", event.action.rawValue), ("sdk", sdk), ("v", version)]
+        if let code { out.append(("code", code)) }
+        func add(_ name: String, _ value: String?) { if let value, !value.isEmpty { out.append((name, value)) } }
+        func add(_ name: String, _ value: Double?) { if let value { out.append((name, number(value))) } }
+        add("queryId", event.queryId); add("pid", event.pid); add("imUrl", event.imgUrl)
+        if let pos = event.pos { out.append(("pos", String(pos))) }
+        add("transId", event.transactionId); add("value", event.value); add("uid", event.uid); add("sid", event.sid)
+        add("cat", event.category); add("name", event.name); add("label", event.label); add("fromReqId", event.fromReqId)
+        add("source", event.source); add("brand", event.brand); add("price", event.price); add("currency", event.currency)
+        add("productUrl", event.productUrl); add("c", event.campaign); add("cag", event.adGroup); add("cc", event.creative)
+        add("n1", event.n1); add("n2", event.n2); add("n3", event.n3); add("n4", event.n4); add("n5", event.n5)
+        add("s1", event.s1); add("s2", event.s2); add("s3", event.s3); add("s4", event.s4); add("s5", event.s5)
+        add("json", event.json); add("eid", event.eventID)
+        if let ts = event.timestamp { out.append(("ts", String(ts))) }
+        return out
+    }
+
+    /// `300` for integral values, else Swift's shortest round-trip form.
+    static func number(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    /// The pixel GET's query string: keys sorted, the Swift SDK's percent-encoding.
+    public static func query(_ event: TrackingEvent, code: String?) -> String {
+        parameters(event, code: code).sorted { $0.0 < $1.0 }.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+    }
+
+    /// The batch POST body: `{"v":…,"sdk":…,"uid":…,"events":[{…}]}`, keys sorted.
+    public static func batchBody(_ events: [TrackingEvent], uid: String?) -> [UInt8] {
+        var body: [String: Any] = ["v": version, "sdk": sdk, "events": events.map { Dictionary(parameters($0, code: nil), uniquingKeysWith: { $1 }) }]
+        if let uid { body["uid"] = uid }
+        return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])).map(Array.init) ?? []
+    }
+
+    /// An event from wire parameters (a pixel query or one batch entry).
+    /// The JS tracker's literal `"null"` counts as absent.
+    /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` for a missing action or a malformed number.
+    public static func event(from parameters: [String: String]) throws(TrackingError) -> TrackingEvent {
+        let values = parameters.filter { $0.value != "null" && !$0.value.isEmpty }
+        guard let action = values["action"] else { throw .invalidEvent(field: "action", rule: "required") }
+        var event = TrackingEvent(action: TrackingAction(rawValue: action))
+        func double(_ name: String) throws(TrackingError) -> Double? {
+            guard let text = values[name] else { return nil }
+            guard let number = Double(text) else { throw .invalidEvent(field: name, rule: "\"\(text)\" is not a number") }
+            return number
+        }
+        event.queryId = values["queryId"]; event.pid = values["pid"]; event.imgUrl = values["imUrl"]
+        if let pos = values["pos"] {
+            guard let number = Int(pos) else { throw .invalidEvent(field: "pos", rule: "\"\(pos)\" is not an integer") }
+            event.pos = number
+        }
+        event.transactionId = values["transId"]; event.value = try double("value"); event.uid = values["uid"]; event.sid = values["sid"]
+        event.category = values["cat"]; event.name = values["name"]; event.label = values["label"]; event.fromReqId = values["fromReqId"]
+        event.source = values["source"]; event.brand = values["brand"]; event.price = try double("price"); event.currency = values["currency"]
+        event.productUrl = values["productUrl"]; event.campaign = values["c"]; event.adGroup = values["cag"]; event.creative = values["cc"]
+        event.n1 = try double("n1"); event.n2 = try double("n2"); event.n3 = try double("n3"); event.n4 = try double("n4"); event.n5 = try double("n5")
+        event.s1 = values["s1"]; event.s2 = values["s2"]; event.s3 = values["s3"]; event.s4 = values["s4"]; event.s5 = values["s5"]
+        event.json = values["json"]; event.eventID = values["eid"]
+        if let ts = values["ts"] {
+            guard let number = Int64(ts) ?? Double(ts).map({ Int64($0) }) else { throw .invalidEvent(field: "ts", rule: "\"\(ts)\" is not milliseconds") }
+            event.timestamp = number
+        }
+        return event
+    }
+
+    /// The entries of a batch body, each as wire parameters (numbers and
+    /// booleans rendered as text), with the body's `uid` as each entry's default.
+    /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` with field `body` when it is not a batch.
+    public static func entries(fromBatch body: [UInt8]) throws(TrackingError) -> [[String: String]] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let events = object["events"] as? [Any] else {
+            throw .invalidEvent(field: "body", rule: "not a batch: expected {\"events\":[{…}]}")
+        }
+        let uid = object["uid"] as? String
+        return events.map { entry in
+            var parameters: [String: String] = [:]
+            for (key, value) in entry as? [String: Any] ?? [:] {
+                switch value {
+                case let text as String: parameters[key] = text
+                case let number as NSNumber: parameters[key] = number.stringValue
+                default: break
+                }
+            }
+            if parameters["uid"] == nil, let uid { parameters["uid"] = uid }
+            return parameters
+        }
+    }
+
+    /// Percent-encoding as the Swift SDK: `urlQueryAllowed` minus `:#[]@!$&'()*+,;=`.
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    static let allowed: CharacterSet = {
+        var set = CharacterSet.urlQueryAllowed
+        set.remove(charactersIn: ":#[]@!$&'()*+,;=")
+        return set
+    }()
+
+    /// Parses a query string into parameters (the last value of a repeated key wins).
+    public static func parameters(fromQuery query: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            let name = decode(parts[0])
+            if !name.isEmpty { out[name] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+        return out
+    }
+}
