@@ -2,10 +2,11 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import Tracking
 import VisualSearch
 
 /// `vsearch serve`: a local HTTP server that speaks the ViSearch and
-/// ProductSearch protocols (and accepts tracking events), answered by the
+/// ProductSearch protocols (and collects tracking events), answered by the
 /// offline engine — so an app, or any public ViSearch SDK pointed at it,
 /// runs with no account and no network.
 ///
@@ -20,6 +21,8 @@ import VisualSearch
 public struct VisualSearchServer: Sendable {
     public let configuration: ServerConfiguration
     public let engine: VisualSearchEngine
+    /// The collector's store, in the catalog file.
+    public let events: EventStore
     let logger: Logger
 
     /// Opens the catalog and loads the engine.
@@ -27,6 +30,9 @@ public struct VisualSearchServer: Sendable {
     public init(configuration: ServerConfiguration, logger: Logger? = nil) throws(VisualSearchError) {
         self.configuration = configuration
         engine = try VisualSearchEngine(catalog: try Catalog(path: configuration.catalogPath))
+        do { events = try EventStore(path: configuration.catalogPath) } catch {
+            throw .catalog(path: configuration.catalogPath, reason: error.description)
+        }
         self.logger = logger ?? Logger(label: "vsearch.serve")
     }
 
@@ -42,6 +48,7 @@ public struct VisualSearchServer: Sendable {
         DataAPIRoutes(catalog: engine.catalog, jobs: InsertJobs(catalog: engine.catalog, configuration: configuration), endpoint: endpoint)
             .register(on: router)
         HealthRoute(catalog: engine.catalog, endpoint: endpoint).register(on: router)
+        TrackingRoutes(store: events, endpoint: endpoint).register(on: router)
         return router
     }
 

@@ -19,13 +19,15 @@ struct VSearch: AsyncParsableCommand {
           vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
           vsearch serve --port 8080                   a local ViSearch/ProductSearch-compatible server
           vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080   the same query, through the HTTP client
+          vsearch track product_click --query-id R --pid P --img-url U --pos 1 --endpoint http://127.0.0.1:8080
+          vsearch events stats --since 24h            clicks, CTR and conversion the local collector saw
 
         Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request,
         69 service unavailable, 74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
-                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, ServeCommand.self, DebugCommand.self]
+                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, ServeCommand.self, TrackCommand.self, EventsCommand.self, DebugCommand.self]
     )
 
     static func main() async {

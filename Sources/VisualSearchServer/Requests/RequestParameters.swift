@@ -14,7 +14,7 @@ struct RequestParameters: Sendable {
     var query: WireQuery
     /// The `image` part's bytes, when a multipart body carried one (an empty part counts as none).
     var image: [UInt8]?
-    /// The raw body when it was neither a form nor multipart (JSON for tracking batches).
+    /// The raw body unless it was multipart (JSON for tracking batches, whatever its declared type).
     var rawBody: [UInt8]?
 
     /// Reads and merges; refuses bodies over `maxBodyBytes` before reading
@@ -51,6 +51,7 @@ struct RequestParameters: Sendable {
             }
         case "application/x-www-form-urlencoded":
             query.merge(WireQuery(parsing: String(decoding: body, as: UTF8.self)))
+            raw = body
         default:
             if !body.isEmpty { raw = body }
         }

@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+import Tracking
+import VisualSearch
+
+/// The local analytics collector: the hosted tracker's endpoints, stored in
+/// the catalog database (deduplicated by event id) for `vsearch events stats`.
+///
+/// - `POST /v3/events?code=…` — a batch `{"events":[…]}`; the answer has one
+///   `{"code":…,"message":…}` per event (0 = stored or already stored).
+/// - `GET /v3/__va.gif?…` — one event; answered with `{"status":"OK"}`
+///   (the SDKs never read a success body).
+///
+/// Like the hosted tracker, the collector needs no key: events carry a `code`.
+struct TrackingRoutes: Sendable {
+    let store: EventStore
+    let endpoint: Endpoint
+
+    struct BatchAnswer: Encodable, Sendable {
+        var status = "OK"
+        var reqid: String
+        var result: [EventStore.Result]
+    }
+
+    struct PixelAnswer: Encodable, Sendable {
+        var status = "OK"
+        var reqid: String
+    }
+
+    func register(on router: Router<ServerContext>) {
+        router.post("v3/events") { request, context in
+            let requestID = context.requestID
+            return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false) { parameters throws(ServerError) in
+                let entries: [[String: String]]
+                do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
+                    throw .engine(.invalidParameter(name: "body", reason: error.description))
+                }
+                return BatchAnswer(reqid: requestID, result: try receive(entries))
+            }
+        }
+        router.get("v3/__va.gif") { request, context in
+            let requestID = context.requestID
+            return await endpoint.run(request, context: context, family: .tracking, method: "__va.gif", authenticated: false) { parameters throws(ServerError) in
+                var values: [String: String] = [:]
+                for item in parameters.query.items { values[item.name] = item.value }
+                let result = try receive([values])[0]
+                guard result.code == 0 else { throw .engine(.invalidParameter(name: "event", reason: result.message)) }
+                return PixelAnswer(reqid: requestID)
+            }
+        }
+    }
+
+    /// Decodes and stores entries; a malformed entry is rejected alone.
+    func receive(_ entries: [[String: String]]) throws(ServerError) -> [EventStore.Result] {
+        var results = [EventStore.Result?](repeating: nil, count: entries.count)
+        var events: [TrackingEvent] = []
+        var positions: [Int] = []
+        for (index, entry) in entries.enumerated() {
+            do throws(TrackingError) {
+                events.append(try EventWireFormat.event(from: entry))
+                positions.append(index)
+            } catch {
+                results[index] = EventStore.Result(code: 400, message: error.description)
+            }
+        }
+        let stored: [EventStore.Result]
+        do throws(TrackingError) { stored = try store.receive(events) } catch {
+            throw .engine(.storage(reason: error.description, sql: nil))
+        }
+        for (position, result) in zip(positions, stored) { results[position] = result }
+        return results.map { $0 ?? .accepted }
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Tracking
+import VisualSearch
+
+/// `vsearch events stats`: what the local collector has seen.
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Analytics collected by `vsearch serve` (or `vsearch track --catalog`).",
+        subcommands: [Stats.self]
+    )
+
+    struct Stats: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Views, clicks, add-to-carts, transactions, CTR and conversion per query and per im_name.",
+            discussion: """
+            views = view + product_view; clicks = click + product_click; CTR = clicks / views;
+            conversion = transactions / clicks. --since takes 30m, 24h, 7d or a date (2026-11-01 or ISO 8601).
+            """
+        )
+        @OptionGroup var catalog: CatalogOptions
+        @Option(help: ArgumentHelp("Only events at or after this.", valueName: "24h|7d|date")) var since: String?
+        @Option(help: "Rows per table.") var limit = 20
+        @Flag(help: "Print the stats as JSON.") var json = false
+
+        func validate() throws {
+            if let since, Self.parse(since, now: Date()) == nil {
+                throw ValidationError("--since \"\(since)\" is not 30m, 24h, 7d, 2026-11-01 or an ISO 8601 time")
+            }
+            guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
+        }
+
+        static func parse(_ text: String, now: Date) -> Date? {
+            if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
+                let seconds: [Character: Double] = ["m": 60, "h": 3600, "d": 86400]
+                if let scale = seconds[unit] { return now.addingTimeInterval(-amount * scale) }
+            }
+            if let date = ISO8601DateFormatter().date(from: text) { return date }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd"
+            return formatter.date(from: text)
+        }
+
+        func run() throws {
+            let stats: EventStats
+            do {
+                _ = try catalog.open()
+                stats = try EventStore(path: catalog.path).stats(since: since.flatMap { Self.parse($0, now: Date()) }, limit: limit)
+            } catch let error as TrackingError {
+                Terminal.err("error: \(error.description)\n")
+                throw ExitCodes.ioError
+            }
+            if json { Terminal.json(stats); return }
+            Terminal.out("\(stats.total) events" + (stats.actions.isEmpty ? "" : ": " + stats.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
+            for (title, rows) in [("query", stats.queries), ("im_name", stats.products)] where !rows.isEmpty {
+                Terminal.out("")
+                Terminal.out(Self.table(title, rows))
+            }
+        }
+
+        static func table(_ title: String, _ rows: [EventStats.Row]) -> String {
+            let percent = { (value: Double?) in value.map { String(format: "%.1f%%", $0 * 100) } ?? "-" }
+            let width = max(title.count, rows.map(\.key.count).max() ?? 0)
+            let pad = { (text: String, count: Int) in text + String(repeating: " ", count: max(0, count - text.count)) }
+            var lines = [pad(title, width) + "   views  clicks   carts  trans      CTR   conv"]
+            for row in rows {
+                let left = { (text: String, count: Int) in String(repeating: " ", count: max(0, count - text.count)) + text }
+                lines.append(pad(row.key, width) + String(format: " %7d %7d %7d %6d ", row.views, row.clicks, row.addToCarts, row.transactions)
+                             + left(percent(row.clickThroughRate), 8) + " " + left(percent(row.conversion), 6))
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import ArgumentParser
+import Foundation
+import Tracking
+import VisualSearch
+
+/// `vsearch track …`: record analytics events durably and deliver them.
+struct TrackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "track",
+        abstract: "Record an analytics event (queued durably, then delivered), or deliver the queue.",
+        discussion: """
+        vsearch track ACTION [fields] --endpoint URL   queue the event, then try to deliver the queue
+        vsearch track ACTION [fields] --catalog PATH   store it straight into a catalog's collector tables
+        vsearch track flush --endpoint URL             deliver what is queued (e.g. after being offline)
+        vsearch track status                           the queue's counters
+
+        ACTION: click, view, product_click, product_view, add_to_cart, add_to_wishlist, transaction,
+        result_load, search, or any custom name. Events are validated as the ViSearch guide documents
+        (required fields per action, lengths, ISO 4217 currency, price ≥ 0, pos ≥ 1, json valid).
+        The queue is $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.
+
+        Example: vsearch track product_click --query-id 1158812345678901234 --pid dress_17 \\
+                   --img-url https://cdn.example/dress_17.jpg --pos 3 --endpoint http://127.0.0.1:8080
+        """,
+        subcommands: [TrackSendCommand.self, TrackFlushCommand.self, TrackStatusCommand.self],
+        defaultSubcommand: TrackSendCommand.self
+    )
+}
+
+/// Where events are queued and sent.
+struct DeliveryOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Collector or analytics base URL, e.g. http://127.0.0.1:8080. Default: $VSEARCH_TRACKING_ENDPOINT.", valueName: "url"))
+    var endpoint: String?
+    @Option(help: "Tracker code (app_key:placement_id for ProductSearch).") var code = "vsearch"
+    @Option(help: ArgumentHelp("batch: POST /v3/events (vsearch serve); pixel: GET /v3/__va.gif per event (the hosted tracker).", valueName: "batch|pixel"))
+    var mode = "batch"
+    @Option(help: ArgumentHelp("The durable queue file. Default: $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.", valueName: "path"))
+    var queue: String?
+    @Option(name: .customLong("queue-cap"), help: "Most events kept queued; the oldest beyond are dropped and counted.") var queueCap = 100_000
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+    var queuePath: String { queue ?? environment["VSEARCH_TRACKING_QUEUE"].flatMap { $0.isEmpty ? nil : $0 } ?? ".vsearch/events-queue.sqlite" }
+    var endpointURL: URL? { (endpoint ?? environment["VSEARCH_TRACKING_ENDPOINT"]).flatMap { $0.isEmpty ? nil : URL(string: $0) } }
+
+    func validate() throws {
+        guard ["batch", "pixel"].contains(mode) else { throw ValidationError("--mode must be batch or pixel") }
+        if let text = endpoint ?? environment["VSEARCH_TRACKING_ENDPOINT"], !text.isEmpty {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw ValidationError("--endpoint \"\(text)\" is not an http(s) URL")
+            }
+        }
+        guard queueCap >= 1 else { throw ValidationError("--queue-cap must be at least 1") }
+    }
+
+    func openQueue() throws -> EventQueue {
+        do { return try EventQueue(path: queuePath, capacity: queueCap) } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.ioError
+        }
+    }
+
+    func tracker(_ queue: EventQueue, url: URL) -> Tracker {
+        Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(url), code: code, mode: mode == "pixel" ? .pixel : .batch),
+                log: { Terminal.err("tracking: \($0)\n") })
+    }
+}
+
+/// `vsearch track ACTION …`.
+struct TrackSendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "send", abstract: "Record one event (the default: `vsearch track ACTION …`).")
+
+    @Argument(help: "The action, e.g. product_click.") var action: String
+    @Option(name: .customLong("query-id"), help: "The reqid of the search the event follows.") var queryId: String?
+    @Option(help: "Product id (im_name).") var pid: String?
+    @Option(name: .customLong("img-url"), help: "Product image URL.") var imgUrl: String?
+    @Option(help: "Position in the results, from 1.") var pos: Int?
+    @Option(name: .customLong("transaction-id"), help: "Transaction id.") var transactionId: String?
+    @Option(help: "Transaction value.") var value: Double?
+    @Option(help: "Product price (≥ 0).") var price: Double?
+    @Option(help: "ISO 4217 currency, e.g. USD.") var currency: String?
+    @Option(help: "Brand (≤ 64).") var brand: String?
+    @Option(help: "Category (≤ 32).") var category: String?
+    @Option(help: "Event name (≤ 32).") var name: String?
+    @Option(help: "Label (≤ 32).") var label: String?
+    @Option(help: "Traffic source (≤ 32).") var source: String?
+    @Option(help: "User id (default: the queue's persisted uid).") var uid: String?
+    @Option(help: "Custom JSON (≤ 512 bytes).") var json: String?
+    @Option(name: .customLong("catalog"), help: ArgumentHelp("Store into this catalog's collector tables instead of queueing.", valueName: "path"))
+    var catalog: String?
+    @OptionGroup var delivery: DeliveryOptions
+    @Flag(name: .customLong("no-send"), help: "Only queue; deliver later with `vsearch track flush`.") var noSend = false
+    @Flag(help: "Print the result as JSON.") var jsonOutput = false
+
+    var event: TrackingEvent {
+        var event = TrackingEvent(action: TrackingAction(rawValue: action))
+        event.queryId = queryId; event.pid = pid; event.imgUrl = imgUrl; event.pos = pos
+        event.transactionId = transactionId; event.value = value; event.price = price; event.currency = currency
+        event.brand = brand; event.category = category; event.name = name; event.label = label; event.source = source
+        event.uid = uid; event.json = json
+        return event
+    }
+
+    func validate() throws {
+        do { try EventValidator.validate(event) } catch { throw ValidationError(error.description) }
+        if catalog == nil && delivery.endpointURL == nil && !noSend {
+            throw ValidationError("give --endpoint URL (queue and deliver), --catalog PATH (store locally) or --no-send (queue only)")
+        }
+    }
+
+    struct Output: Encodable {
+        var eventID: String?
+        var stored: String
+        var report: Tracker.Report?
+        enum CodingKeys: String, CodingKey { case eventID = "event_id", stored, report }
+    }
+
+    func run() async throws {
+        if let catalog {
+            do {
+                _ = try Catalog(path: catalog)
+                var event = self.event
+                event.timestamp = Int64(Date().timeIntervalSince1970 * 1000)
+                event.eventID = UUID().uuidString.lowercased()
+                let result = try EventStore(path: catalog).receive([event])[0]
+                guard result.code == 0 else { throw TrackingError.invalidEvent(field: "event", rule: result.message) }
+                if jsonOutput { Terminal.json(Output(eventID: event.eventID, stored: catalog)) } else { Terminal.out("stored \(event.eventID ?? "") in \(catalog)") }
+            } catch let error as VisualSearchError {
+                Terminal.err("error: \(error.description)\n")
+                throw ExitCodes.code(for: error)
+            } catch let error as TrackingError {
+                Terminal.err("error: \(error.description)\n")
+                throw ExitCodes.ioError
+            }
+            return
+        }
+        let queue = try delivery.openQueue()
+        let stored: TrackingEvent
+        let tracker = delivery.endpointURL.map { delivery.tracker(queue, url: $0) }
+        do {
+            if let tracker { stored = try await tracker.track(event) } else {
+                try EventValidator.validate(event)
+                stored = try queue.append(event, now: Date())
+            }
+        } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.ioError
+        }
+        var report: Tracker.Report?
+        if let tracker, !noSend { report = await tracker.flush(maxFailures: 1) }
+        if jsonOutput {
+            Terminal.json(Output(eventID: stored.eventID, stored: queue.path, report: report))
+        } else {
+            Terminal.out("queued \(stored.eventID ?? "")")
+            if let report { Terminal.out(TrackFlushCommand.summary(report)) }
+        }
+    }
+}
+
+/// `vsearch track flush`.
+struct TrackFlushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "flush", abstract: "Deliver every queued event now, with retries and backoff.")
+    @OptionGroup var delivery: DeliveryOptions
+    @Option(name: .customLong("max-failures"), help: "Consecutive failed rounds before giving up (events stay queued).") var maxFailures = 5
+    @Flag(help: "Print the report as JSON.") var json = false
+
+    func validate() throws {
+        guard delivery.endpointURL != nil else { throw ValidationError("give --endpoint URL (or $VSEARCH_TRACKING_ENDPOINT)") }
+    }
+
+    static func summary(_ report: Tracker.Report) -> String {
+        var text = "delivered \(report.sent)"
+        if report.rejected > 0 { text += ", rejected \(report.rejected)" }
+        text += "; \(report.remaining) still queued"
+        if report.remaining > 0, let problem = report.problems.first { text += " (\(problem))" }
+        return text
+    }
+
+    func run() async throws {
+        let queue = try delivery.openQueue()
+        guard let url = delivery.endpointURL else { return }
+        let report = await delivery.tracker(queue, url: url).flush(maxFailures: max(1, maxFailures))
+        if json { Terminal.json(report) } else { Terminal.out(Self.summary(report)) }
+        if report.remaining > 0 { throw ExitCodes.unavailable }
+    }
+}
+
+/// `vsearch track status`.
+struct TrackStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "The queue's counters: queued, sent, retried, dropped and why.")
+    @OptionGroup var delivery: DeliveryOptions
+    @Flag(help: "Print the counters as JSON.") var json = false
+
+    func run() async throws {
+        let queue = try delivery.openQueue()
+        let counters: TrackingCounters
+        do { counters = try queue.counters() } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.ioError
+        }
+        if json { Terminal.json(counters) } else {
+            Terminal.out("\(queue.path): accepted \(counters.accepted), queued \(counters.queued), sent \(counters.sent), retried \(counters.retried), "
+                         + "dropped \(counters.droppedRejected) rejected + \(counters.droppedQueueFull) over the queue cap")
+        }
+    }
+}
