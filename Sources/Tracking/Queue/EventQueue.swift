@@ -45,7 +45,9 @@ public final class EventQueue: Sendable {
 
     /// Opens (creating) the queue.
     /// - Throws: ``TrackingError/storage(path:reason:)`` when the location cannot hold a database.
-    public init(path: String, capacity: Int = 100_000, durability: Durability = .process) throws(TrackingError) {
+    /// - Parameter maxBytes: the largest the file may grow (appends then fail
+    ///   with a storage error, "full"); unbounded by default.
+    public init(path: String, capacity: Int = 100_000, durability: Durability = .process, maxBytes: Int? = nil) throws(TrackingError) {
         guard capacity >= 1 else { throw .invalidConfiguration("queue capacity \(capacity) is below 1") }
         self.path = path
         self.capacity = capacity
@@ -56,6 +58,10 @@ public final class EventQueue: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: durability == .power ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            if let maxBytes {
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(1, maxBytes / pageSize))")
+            }
         }
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)

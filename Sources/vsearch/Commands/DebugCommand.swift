@@ -3,12 +3,12 @@ import Foundation
 import VisualSearch
 
 /// `vsearch debug …`: measurement helpers for bench/ (hidden from help).
-struct DebugCommand: ParsableCommand {
+struct DebugCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "debug",
         abstract: "Measurement helpers used by the benchmarks in bench/.",
         shouldDisplay: false,
-        subcommands: [KNN.self, Latency.self]
+        subcommands: [KNN.self, Latency.self, TrackLoad.self, TrackDeliver.self]
     )
 
     static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
@@ -93,6 +93,67 @@ struct DebugCommand: ParsableCommand {
             }
             Terminal.json(["repeats": Double(repeats), "total": Double(total), "ms_median": DebugCommand.median(times),
                            "ms_p99": times.sorted()[min(times.count - 1, times.count * 99 / 100)]])
+        }
+    }
+}
+
+import Tracking
+
+extension DebugCommand {
+    /// Appends events one `track` at a time, printing `queued N` after each
+    /// returns — for the kill -9 test and the enqueue benchmark.
+    struct TrackLoad: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "track-load", abstract: "Track N events one at a time into a queue.")
+        @Option var count = 1000
+        @Option var queue: String
+        @Flag(help: "Print `queued N` after each event (flushed), else only a JSON summary.") var echo = false
+
+        func run() async throws {
+            let eventQueue = try EventQueue(path: queue)
+            let tracker = Tracker(queue: eventQueue, transport: NoTransport())
+            let start = DispatchTime.now().uptimeNanoseconds
+            let cpuStart = clock()
+            for index in 0..<count {
+                var event = TrackingEvent.productClick(queryId: "q\(index % 97)", pid: "p\(index % 101)", imgUrl: "https://cdn.example/p\(index % 101).jpg",
+                                                       pos: 1 + index % 10)
+                event.s1 = "load \(index)"
+                try await tracker.track(event)
+                if echo {
+                    var line = Array("queued \(index + 1)\n".utf8)
+                    _ = write(STDOUT_FILENO, &line, line.count)
+                }
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
+            if !echo { Terminal.out(#"{"events":\#(count),"seconds":\#(seconds),"cpu_seconds":\#(cpu)}"#) }
+        }
+    }
+
+    /// Delivers a queue to an endpoint and reports the rate and peak memory.
+    struct TrackDeliver: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "track-deliver", abstract: "Flush a queue to an endpoint; report rate and memory.")
+        @Option var queue: String
+        @Option var endpoint: String
+        @Option(name: .customLong("batch-size")) var batchSize = 50
+
+        func run() async throws {
+            let eventQueue = try EventQueue(path: queue)
+            let backlog = try eventQueue.count()
+            let tracker = Tracker(queue: eventQueue, transport: HTTPEventTransport(endpoint: .custom(URL(string: endpoint)!), code: "bench"),
+                                  configuration: Tracker.Configuration(batchSize: batchSize))
+            let start = DispatchTime.now().uptimeNanoseconds
+            let report = await tracker.flush(maxFailures: 3)
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            Terminal.out(#"{"backlog":\#(backlog),"sent":\#(report.sent),"remaining":\#(report.remaining),"seconds":\#(seconds),"max_rss_kib":\#(usage.ru_maxrss)}"#)
+        }
+    }
+
+    /// A transport that never sends (enqueue-only runs).
+    struct NoTransport: EventTransport {
+        func send(_ events: [TrackingEvent], uid: String?) async -> BatchOutcome {
+            .results(events.map { _ in .retry(reason: "not sending", retryAfter: nil) })
         }
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import Tracking
+
+@Suite("Analytics wire format")
+struct EventWireFormatTests {
+    static var full: TrackingEvent {
+        var event = TrackingEvent.productClick(queryId: "1158812345678901234", pid: "dress 17", imgUrl: "https://cdn.example/d.jpg", pos: 3)
+        event.category = "search_results"; event.campaign = "spring"; event.adGroup = "g"; event.creative = "c1"
+        event.price = 59.9; event.currency = "USD"; event.n1 = 2; event.s1 = "a:b"; event.uid = "u1"; event.sid = "s1"
+        event.eventID = "e-1"; event.timestamp = 1_800_000_000_123
+        return event
+    }
+
+    @Test("the pixel query: short names, sorted keys, the Swift SDK's escaping")
+    func pixelGolden() {
+        #expect(EventWireFormat.query(Self.full, code: "APP:1") ==
+            "action=product_click&c=spring&cag=g&cat=search_results&cc=c1&code=APP%3A1&currency=USD&eid=e-1&imUrl=https%3A//cdn.example/d.jpg"
+            + "&n1=2&pid=dress%2017&pos=3&price=59.9&queryId=1158812345678901234&s1=a%3Ab&sdk=vsearch%20swift&sid=s1&ts=1800000000123&uid=u1&v=0.1.0")
+    }
+
+    @Test("round trip through the pixel query and through a batch body")
+    func roundTrip() throws {
+        let decoded = try EventWireFormat.event(from: EventWireFormat.parameters(fromQuery: EventWireFormat.query(Self.full, code: "x")))
+        #expect(decoded == Self.full)
+        let body = EventWireFormat.batchBody([Self.full, click(1)], uid: "u1")
+        let entries = try EventWireFormat.entries(fromBatch: body)
+        #expect(entries.count == 2)
+        #expect(try EventWireFormat.event(from: entries[0]) == Self.full)
+        #expect(entries[1]["uid"] == "u1")  // the body's uid is each entry's default
+        let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        #expect(object?["sdk"] as? String == "vsearch swift" && (object?["events"] as? [Any])?.count == 2)
+    }
+
+    @Test("the JS tracker's literal \"null\" is absent; malformed numbers are named")
+    func lenientAndStrict() throws {
+        let event = try EventWireFormat.event(from: ["action": "click", "queryId": "1", "db": "null", "label": "null"])
+        #expect(event.label == nil)
+        #expect(throws: TrackingError.invalidEvent(field: "pos", rule: "\"x\" is not an integer")) { try EventWireFormat.event(from: ["action": "click", "pos": "x"]) }
+        #expect(throws: TrackingError.self) { try EventWireFormat.event(from: ["queryId": "1"]) }
+        #expect(throws: TrackingError.self) { try EventWireFormat.entries(fromBatch: Array("[1,2]".utf8)) }
+    }
+
+    @Test("HTTP statuses: 2xx accepted, transient ones retried with Retry-After, other 4xx rejected",
+          arguments: [(200, nil as String?), (204, nil), (408, "retry"), (429, "retry"), (500, "retry"), (503, "retry"), (401, "retry"),
+                      (404, "retry"), (400, "reject"), (413, "reject"), (422, "reject")])
+    func classification(status: Int, expected: String?) {
+        let result = HTTPEventTransport.classify(status, headers: ["retry-after": "3"], body: Array(#"{"error":{"code":1,"message":"m"}}"#.utf8))
+        switch (result, expected) {
+        case (nil, nil): break
+        case (.retry(_, let after)?, "retry"): #expect(after == 3)
+        case (.rejected(let reason)?, "reject"): #expect(reason == "HTTP \(status): m")
+        default: Issue.record("\(status): \(String(describing: result))")
+        }
+    }
+}
