@@ -82,17 +82,18 @@ public final class EventStore: Sendable {
         encoder.outputFormatting = .sortedKeys
         do {
             return try pool.write { db in
-                try events.map { event -> Result in
+                let insert = try db.cachedStatement(sql: """
+                    INSERT OR IGNORE INTO tracking_events (event_id, action, query_id, pid, ts, received_at, payload)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+                return try events.map { event -> Result in
                     do throws(TrackingError) { try EventValidator.validate(event) } catch {
                         return Result(code: 400, message: error.description)
                     }
                     var event = event
                     if event.eventID?.isEmpty ?? true { event.eventID = EventStore.contentID(event) }
                     let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
-                    try db.execute(sql: """
-                        INSERT OR IGNORE INTO tracking_events (event_id, action, query_id, pid, ts, received_at, payload)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [event.eventID, event.action.rawValue, event.queryId, event.pid, event.timestamp ?? now, now, payload])
+                    try insert.execute(arguments: [event.eventID, event.action.rawValue, event.queryId, event.pid, event.timestamp ?? now, now, payload])
                     return .accepted
                 }
             }

@@ -40,6 +40,11 @@ public final class EventQueue: Sendable {
     /// The most events kept; beyond it the oldest are dropped and counted. 100,000 by default.
     public let capacity: Int
     let database: DatabaseQueue
+    let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
     /// Sessions end after this long without an event: 30 minutes.
     public static let sessionTimeoutMilliseconds: Int64 = 30 * 60 * 1000
 
@@ -86,6 +91,9 @@ public final class EventQueue: Sendable {
                 CREATE TABLE identity (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2: queued count kept as a counter (COUNT(*) is a scan)") { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO counters (name, value) VALUES ('queued', (SELECT COUNT(*) FROM events))")
+        }
         return migrator
     }
 
@@ -124,27 +132,29 @@ public final class EventQueue: Sendable {
     public func append(_ events: [TrackingEvent], now: Date) throws(TrackingError) -> [TrackingEvent] {
         let milliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let capacity = self.capacity
+        let encoder = self.encoder
         return try write { db -> [TrackingEvent] in
             let (uid, sid) = try EventQueue.identity(db, now: milliseconds)
             var stored: [TrackingEvent] = []
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
+            var added = 0
+            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO events (event_id, payload, enqueued_at) VALUES (?, ?, ?)")
             for var event in events {
                 if event.uid?.isEmpty ?? true { event.uid = uid }
                 if event.sid?.isEmpty ?? true { event.sid = sid }
                 if event.eventID?.isEmpty ?? true { event.eventID = UUID().uuidString.lowercased() }
                 if event.timestamp == nil { event.timestamp = milliseconds }
                 let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
-                try db.execute(sql: "INSERT OR IGNORE INTO events (event_id, payload, enqueued_at) VALUES (?, ?, ?)",
-                               arguments: [event.eventID, payload, milliseconds])
-                if db.changesCount > 0 { try EventQueue.bump(db, "accepted", by: 1) }
+                try insert.execute(arguments: [event.eventID, payload, milliseconds])
+                added += db.changesCount
                 stored.append(event)
             }
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0
-            if count > capacity {
-                let excess = count - capacity
+            try EventQueue.bump(db, "accepted", by: added)
+            let queued = try EventQueue.bump(db, "queued", by: added)
+            if queued > capacity {
+                let excess = queued - capacity
                 try db.execute(sql: "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?)", arguments: [excess])
                 try EventQueue.bump(db, "dropped_queue_full", by: excess)
+                try EventQueue.bump(db, "queued", by: -excess)
             }
             return stored
         }
@@ -189,17 +199,19 @@ public final class EventQueue: Sendable {
         guard !sequences.isEmpty else { return }
         try write { db in
             var removed = 0
+            let delete = try db.cachedStatement(sql: "DELETE FROM events WHERE seq = ?")
             for sequence in sequences {
-                try db.execute(sql: "DELETE FROM events WHERE seq = ?", arguments: [sequence])
+                try delete.execute(arguments: [sequence])
                 removed += db.changesCount
             }
             try EventQueue.bump(db, counter, by: removed)
+            try EventQueue.bump(db, "queued", by: -removed)
         }
     }
 
     /// Events waiting.
     public func count() throws(TrackingError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0 }
+        try read { db in try Int.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'queued'") ?? 0 }
     }
 
     /// The counters, ``TrackingCounters/queued`` read live.
@@ -213,14 +225,18 @@ public final class EventQueue: Sendable {
             counters.retried = values["retried"] ?? 0
             counters.droppedRejected = values["dropped_rejected"] ?? 0
             counters.droppedQueueFull = values["dropped_queue_full"] ?? 0
-            counters.queued = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0
+            counters.queued = values["queued"] ?? 0
             return counters
         }
     }
 
-    static func bump(_ db: Database, _ name: String, by amount: Int) throws {
-        try db.execute(sql: "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-                       arguments: [name, amount])
+    /// Adds to a counter and returns its new value.
+    @discardableResult
+    static func bump(_ db: Database, _ name: String, by amount: Int) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: """
+            INSERT INTO counters (name, value) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value
+            """), arguments: [name, amount]) ?? amount
     }
 
     // MARK: - Identity
@@ -235,19 +251,24 @@ public final class EventQueue: Sendable {
     /// (Android and JS; the Swift SDK's fixed window ends sessions mid-use)
     /// that also ends when the UTC day changes, as in every SDK.
     static func identity(_ db: Database, now: Int64) throws -> (uid: String, sid: String) {
-        var values = try Dictionary(Row.fetchAll(db, sql: "SELECT key, value FROM identity").map { ($0["key"] as String, $0["value"] as String) },
+        let stored = try Dictionary(Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM identity")).map { ($0["key"] as String, $0["value"] as String) },
                                     uniquingKeysWith: { $1 })
+        var values = stored
         if values["uid"] == nil { values["uid"] = UUID().uuidString.lowercased() }
         let last = values["sid_last"].flatMap { Int64($0) }
         let day: (Int64) -> Int64 = { $0 / 86_400_000 }
         if values["sid"] == nil || last == nil || now - last! > sessionTimeoutMilliseconds || day(now) != day(last!) {
             values["sid"] = UUID().uuidString.lowercased()
         }
-        values["sid_last"] = String(now)
-        for key in ["uid", "sid", "sid_last"] {
-            try db.execute(sql: "INSERT INTO identity (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, values[key]])
+        // The session's last activity is written at most once a minute (the
+        // window slides by the minute), so most appends write only the event.
+        var changed: [String] = stored == values ? [] : ["uid", "sid"]
+        if changed.isEmpty == false || last == nil || now - last! >= 60_000 || now < last! {
+            values["sid_last"] = String(now)
+            changed.append("sid_last")
         }
+        let upsert = try db.cachedStatement(sql: "INSERT INTO identity (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        for key in changed { try upsert.execute(arguments: [key, values[key]]) }
         return (values["uid"]!, values["sid"]!)
     }
 }

@@ -125,7 +125,9 @@ extension DebugCommand {
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
-            if !echo { Terminal.out(#"{"events":\#(count),"seconds":\#(seconds),"cpu_seconds":\#(cpu)}"#) }
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            if !echo { Terminal.out(#"{"events":\#(count),"seconds":\#(seconds),"cpu_seconds":\#(cpu),"max_rss_kib":\#(usage.ru_maxrss)}"#) }
         }
     }
 
