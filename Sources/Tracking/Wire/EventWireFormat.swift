@@ -23,9 +23,24 @@ public enum EventWireFormat {
     /// `v` sent with every event.
     public static let version = "0.1.0"
 
-    /// The event's wire parameters (absent fields omitted), plus `code`, `sdk` and `v`.
+    /// Device fields sent with every event: platform `p`, `os`, `osv`
+    /// (the mobile SDKs send `Mobile`, `iOS`, `17.2`…).
+    public static let device: [(String, String)] = {
+        #if os(Linux)
+        let os = "Linux"
+        #elseif os(macOS)
+        let os = "macOS"
+        #else
+        let os = "Other"
+        #endif
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        return [("p", "Server"), ("os", os), ("osv", "\(version.majorVersion).\(version.minorVersion)")]
+    }()
+
+    /// The event's wire parameters (absent fields omitted), plus `code`,
+    /// `sdk`, `v` and the ``device`` fields.
     public static func parameters(_ event: TrackingEvent, code: String?) -> [(String, String)] {
-        var out: [(String, String)] = [("action", event.action.rawValue), ("sdk", sdk), ("v", version)]
+        var out: [(String, String)] = [("action", event.action.rawValue), ("sdk", sdk), ("v", version)] + device
         if let code { out.append(("code", code)) }
         func add(_ name: String, _ value: String?) { if let value, !value.isEmpty { out.append((name, value)) } }
         func add(_ name: String, _ value: Double?) { if let value { out.append((name, number(value))) } }
