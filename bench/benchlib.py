@@ -2,7 +2,9 @@
 and bench/RESULTS.md, where each benchmark owns one `## ` section and replaces only that one."""
 import os
 import platform
+import socket
 import subprocess
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,3 +49,27 @@ def replace_section(path, title, text):
         new = "".join(lines[:start]) + text.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
     with open(path, "w") as f:
         f.write(new)
+
+
+def start_server(vsearch, catalog, core, log_path):
+    """Starts `vsearch serve` on a free loopback port, pinned to `core`, logging to `log_path`;
+    returns (process, base URL) once it accepts connections."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=open(log_path, "w"))
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def write_section(record, title, text):
+    """Prints a report and, with `record`, replaces its section of bench/RESULTS.md."""
+    print("\n" + text)
+    if record:
+        replace_section(os.path.join(ROOT, "bench", "RESULTS.md"), title, text)

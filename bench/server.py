@@ -20,14 +20,12 @@ import datetime
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, machine, replace_section  # noqa: E402
+from benchlib import git_rev, machine, start_server, write_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -46,11 +44,6 @@ def ensure_wrk():
         return
     sh("apt-get", "install", "-y", "wrk", stdout=subprocess.DEVNULL)
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def to_ms(text):
@@ -102,17 +95,8 @@ def main():
         f.write(f'local f = io.open("{body_path}", "rb")\nwrk.method = "POST"\nwrk.body = f:read("*all")\nf:close()\n'
                 f'wrk.headers["Content-Type"] = "multipart/form-data; boundary={boundary}"\n')
 
-    port = free_port()
-    server = subprocess.Popen(["taskset", "-c", "0", VSEARCH, "serve", "--catalog", catalog, "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "serve.log"), "w"))
+    server, base = start_server(VSEARCH, catalog, 0, os.path.join(WORK, "serve.log"))
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        base = f"http://127.0.0.1:{port}"
         cases = [
             ("search", f"{base}/search?im_name=chelsea_cat&limit=10&score=true&fl=brand&fl=price", None),
             ("search + fq + facets", f"{base}/search?im_name=chelsea_cat&limit=10&score=true&fq=category:food&facets=brand&facets_show_count=true", None),
@@ -143,10 +127,7 @@ def main():
     report += [f"| {n} | {c} | {r:.0f} | {p50:.2f} | {p99:.2f} |" for n, c, r, p50, p99 in rows]
     report += ["", f"Server peak memory (VmHWM) after all runs: **{hwm:.0f} MiB**.", "",
                "No peer: the alternative is the hosted ViSearch service, not reachable from here."]
-    text = "\n".join(report) + "\n"
-    print("\n" + text)
-    if args.record:
-        replace_section(os.path.join(HERE, "RESULTS.md"), SECTION, text)
+    write_section(args.record, SECTION, "\n".join(report) + "\n")
 
 
 if __name__ == "__main__":

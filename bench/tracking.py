@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import os
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -30,7 +29,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, machine, replace_section  # noqa: E402
+from benchlib import git_rev, machine, start_server, write_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -69,11 +68,6 @@ def python_peer(count):
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -111,21 +105,13 @@ def main():
     catalog = fresh("catalog.sqlite")
     subprocess.run([VSEARCH, "index", os.path.join(ROOT, "corpus", "images"), "--catalog", catalog], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    port = free_port()
-    server = subprocess.Popen(["taskset", "-c", "1", VSEARCH, "serve", "--catalog", catalog, "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, "serve.log"), "w"))
+    server, base = start_server(VSEARCH, catalog, 1, os.path.join(WORK, "serve.log"))
     deliveries = []
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
         for _ in range(args.reps):
             queue = fresh("deliver.sqlite")
             vsearch_json("debug", "track-load", "--count", str(n), "--queue", queue)
-            result = vsearch_json("debug", "track-deliver", "--queue", queue, "--endpoint", f"http://127.0.0.1:{port}")
+            result = vsearch_json("debug", "track-deliver", "--queue", queue, "--endpoint", base)
             assert result["sent"] == n and result["remaining"] == 0, result
             deliveries.append(result["seconds"])
         deliver_rate = n / statistics.median(deliveries)
@@ -135,7 +121,7 @@ def main():
         backlog = fresh("backlog.sqlite")
         queued = vsearch_json("debug", "track-load", "--count", "100000", "--queue", backlog)
         size = sum(os.path.getsize(backlog + s) for s in ("", "-wal") if os.path.exists(backlog + s)) / 2**20
-        delivered = vsearch_json("debug", "track-deliver", "--queue", backlog, "--endpoint", f"http://127.0.0.1:{port}")
+        delivered = vsearch_json("debug", "track-deliver", "--queue", backlog, "--endpoint", base)
         assert delivered["sent"] == 100000, delivered
         print(f"100k backlog: queue file {size:.1f} MiB; RSS queueing {queued['max_rss_kib'] / 1024:.0f} MiB, "
               f"delivering {delivered['max_rss_kib'] / 1024:.0f} MiB ({delivered['seconds']:.1f} s)")
@@ -155,10 +141,7 @@ def main():
               f"({delivered['seconds']:.1f} s). The backlog lives on disk; delivery holds one batch in memory.", "",
               "The peer skips what vsearch does per event (validation, uid/session bookkeeping in the same transaction, the dedup "
               "key) — it is the floor a hand-written queue starts from."]
-    text = "\n".join(report) + "\n"
-    print("\n" + text)
-    if args.record:
-        replace_section(os.path.join(HERE, "RESULTS.md"), SECTION, text)
+    write_section(args.record, SECTION, "\n".join(report) + "\n")
 
 
 if __name__ == "__main__":

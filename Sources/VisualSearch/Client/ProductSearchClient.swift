@@ -29,21 +29,8 @@ public struct ProductSearchClient: Sendable {
     public func searchByImage(_ image: QueryImage, box: PixelBox? = nil, parameters: SearchParameters,
                               settings: UploadSettings = .standard) async throws(ClientError) -> ProductSearchResponse {
         var query = try queryFor(parameters)
-        var form = MultipartForm()
-        var body: (contentType: String, bytes: [UInt8])?
-        switch image {
-        case .bytes, .file:
-            let prepared = try ClientUpload.prepare(image, box: box, settings: settings)
-            form.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: prepared.jpeg)
-            if let box = prepared.box { query.append("box", box.description) }
-            body = (form.contentType, form.encoded)
-        case .url(let url):
-            query.append("im_url", url)
-            if let box { query.append("box", box.description) }
-        case .imageID(let id):
-            query.append("im_id", id)
-            if let box { query.append("box", box.description) }
-        }
+        let form = try ClientUpload.attach(image, box: box, settings: settings, to: &query)
+        let body = form.map { (contentType: $0.contentType, bytes: $0.encoded) }
         // As the Swift SDK: with no image, a POST with no body and no Content-Type.
         let response = try await requester.send(method: "POST", path: "\(configuration.pathPrefix)/search_by_image", query: query, body: body)
         return try requester.decode(ProductSearchResponse.self, from: response, url: "search_by_image")

@@ -133,22 +133,10 @@ public struct ViSearchClient: Sendable {
         return query
     }
 
-    /// Adds the image source to the query or the form, as the Swift SDK: an image wins over im_url over im_id.
+    /// The image source in the query, or a prepared image in the form; with
+    /// no image the Swift SDK still posts a (zero-part) multipart body.
     func upload(_ image: QueryImage, box: PixelBox?, settings: UploadSettings, into query: inout WireQuery) throws(ClientError) -> MultipartForm {
-        var form = MultipartForm()
-        switch image {
-        case .bytes, .file:
-            let prepared = try ClientUpload.prepare(image, box: box, settings: settings)
-            form.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: prepared.jpeg)
-            if let box = prepared.box { query.append("box", box.description) }
-        case .url(let url):
-            query.append("im_url", url)
-            if let box { query.append("box", box.description) }
-        case .imageID(let id):
-            query.append("im_id", id)
-            if let box { query.append("box", box.description) }
-        }
-        return form
+        try ClientUpload.attach(image, box: box, settings: settings, to: &query) ?? MultipartForm()
     }
 
     func get<T: Decodable>(_ path: String, query: WireQuery) async throws(ClientError) -> T {
@@ -171,6 +159,27 @@ public struct ViSearchClient: Sendable {
 
 /// Upload preparation for the clients: read, prepare, scale the box.
 enum ClientUpload {
+    /// Puts the image source where the SDKs put it: a prepared image in a
+    /// multipart form (the box scaled into it), or `im_url` / `im_id` in the
+    /// query (the box as given). Returns the form when there is an image.
+    static func attach(_ image: QueryImage, box: PixelBox?, settings: UploadSettings,
+                       to query: inout WireQuery) throws(ClientError) -> MultipartForm? {
+        switch image {
+        case .bytes, .file:
+            let prepared = try prepare(image, box: box, settings: settings)
+            var form = MultipartForm()
+            form.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: prepared.jpeg)
+            if let box = prepared.box { query.append("box", box.description) }
+            return form
+        case .url(let url):
+            query.append("im_url", url)
+        case .imageID(let id):
+            query.append("im_id", id)
+        }
+        if let box { query.append("box", box.description) }
+        return nil
+    }
+
     static func prepare(_ image: QueryImage, box: PixelBox?, settings: UploadSettings) throws(ClientError) -> PreparedUpload {
         do throws(ImageOpsError) {
             switch image {
