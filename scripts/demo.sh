@@ -2,7 +2,9 @@
 # The main job on the embedded corpus: installs what is missing, builds vsearch
 # in release mode, indexes corpus/ into the local catalog (unchanged images are
 # skipped on later runs) and runs a sample search — printing the result table
-# and writing demo-output/search.html — then makes the Rezolve thumbnail set
+# and writing demo-output/search.html — then serves the catalog over the
+# ViSearch protocol on loopback, queries it through the HTTP client, records
+# analytics events into its collector and prints their stats; then makes the Rezolve thumbnail set
 # of every corpus image and prepares a few uploads exactly as the ViSearch SDKs
 # would (demo-output/index.html shows them).
 set -euo pipefail
@@ -24,6 +26,33 @@ echo "==> $bin search --image corpus/images/falcon9_rocket.jpg --fq category=pho
   --fl brand --fl price --facets subcategory --facets-show-count --limit 5 --html "$out/search.html"
 echo "==> $bin color '#C45B3B' (shop by colour)" >&2
 "$bin" color '#C45B3B' --catalog "$catalog" --fl dominant_color_nonwhite --limit 5
+
+echo "==> $bin serve --catalog $catalog --port 0   (a local ViSearch server, stopped at the end of this step)" >&2
+log="$out/serve.log"
+"$bin" serve --catalog "$catalog" --port 0 2>"$log" &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$log" | head -1 || true)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { cat "$log" >&2; echo "error: the server did not start" >&2; exit 1; }
+echo "==> $bin similar chelsea_cat --endpoint $url   (the same query, through the HTTP client)" >&2
+"$bin" similar chelsea_cat --endpoint "$url" --fl brand --limit 3
+reqid=$("$bin" similar chelsea_cat --endpoint "$url" --limit 3 --json | sed -nE 's/.*"reqid" : "([0-9]+)".*/\1/p')
+echo "==> $bin track product_view / product_click --query-id $reqid --endpoint $url   (durable queue, then delivery)" >&2
+queue="$out/events-queue.sqlite"
+for pos in 1 2 3; do
+  "$bin" track product_view --query-id "$reqid" --pid "p$pos" --img-url "https://cdn.example/p$pos.jpg" --pos "$pos" \
+    --endpoint "$url" --queue "$queue" >/dev/null
+done
+"$bin" track product_click --query-id "$reqid" --pid p2 --img-url https://cdn.example/p2.jpg --pos 2 --endpoint "$url" --queue "$queue"
+"$bin" events stats --catalog "$catalog" --since 1h
+kill -TERM "$server"
+wait "$server" || true
+trap - EXIT
 
 echo "==> $bin thumbs corpus/images $out/thumbs --copy-originals   (400/800/1200/1600 rule)" >&2
 "$bin" thumbs corpus/images "$out/thumbs" --copy-originals
