@@ -67,11 +67,54 @@ public enum EventWireFormat {
         parameters(event, code: code).sorted { $0.0 < $1.0 }.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 
-    /// The batch POST body: `{"v":…,"sdk":…,"uid":…,"events":[{…}]}`, keys sorted.
+    /// The batch POST body: `{"v":…,"sdk":…,"uid":…,"events":[{…}]}`, each
+    /// event's keys in wire order. Written directly (every value is a string):
+    /// Foundation's serializer with sorted keys spent most of delivery's CPU
+    /// collating keys through ICU.
     public static func batchBody(_ events: [TrackingEvent], uid: String?) -> [UInt8] {
-        var body: [String: Any] = ["v": version, "sdk": sdk, "events": events.map { Dictionary(parameters($0, code: nil), uniquingKeysWith: { $1 }) }]
-        if let uid { body["uid"] = uid }
-        return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])).map(Array.init) ?? []
+        var out: [UInt8] = []
+        out.reserveCapacity(events.count * 400 + 64)
+        out += Array(#"{"v":"#.utf8)
+        appendJSONString(version, to: &out)
+        out += Array(#","sdk":"#.utf8)
+        appendJSONString(sdk, to: &out)
+        if let uid {
+            out += Array(#","uid":"#.utf8)
+            appendJSONString(uid, to: &out)
+        }
+        out += Array(#","events":["#.utf8)
+        for (index, event) in events.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "{"))
+            for (position, (name, value)) in parameters(event, code: nil).enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                appendJSONString(name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                appendJSONString(value, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out += Array("]}".utf8)
+        return out
+    }
+
+    /// A JSON string literal (RFC 8259 escaping).
+    static func appendJSONString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// An event from wire parameters (a pixel query or one batch entry).

@@ -35,6 +35,14 @@ struct EventWireFormatTests {
         #expect(object?["sdk"] as? String == "vsearch swift" && (object?["events"] as? [Any])?.count == 2)
     }
 
+    @Test("batch bodies escape what JSON requires and parse back exactly")
+    func escaping() throws {
+        var event = click(1)
+        event.label = "quote \" back\\slash\nnew\u{01}é"
+        let entries = try EventWireFormat.entries(fromBatch: EventWireFormat.batchBody([event], uid: nil))
+        #expect(try EventWireFormat.event(from: entries[0]) == event)
+    }
+
     @Test("the JS tracker's literal \"null\" is absent; malformed numbers are named")
     func lenientAndStrict() throws {
         let event = try EventWireFormat.event(from: ["action": "click", "queryId": "1", "db": "null", "label": "null"])
