@@ -2,24 +2,34 @@
 //
 // vsearch — visual search and recommendation toolkit.
 //
-// Targets are cut along dependency lines (see docs/architecture.md):
-//   CTurboJPEG, CLibPNG  system libraries from Debian (headers + link flags only)
-//   CPNGShim             the one small C file: libpng's classic write API needs setjmp
-//   ImageOps             pixels, codecs, orientation, resampling, crops, limits, jobs
-//   VisualSearch         the ViSearch/ProductSearch model, wire encoding, HTTP client and offline engine
-//   Tracking             analytics events, validation, durable queue, delivery, collector store
-//   VisualSearchServer   `vsearch serve`: HTTP <-> the engine and the collector (Hummingbird);
-//                        kept apart so apps that want only the client or the engine build no server
-//   vsearch              the command line
+// One target per concern; the graph (docs/architecture.md draws it):
+//
+//   CTurboJPEG, CLibPNG, CPNGShim, CMalloc   C at the edges (Debian's libraries; one setjmp shim)
+//   ImageOps            ← C         pixels, codecs, orientation, resampling, crops, thumbnails, upload preparation
+//   Networking          ← —         the one HTTP layer: transport, retry policy, size cap, fetch policy, redaction
+//   VisualSearch        ← ImageOps, Networking
+//                                   ViSearch/ProductSearch model, wire coding per endpoint, the
+//                                   VisualSearchService protocol and the HTTP clients (no GRDB, no engine)
+//   Tracking            ← Networking, GRDB, Logging, ServiceLifecycle
+//                                   analytics events, validation, durable queue, delivery; the collector's store protocol
+//   SearchEngine        ← VisualSearch, Tracking, ImageOps, GRDB
+//                                   the offline engine: CatalogStore protocol + SQLite store, features,
+//                                   feature index, ranking, facets, response shaping, indexer
+//   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging
+//                                   routes for any VisualSearchService and CollectorStore, mountable in an app
+//   vsearch             ← all of the above, ArgumentParser     the command line
 import PackageDescription
 
 let package = Package(
     name: "vsearch",
-    platforms: [.macOS(.v13)],
+    // Mutex, Atomic and UInt128 need the macOS 15 / iOS 18 standard library.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ImageOps", targets: ["ImageOps"]),
+        .library(name: "Networking", targets: ["Networking"]),
         .library(name: "VisualSearch", targets: ["VisualSearch"]),
         .library(name: "Tracking", targets: ["Tracking"]),
+        .library(name: "SearchEngine", targets: ["SearchEngine"]),
         .library(name: "VisualSearchServer", targets: ["VisualSearchServer"]),
         .executable(name: "vsearch", targets: ["vsearch"]),
     ],
@@ -28,75 +38,65 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CTurboJPEG",
-            pkgConfig: "libturbojpeg",
-            providers: [.apt(["libturbojpeg0-dev"])]
-        ),
-        .systemLibrary(
-            name: "CLibPNG",
-            pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev"])]
-        ),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CMalloc"),
-        .target(
-            name: "CPNGShim",
-            dependencies: ["CLibPNG"],
-            linkerSettings: [.linkedLibrary("png16")]
-        ),
-        .target(
-            name: "ImageOps",
-            dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim"]
-        ),
-        .target(
-            name: "VisualSearch",
-            dependencies: ["ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
-        ),
+        .target(name: "CPNGShim", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "ImageOps", dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim"]),
+        .target(name: "Networking"),
+        .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
         .target(
             name: "Tracking",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Networking",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SearchEngine",
+            dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "VisualSearchServer",
             dependencies: [
-                "VisualSearch",
-                "Tracking",
+                "VisualSearch", "SearchEngine", "Tracking", "ImageOps", "Networking",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "vsearch",
             dependencies: [
-                "ImageOps",
-                "VisualSearch",
-                "Tracking",
-                "VisualSearchServer",
-                "CMalloc",
+                "ImageOps", "Networking", "VisualSearch", "Tracking", "SearchEngine", "VisualSearchServer", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(
-            name: "ImageOpsTests",
-            dependencies: ["ImageOps"]
+        // Tests mirror the sources; TestSupport holds what several suites share.
+        .target(
+            name: "TestSupport",
+            dependencies: ["ImageOps", "Networking", "VisualSearch", "SearchEngine", "VisualSearchServer", "Tracking"],
+            path: "Tests/TestSupport"
         ),
-        .testTarget(
-            name: "VisualSearchTests",
-            dependencies: ["VisualSearch", "ImageOps"]
-        ),
-        .testTarget(
-            name: "TrackingTests",
-            dependencies: ["Tracking"]
-        ),
+        .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "TestSupport"]),
+        .testTarget(name: "VisualSearchTests", dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport"]),
+        .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
+        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", "TestSupport"]),
         .testTarget(
             name: "VisualSearchServerTests",
-            dependencies: ["VisualSearchServer", "VisualSearch", "Tracking", "ImageOps"]
+            dependencies: [
+                "VisualSearchServer", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
-        .testTarget(
-            name: "vsearchTests",
-            dependencies: ["vsearch", "ImageOps"]
-        ),
+        .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "TestSupport"]),
     ]
 )

@@ -1,16 +1,18 @@
 import Foundation
+import Networking
+import SearchEngine
 import VisualSearch
 
 /// Everything `vsearch serve` can be told, with its defaults.
 ///
 /// ```swift
-/// var configuration = ServerConfiguration(catalogPath: "catalog.sqlite")
+/// var configuration = ServerConfiguration(catalog: .sqlite(path: "catalog.sqlite"))
 /// configuration.port = 0                          // any free port
 /// configuration.credentials = try ServerCredentials(lines: "dev\nKEY:SECRET")
 /// ```
 public struct ServerConfiguration: Sendable {
-    /// The catalog file served.
-    public var catalogPath: String
+    /// The catalog served.
+    public var catalog: CatalogLocation
     /// The address bound: `127.0.0.1` by default (loopback only). Binding
     /// elsewhere is an explicit choice.
     public var host: String
@@ -29,15 +31,23 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Double
     /// Log lines as JSON objects instead of text.
     public var jsonLogs: Bool
-    /// Whether `im_url` may name hosts other than loopback. Off by default:
-    /// a server reachable by others must not be made to fetch arbitrary URLs.
-    /// Local files are accepted only while the server is bound to loopback.
+    /// Folders `im_url` (uploads and inserts) may name local files in
+    /// (`file://` or absolute paths), after `..` and symbolic links are
+    /// resolved. None by default: the server reads no local file it was not given.
+    public var imageRoots: [String]
+    /// Whether `im_url` may fetch `http(s)://` images. Off by default; when on,
+    /// only public addresses are fetched — never loopback, link-local (cloud
+    /// metadata), private or multicast ones, whether named directly, through
+    /// DNS or through a redirect — unless listed in ``allowedFetchHosts``.
     public var allowRemoteFetch: Bool
+    /// `host` or `host:port` exceptions to the public-address rule.
+    public var allowedFetchHosts: Set<String>
 
-    public init(catalogPath: String, host: String = "127.0.0.1", port: Int = 8080, credentials: ServerCredentials = ServerCredentials(),
-                maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30, maxConcurrentRequests: Int = 64,
-                idleTimeout: Double = 60, jsonLogs: Bool = false, allowRemoteFetch: Bool = false) {
-        self.catalogPath = catalogPath
+    public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
+                credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,
+                maxConcurrentRequests: Int = 64, idleTimeout: Double = 60, jsonLogs: Bool = false, imageRoots: [String] = [],
+                allowRemoteFetch: Bool = false, allowedFetchHosts: Set<String> = []) {
+        self.catalog = catalog
         self.host = host
         self.port = port
         self.credentials = credentials
@@ -46,7 +56,9 @@ public struct ServerConfiguration: Sendable {
         self.maxConcurrentRequests = maxConcurrentRequests
         self.idleTimeout = idleTimeout
         self.jsonLogs = jsonLogs
+        self.imageRoots = imageRoots
         self.allowRemoteFetch = allowRemoteFetch
+        self.allowedFetchHosts = allowedFetchHosts
     }
 }
 
@@ -54,21 +66,11 @@ extension ServerConfiguration {
     /// Whether ``host`` is a loopback address.
     public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.") }
 
-    /// Checks an `im_url` against the fetch policy and returns what to load.
-    func imageSource(_ text: String, parameter: String) throws(ServerError) -> QueryImage {
-        let refuse = { (reason: String) -> ServerError in .engine(.invalidParameter(name: parameter, reason: reason)) }
-        if text.hasPrefix("/") || text.lowercased().hasPrefix("file://") {
-            guard isLoopback else { throw refuse("local files are read only while the server is bound to loopback") }
-            return .file(text.hasPrefix("/") ? text : (URL(string: text)?.path ?? text))
-        }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host?.lowercased() else {
-            throw refuse("\"\(text)\" is not an http(s) URL, a file:// URL or an absolute path")
-        }
-        let loopback = host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-        guard loopback || allowRemoteFetch else {
-            throw refuse("\(host) is not loopback; start the server with --allow-remote-fetch to fetch other hosts")
-        }
-        return .url(text)
+    /// What `im_url` may read and fetch: local files only under
+    /// ``imageRoots``; remote hosts only with ``allowRemoteFetch``, and then
+    /// only public addresses (plus ``allowedFetchHosts``).
+    public var imageSourcePolicy: ImageSourcePolicy {
+        ImageSourcePolicy(imageRoots: imageRoots,
+                          remoteFetch: allowRemoteFetch ? DestinationPolicy(refusesNonPublicAddresses: true, allowedHosts: allowedFetchHosts) : nil)
     }
 }

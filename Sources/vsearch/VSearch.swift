@@ -15,19 +15,24 @@ struct VSearch: AsyncParsableCommand {
           vsearch prepare photo.jpg upload.jpg --box 10,10,300,400
           vsearch info photo.jpg                      show what a file is and whether it decodes
           vsearch index corpus/images --metadata corpus/catalog.csv
-          vsearch search --image photo.jpg --fq category=food --fl brand --html results.html
+          vsearch search --image photo.jpg --fq category:food --fl brand --html results.html
           vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
+          vsearch discover --image photo.jpg --point 120,80; vsearch product search --image photo.jpg
           vsearch serve --port 8080                   a local ViSearch/ProductSearch-compatible server
           vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080   the same query, through the HTTP client
+          vsearch insert dress_1=https://cdn.example/dress_1.jpg --endpoint URL --wait     the data API
           vsearch track product_click --query-id R --pid P --img-url U --pos 1 --endpoint http://127.0.0.1:8080
           vsearch events stats --since 24h            clicks, CTR and conversion the local collector saw
 
         Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request,
-        69 service unavailable, 74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
+        66 no catalog there (only `index` creates one), 69 service unavailable, 74 I/O error,
+        76 protocol error, 77 credentials refused, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
-                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, CatalogCommand.self, ServeCommand.self, TrackCommand.self, EventsCommand.self, DebugCommand.self]
+                      SimilarCommand.self, RecommendCommand.self, ColorCommand.self, DiscoverCommand.self, ProductCommand.self,
+                      InsertCommand.self, InsertStatusCommand.self, RemoveCommand.self, CatalogCommand.self, ServeCommand.self,
+                      TrackCommand.self, EventsCommand.self, DebugCommand.self]
     )
 
     static func main() async {

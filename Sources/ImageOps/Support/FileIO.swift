@@ -108,7 +108,11 @@ public enum FileIO {
     public static func modificationTime(_ path: String) -> timespec? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        return info.st_mtimespec
+        #else
         return info.st_mtim
+        #endif
     }
 
     static func errnoDescription() -> String { String(cString: strerror(errno)) }

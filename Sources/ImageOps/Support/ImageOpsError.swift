@@ -46,11 +46,9 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyInput(let source):
             return "\(source): empty file (0 bytes), not an image"
         case .unrecognisedFormat(let source, let magic):
-            let hex = magic.prefix(8).map { byte in
-                let digits = String(byte, radix: 16)
-                return digits.count == 1 ? "0" + digits : digits
-            }.joined(separator: " ")
-            return "\(source): not a JPEG or PNG image (first bytes: \(hex))"
+            // Never the bytes themselves: the input may be a secret (a file or a response someone else controls).
+            let looksLikeText = !magic.isEmpty && magic.prefix(8).allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            return "\(source): not a JPEG or PNG image (\(looksLikeText ? "it starts with text" : "unrecognised binary data"))"
         case .unsupportedFormat(let source, let format):
             return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads JPEG and PNG — convert it first"
         case .invalidDimensions(let source, let width, let height):

@@ -1,9 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Networking
 
-/// ``EventTransport`` over HTTP (URLSession; FoundationNetworking on Linux).
+/// ``EventTransport`` over HTTP, through the project's one HTTP layer
+/// (`Networking`'s `HTTPClient` over a `URLSessionTransport` by default:
+/// idle timeout, a 1 MiB cap on answers, typed errors, redacted URLs).
 ///
 /// - ``Mode/batch``: `POST {base}/v3/events?code=…` with the JSON batch body
 ///   (Android's batch endpoint, and `vsearch serve`'s collector); per-event
@@ -11,10 +11,14 @@ import FoundationNetworking
 /// - ``Mode/pixel``: one `GET {base}/v3/__va.gif?…` per event, as the hosted
 ///   tracker's iOS and JS SDKs send.
 ///
-/// Status handling: 2xx accepted; 408, 429 (with `Retry-After`) and 5xx, and
-/// connection failures, are retried; 401, 403 and 404 are retried too (a
-/// wrong code or URL is a configuration problem — dropping every event for it
-/// would lose them all); other 4xx reject (a batch is split to find the culprit).
+/// Status handling: 2xx accepted; 408, 429 (with `Retry-After`, in seconds
+/// or as an HTTP-date) and 5xx, and connection failures, are retried; 401,
+/// 403 and 404 are retried too (a wrong code or URL is a configuration
+/// problem — dropping every event for it would lose them all); other 4xx
+/// reject (a batch is split to find the culprit).
+///
+/// Each call makes one attempt per request (`RetryPolicy.none`): the
+/// ``Tracker``'s rounds do the retrying, with its own backoff.
 ///
 /// ```swift
 /// let transport = HTTPEventTransport(endpoint: .world, code: "APP_KEY:1", mode: .pixel)
@@ -30,6 +34,7 @@ public struct HTTPEventTransport: EventTransport {
         /// Any base URL, e.g. a local `vsearch serve`.
         case custom(URL)
 
+        /// The base URL requests are made under.
         public var baseURL: URL {
             switch self {
             case .world: URL(string: "https://multimodal.analytics.data.rezolve.com")!
@@ -39,28 +44,42 @@ public struct HTTPEventTransport: EventTransport {
         }
     }
 
+    /// How events are sent.
     public enum Mode: Sendable, Hashable {
+        /// `POST {base}/v3/events?code=…` with a JSON batch; per-event results.
         case batch
+        /// One `GET {base}/v3/__va.gif?…` per event.
         case pixel
     }
 
+    /// Where events go.
     public let endpoint: Endpoint
     /// The tracker code (`app_key:placement_id` for ProductSearch).
     public let code: String
+    /// ``Mode/batch`` or ``Mode/pixel``.
     public let mode: Mode
-    /// Seconds before a request fails: 10 by default.
+    /// Seconds without progress before a request fails: 10 by default.
     public let timeout: Double
-    let session: URLSession
+    /// Sends each request once.
+    let client: HTTPClient
 
-    public init(endpoint: Endpoint, code: String, mode: Mode = .batch, timeout: Double = 10) {
+    /// Largest answer read from the endpoint: 1 MiB (a batch's per-event results are a few bytes each).
+    public static let maxResponseBytes = 1 << 20
+
+    /// A transport to `endpoint`.
+    /// - Parameters:
+    ///   - endpoint: where events go.
+    ///   - code: the tracker code.
+    ///   - mode: ``Mode/batch`` by default.
+    ///   - timeout: idle seconds per request, 10 by default.
+    ///   - transport: the HTTP stack; by default a `URLSessionTransport` capped at ``maxResponseBytes``
+    ///     with unrestricted destinations (the endpoint is the operator's own choice).
+    public init(endpoint: Endpoint, code: String, mode: Mode = .batch, timeout: Double = 10, transport: (any HTTPTransport)? = nil) {
         self.endpoint = endpoint
         self.code = code
         self.mode = mode
         self.timeout = timeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout * 3
-        session = URLSession(configuration: configuration)
+        client = HTTPClient(transport: transport ?? URLSessionTransport(maxResponseBytes: Self.maxResponseBytes), retry: .none)
     }
 
     func url(_ path: String, query: String) -> URL {
@@ -69,6 +88,7 @@ public struct HTTPEventTransport: EventTransport {
         return URL(string: text + path + "?" + query) ?? endpoint.baseURL
     }
 
+    /// Sends `events` (one request per batch, or one per event in pixel mode), one attempt each.
     public func send(_ events: [TrackingEvent], uid: String?) async -> BatchOutcome {
         switch mode {
         case .batch: return await sendBatch(events, uid: uid)
@@ -103,35 +123,48 @@ public struct HTTPEventTransport: EventTransport {
     }
 
     /// nil for 2xx; otherwise what the status means for the event(s).
-    static func classify(_ status: Int, headers: [String: String], body: [UInt8]) -> DeliveryResult? {
+    /// `Retry-After` is read relative to `now` (seconds or an HTTP-date).
+    static func classify(_ status: Int, headers: [String: String], body: [UInt8], now: Date = Date()) -> DeliveryResult? {
         if (200..<300).contains(status) { return nil }
         let message = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
             .flatMap { ($0["error"] as? [String: Any])?["message"] as? String ?? ($0["error"] as? [String])?.first }
         let reason = "HTTP \(status)" + (message.map { ": \($0)" } ?? "")
         if status == 408 || status == 429 || status >= 500 || status == 401 || status == 403 || status == 404 {
-            return .retry(reason: reason, retryAfter: headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) })
+            return .retry(reason: reason, retryAfter: RetryPolicy.retryAfter(headers["retry-after"], now: now))
         }
         return .rejected(reason: reason)
     }
 
+    /// One attempt: status, headers and body, or why there was no answer.
     func request(_ url: URL, body: [UInt8]?) async -> (Int, [String: String], [UInt8], String?) {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.setValue("vsearch-tracking/\(EventWireFormat.version)", forHTTPHeaderField: "User-Agent")
+        var request = HTTPClientRequest(url: url, headers: [("User-Agent", "vsearch-tracking/\(EventWireFormat.version)")], timeout: timeout)
         if let body {
-            request.httpMethod = "POST"
-            request.httpBody = Data(body)
-            request.setValue("application/json; charset=UTF-8", forHTTPHeaderField: "Content-Type")
+            request.method = "POST"
+            request.body = body
+            request.headers.append(("Content-Type", "application/json; charset=UTF-8"))
         }
         do {
-            let (data, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else { return (0, [:], [], "no HTTP response") }
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-            }
-            return (http.statusCode, headers, [UInt8](data), nil)
+            let response = try await client.send(request)
+            return (response.status, response.headers, response.body, nil)
         } catch {
-            return (0, [:], [], "cannot reach \(url.host ?? url.absoluteString): \(error.localizedDescription)")
+            return (0, [:], [], describe(error))
+        }
+    }
+
+    /// A failure in a few words for the report and the log: the endpoint's
+    /// host rather than the whole (event-carrying) URL, so repeated failures read the same.
+    func describe(_ error: HTTPClientError) -> String {
+        let base = endpoint.baseURL
+        let host = (base.host ?? base.absoluteString) + (base.port.map { ":\($0)" } ?? "")
+        switch error {
+        case .transport(_, let reason): return "cannot reach \(host): \(reason)"
+        case .connectionRefused: return "cannot reach \(host): connection refused"
+        case .timeout(_, let seconds):
+            return "\(host) did not answer within \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s"
+        case .responseTooLarge(_, let limit): return "\(host) answered with more than \(limit) bytes"
+        case .destinationRefused(_, let reason): return "refused to connect to \(host): \(reason)"
+        case .tooManyRedirects(_, let limit): return "\(host) redirected more than \(limit) times"
+        case .cancelled: return "cancelled"
         }
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+import Logging
+import Networking
+import ServiceLifecycle
 
 /// Records analytics events so that none is lost: each accepted event is
 /// validated, then committed to the durable ``EventQueue`` before
@@ -6,40 +9,61 @@ import Foundation
 /// ``EventTransport``, removes what the receiver confirmed, drops (and
 /// counts, and logs) only what it rejected for good, and backs off on
 /// transient failures — connection failures, 408, 429 (honouring
-/// `Retry-After`), 5xx — with capped exponential backoff and full jitter.
+/// `Retry-After`), 5xx — with capped exponential backoff and full jitter
+/// (``Configuration/retry``, `RetryPolicy.delivery` by default).
 ///
 /// A batch refused as a whole is split in halves until the bad event is
 /// isolated, so one bad event never blocks or drops its batch-mates. Delivery
 /// is at-least-once: a crash between "sent" and "removed" resends the batch,
 /// and the receiver deduplicates on each event's `eid`.
 ///
+/// A tracker is a ServiceLifecycle `Service`: ``run()`` delivers until
+/// graceful shutdown or cancellation, then makes a final delivery attempt.
+/// Outside a service group, ``start()`` and ``shutdown()`` do the same.
+/// It logs through swift-log: a warning per dropped event, a notice per
+/// failed round, debug lines for delivered rounds.
+///
 /// ```swift
 /// let tracker = Tracker(queue: try EventQueue(path: ".vsearch/events-queue.sqlite"),
-///                       transport: HTTPEventTransport(endpoint: .custom(URL(string: "http://127.0.0.1:8080")!), code: "dev"))
+///                       transport: HTTPEventTransport(endpoint: .custom(URL(string: "http://127.0.0.1:8080")!), code: "dev"),
+///                       logger: Logger(label: "shop.tracking"))
+/// let group = ServiceGroup(services: [server, tracker], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()        // SIGTERM: the loop stops, queued events get one more try
+///
+/// // Or by hand:
 /// await tracker.start()
 /// try await tracker.track(.productClick(queryId: reqid, pid: "dress_17", imgUrl: url, pos: 3))
 /// await tracker.shutdown()     // stops the loop and tries once more to deliver
 /// ```
-public actor Tracker {
+public actor Tracker: Service {
     /// Delivery settings.
     public struct Configuration: Sendable, Hashable {
         /// Events per request: 50 by default.
         public var batchSize: Int = 50
         /// Seconds between delivery rounds when the queue is quiet: 5 by default.
         public var flushInterval: Double = 5
-        /// Waits between failed rounds: 0.5 s base, 60 s cap by default.
-        public var backoff = Backoff()
+        /// Waits between failed rounds, `RetryPolicy.delivery` by default:
+        /// 0.5 s doubling to a 60 s cap with full jitter, `Retry-After` honoured
+        /// up to 60 s, never giving up. Its attempts count consecutive failed
+        /// rounds: with a finite `maxAttempts` ``flush(maxFailures:)``
+        /// stops at whichever limit comes first, and the background loop, which
+        /// never gives up, waits the longer of the policy's `maxDelay` and
+        /// `maxRetryAfter` and starts a new streak.
+        public var retry: RetryPolicy = .delivery
 
-        public init(batchSize: Int = 50, flushInterval: Double = 5, backoff: Backoff = Backoff()) {
+        /// Delivery settings; every parameter has its default.
+        public init(batchSize: Int = 50, flushInterval: Double = 5, retry: RetryPolicy = .delivery) {
             self.batchSize = batchSize
             self.flushInterval = flushInterval
-            self.backoff = backoff
+            self.retry = retry
         }
     }
 
     /// What one delivery round or flush did.
     public struct Report: Sendable, Hashable, Codable {
+        /// Events the receiver confirmed (removed from the queue).
         public var sent = 0
+        /// Events the receiver refused for good (dropped, counted, logged).
         public var rejected = 0
         /// Events that failed transiently in the last round (still queued).
         public var retried = 0
@@ -50,29 +74,40 @@ public actor Tracker {
         /// A `Retry-After` the server asked for.
         var retryAfter: Double?
 
+        /// An empty report.
         public init() {}
 
         enum CodingKeys: String, CodingKey { case sent, rejected, retried, remaining, problems }
     }
 
+    /// The durable queue events are committed to.
     public let queue: EventQueue
     let transport: any EventTransport
+    /// The delivery settings it was made with.
     public let configuration: Configuration
     let clock: any TrackingClock
-    let log: @Sendable (String) -> Void
+    /// Where the tracker reports dropped events and failed rounds.
+    public nonisolated let logger: Logger
     var loop: Task<Void, Never>?
     var round: Task<Report, Never>?
     /// Waits taken after failures, for tests and logs.
     public private(set) var backoffHistory: [Double] = []
 
-    /// Creates a tracker; `log` receives one line per rejected event or failed round.
+    /// Creates a tracker (nothing is sent until ``start()``, ``run()`` or ``flush(maxFailures:)``).
+    /// - Parameters:
+    ///   - queue: the durable queue events are committed to.
+    ///   - transport: where batches go.
+    ///   - configuration: batch size, flush interval and retry policy; defaults as documented there.
+    ///   - clock: time and waiting; the system clock by default.
+    ///   - logger: receives a warning per dropped event and a notice per failed round;
+    ///     by default a logger labelled `vsearch.tracking` (the process's `LoggingSystem` decides where it writes).
     public init(queue: EventQueue, transport: any EventTransport, configuration: Configuration = Configuration(),
-                clock: any TrackingClock = SystemTrackingClock(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+                clock: any TrackingClock = SystemTrackingClock(), logger: Logger = Logger(label: "vsearch.tracking")) {
         self.queue = queue
         self.transport = transport
         self.configuration = configuration
         self.clock = clock
-        self.log = log
+        self.logger = logger
     }
 
     /// Validates the event, fills uid, session, event id and time, and
@@ -133,9 +168,7 @@ public actor Tracker {
         case .batchRejected(let reason):
             if entries.count == 1 {
                 rejected.append(entries[0].sequence)
-                let line = "dropped event \(entries[0].event.eventID ?? "?") (\(entries[0].event.action)): \(reason)"
-                report.problems.append(line)
-                log(line)
+                report.problems.append(dropped(entries[0].event, reason: reason))
             } else {
                 let middle = entries.count / 2
                 await deliver(Array(entries[..<middle]), uid: uid, sent: &sent, rejected: &rejected, retry: &retry, report: &report)
@@ -147,9 +180,7 @@ public actor Tracker {
                 case .accepted: sent.append(entry.sequence)
                 case .rejected(let reason):
                     rejected.append(entry.sequence)
-                    let line = "dropped event \(entry.event.eventID ?? "?") (\(entry.event.action)): \(reason)"
-                    report.problems.append(line)
-                    log(line)
+                    report.problems.append(dropped(entry.event, reason: reason))
                 case .retry(let reason, let after):
                     retry.append(entry.sequence)
                     if !report.problems.contains(reason) { report.problems.append(reason) }
@@ -159,6 +190,14 @@ public actor Tracker {
             // A transport that answered for fewer events than it was given: the rest are retried.
             for entry in entries.dropFirst(results.count) { retry.append(entry.sequence) }
         }
+    }
+
+    /// Logs a dropped event; returns the line for the report.
+    func dropped(_ event: TrackingEvent, reason: String) -> String {
+        let id = event.eventID ?? "?"
+        logger.warning("dropped event \(id) (\(event.action)): \(reason)",
+                       metadata: ["event_id": .string(id), "action": .string(event.action.rawValue)])
+        return "dropped event \(id) (\(event.action)): \(reason)"
     }
 
     /// Delivers everything queued now, backing off between failed rounds;
@@ -177,7 +216,8 @@ public actor Tracker {
             if report.retried > 0 {
                 failures += 1
                 if failures >= maxFailures { break }
-                await wait(after: failures, retryAfter: report.retryAfter)
+                guard let delay = configuration.retry.delay(afterAttempt: failures, retryAfter: report.retryAfter) else { break }
+                await wait(delay)
             } else {
                 failures = 0
             }
@@ -185,19 +225,59 @@ public actor Tracker {
         return total
     }
 
-    func wait(after failures: Int, retryAfter: Double?) async {
-        let delay = configuration.backoff.delay(failures: failures, retryAfter: retryAfter)
+    /// Waits `delay` seconds after a failed round (recorded in ``backoffHistory``).
+    func wait(_ delay: Double) async {
         backoffHistory.append(delay)
         try? await clock.sleep(seconds: delay)
     }
 
-    /// Starts the background delivery loop (idempotent).
-    public func start() {
-        guard loop == nil else { return }
-        loop = Task { await self.runLoop() }
+    // MARK: - Running
+
+    /// Runs the delivery loop until graceful shutdown (ServiceLifecycle) or
+    /// cancellation, then makes a final delivery attempt as ``shutdown()``
+    /// does. A round in flight when the signal comes is finished, not cut
+    /// short; the final attempt runs even after cancellation and ends at its
+    /// first failed round (each request bounded by the transport's timeout).
+    /// Whatever is not delivered stays queued for the next run.
+    public func run() async throws {
+        logger.debug("tracker running", metadata: ["queued": .stringConvertible((try? queue.count()) ?? 0)])
+        await cancelWhenGracefulShutdown { await self.deliveryLoop() }
+        _ = await finalDelivery()
     }
 
-    func runLoop() async {
+    /// Starts the background delivery loop (idempotent): ``run()`` for callers without a service group.
+    public func start() {
+        guard loop == nil else { return }
+        loop = Task { await self.deliveryLoop() }
+    }
+
+    /// Stops the loop started by ``start()``, waits for it to finish its
+    /// round, and makes one more attempt to deliver what is queued.
+    /// Whatever is not delivered stays queued for the next start.
+    @discardableResult
+    public func shutdown() async -> Report {
+        if let loop {
+            loop.cancel()
+            await loop.value
+        }
+        loop = nil
+        return await finalDelivery()
+    }
+
+    /// One more attempt, in a task of its own so that the caller's cancellation does not cut it short.
+    func finalDelivery() async -> Report {
+        let report = await Task { await self.flush(maxFailures: 1) }.value
+        if report.remaining > 0 {
+            logger.notice("tracker stopped with events still queued", metadata: [
+                "queued": .stringConvertible(report.remaining), "reason": .string(report.problems.first ?? "unknown"),
+            ])
+        }
+        return report
+    }
+
+    /// Delivers until the task is cancelled: a round whenever events are
+    /// queued, ``Configuration/flushInterval`` between quiet rounds, backoff after failed ones.
+    func deliveryLoop() async {
         var failures = 0
         while !Task.isCancelled {
             let pending = (try? queue.count()) ?? 0
@@ -208,21 +288,23 @@ public actor Tracker {
             let report = await deliverOnce()
             if report.retried > 0 {
                 failures += 1
-                log("delivery failed (\(report.problems.first ?? "unknown")); \(report.remaining) queued; retrying")
-                await wait(after: failures, retryAfter: report.retryAfter)
+                let retry = configuration.retry
+                let delay = retry.delay(afterAttempt: failures, retryAfter: report.retryAfter)
+                let wait = delay ?? max(retry.maxDelay, retry.maxRetryAfter)
+                if delay == nil { failures = 0 }
+                logger.notice("delivery failed; retrying", metadata: [
+                    "reason": .string(report.problems.first ?? "unknown"), "queued": .stringConvertible(report.remaining),
+                    "wait": .stringConvertible(wait),
+                ])
+                await self.wait(wait)
             } else {
                 failures = 0
+                logger.debug("delivered", metadata: [
+                    "sent": .stringConvertible(report.sent), "rejected": .stringConvertible(report.rejected),
+                    "queued": .stringConvertible(report.remaining),
+                ])
                 if report.remaining < configuration.batchSize { try? await clock.sleep(seconds: configuration.flushInterval) }
             }
         }
-    }
-
-    /// Stops the loop and makes one more attempt to deliver what is queued.
-    /// Whatever is not delivered stays queued for the next start.
-    @discardableResult
-    public func shutdown() async -> Report {
-        loop?.cancel()
-        loop = nil
-        return await flush(maxFailures: 1)
     }
 }

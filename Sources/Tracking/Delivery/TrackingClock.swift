@@ -10,8 +10,11 @@ public protocol TrackingClock: Sendable {
 
 /// The real clock.
 public struct SystemTrackingClock: TrackingClock {
+    /// The system clock.
     public init() {}
+    /// The current time.
     public func now() -> Date { Date() }
+    /// `Task.sleep`; throws `CancellationError` when the task is cancelled.
     public func sleep(seconds: Double) async throws {
         try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
     }

@@ -1,7 +1,8 @@
 import Foundation
+import Networking
 
-/// How a client reaches ViSearch (or `vsearch serve`): a plain value, no
-/// singleton and no setup call.
+/// How a client reaches ViSearch and ProductSearch (the hosted services or
+/// `vsearch serve`): a plain value, no singleton and no setup call.
 ///
 /// ```swift
 /// let hosted = ClientConfiguration(credentials: .accessKey("KEY", secret: "SECRET"))
@@ -9,75 +10,92 @@ import Foundation
 /// let client = ViSearchClient(configuration: local)
 /// ```
 public struct ClientConfiguration: Sendable, Hashable {
-    /// How requests are authenticated (wire-protocol.md §1.3).
-    public enum Credentials: Sendable, Hashable {
+    /// How ViSearch requests are authenticated.
+    public enum Credentials: Sendable, Hashable, CustomStringConvertible {
         /// An app key, sent as the query parameter `access_key` (the mobile SDKs' mode).
         case appKey(String)
         /// Access key and secret, sent as HTTP Basic authorisation (the server SDKs' mode).
         case accessKey(String, secret: String)
         /// Nothing (a local server with no keys configured).
         case none
+
+        /// The key that identifies the caller, if any.
+        public var key: String? {
+            switch self {
+            case .appKey(let key), .accessKey(let key, _): key
+            case .none: nil
+            }
+        }
+
+        /// Never shows a key or a secret.
+        public var description: String {
+            switch self {
+            case .appKey: "app key ***"
+            case .accessKey: "access key *** with secret ***"
+            case .none: "no credentials"
+            }
+        }
     }
 
     /// `https://visearch.visenze.com`, the hosted ViSearch service.
     public static let viSearchURL = URL(string: "https://visearch.visenze.com")!
     /// `https://visearch.visenze.com.cn`, the hosted service in China.
     public static let viSearchChinaURL = URL(string: "https://visearch.visenze.com.cn")!
+    /// The library version reported in the user agent.
+    public static let version = "0.2.0"
 
-    /// Where requests go: ``viSearchURL`` by default.
+    /// Where ViSearch requests go: ``viSearchURL`` by default.
     public var baseURL: URL
     public var credentials: Credentials
+    /// Where ProductSearch requests go. Default: the same server as ViSearch,
+    /// the app key of ``credentials``, placement 1 — what `vsearch serve` answers.
+    public var productSearch: ProductSearchConfiguration?
     /// Seconds without progress before a request fails: 10 by default (as the Swift SDK).
     public var timeout: Double
     public var retry: RetryPolicy
+    /// Largest answer accepted: 32 MiB by default.
+    public var maxResponseBytes: Int
     /// Sent as `User-Agent` and, as the SDKs do, `X-Requested-With`.
     public var userAgent: String
 
-    public init(baseURL: URL = ClientConfiguration.viSearchURL, credentials: Credentials, timeout: Double = 10,
-                retry: RetryPolicy = .default, userAgent: String = "vsearch-swift/\(ClientConfiguration.version)") {
+    public init(baseURL: URL = ClientConfiguration.viSearchURL, credentials: Credentials,
+                productSearch: ProductSearchConfiguration? = nil, timeout: Double = 10, retry: RetryPolicy = .default,
+                maxResponseBytes: Int = 32 << 20, userAgent: String = "vsearch-swift/\(ClientConfiguration.version)") {
         self.baseURL = baseURL
         self.credentials = credentials
+        self.productSearch = productSearch
         self.timeout = timeout
         self.retry = retry
+        self.maxResponseBytes = maxResponseBytes
         self.userAgent = userAgent
     }
 
-    /// The library version reported in the user agent.
-    public static let version = "0.1.0"
+    /// The ProductSearch settings in effect.
+    public var effectiveProductSearch: ProductSearchConfiguration {
+        productSearch ?? ProductSearchConfiguration(baseURL: baseURL, appKey: credentials.key ?? "", placementID: 1)
+    }
 }
 
-/// How a client reaches ProductSearch: `app_key` and `placement_id` travel
-/// as parameters on every call (wire-protocol.md §4.2).
-///
-/// ```swift
-/// let client = ProductSearchClient(configuration: ProductSearchConfiguration(appKey: "KEY", placementID: 1))
-/// ```
+/// Where ProductSearch is and who calls it: `app_key` and `placement_id`
+/// travel as parameters on every call.
 public struct ProductSearchConfiguration: Sendable, Hashable {
-    /// `https://multimodal.search.rezolve.com`, the default (legacy `v1/product/…` paths).
+    /// `https://multimodal.search.rezolve.com`, the hosted service (legacy `v1/product/…` paths).
     public static let productSearchURL = URL(string: "https://multimodal.search.rezolve.com")!
 
     public var baseURL: URL
     public var appKey: String
     public var placementID: Int
-    public var timeout: Double
-    public var retry: RetryPolicy
-    public var userAgent: String
 
-    public init(baseURL: URL = ProductSearchConfiguration.productSearchURL, appKey: String, placementID: Int,
-                timeout: Double = 10, retry: RetryPolicy = .default,
-                userAgent: String = "vsearch-swift/\(ClientConfiguration.version)") {
+    public init(baseURL: URL = ProductSearchConfiguration.productSearchURL, appKey: String, placementID: Int) {
         self.baseURL = baseURL
         self.appKey = appKey
         self.placementID = placementID
-        self.timeout = timeout
-        self.retry = retry
-        self.userAgent = userAgent
     }
 
-    /// The cloud-specific hosts (`multisearch-aw`/`-az.rezolve.com`) use
-    /// `v1/visearch/…` paths; every other host the legacy `v1/product/…`.
-    public var pathPrefix: String {
+    /// Whether the host uses `v1/visearch/…` paths (the cloud-specific hosts
+    /// `multisearch-aw`/`-az.rezolve.com`) instead of the legacy `v1/product/…`.
+    public var usesViSearchPaths: Bool {
         let host = baseURL.host ?? ""
-        return host.hasPrefix("multisearch-aw.") || host.hasPrefix("multisearch-az.") ? "v1/visearch" : "v1/product"
+        return host.hasPrefix("multisearch-aw.") || host.hasPrefix("multisearch-az.")
     }
 }

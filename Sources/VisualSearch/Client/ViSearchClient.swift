@@ -1,198 +1,152 @@
 import Foundation
 import ImageOps
+import Networking
 
-/// A typed async client for the ViSearch API — the hosted service or
-/// `vsearch serve` — answering with the same value types as the offline
-/// ``VisualSearchEngine``.
+/// A typed async client for the ViSearch and ProductSearch APIs — the hosted
+/// services or `vsearch serve` — and the HTTP implementation of
+/// ``VisualSearchService``: the same requests and answers as the offline engine.
 ///
-/// Requests are encoded exactly as the ViSearch Swift SDK sends them
-/// (sorted query parameters, repeated `fq`/`fl`/`facets`, its
-/// percent-encoding, every parameter in the query string and a multipart
-/// body holding only the `image`), so any server that understands the SDK
-/// understands this client. Upload images are prepared as the SDK does
-/// (fit inside 512 px at JPEG 0.97 by default, EXIF orientation baked in)
-/// and a box is scaled into the prepared image.
+/// Requests are encoded by the request types themselves (``WireRequest``),
+/// exactly as the ViSearch Swift SDK sends them (sorted query parameters,
+/// repeated `fq`/`fl`/`facets`, its percent-encoding, a multipart body holding
+/// only the `image`), so any server that understands the SDK understands
+/// this client. Upload images are prepared as the SDK does (fit inside
+/// 512 px at JPEG 0.97 by default, EXIF orientation baked in) and a box is
+/// scaled into the prepared image. Everything goes through the one HTTP
+/// layer (``HTTPClient``): idle timeout, size cap, retries with backoff.
 ///
 /// ```swift
 /// let client = ViSearchClient(configuration: ClientConfiguration(
 ///     baseURL: URL(string: "http://127.0.0.1:8080")!, credentials: .appKey("dev")))
 /// var parameters = SearchParameters()
 /// parameters.filters = [Filter(field: "brand", value: "acme")]
-/// let response = try await client.uploadSearch(.file("photo.jpg"), parameters: parameters)
+/// let response = try await client.uploadSearch(UploadSearchRequest(ImageQuery(.file("photo.jpg")), parameters: parameters))
 /// print(response.result.map(\.imageName))
 /// ```
-public struct ViSearchClient: Sendable {
-    public let configuration: ClientConfiguration
-    let requester: APIRequester
+public struct ViSearchClient: VisualSearchService {
+    public typealias Failure = ClientError
 
-    /// Creates a client; `transport` defaults to URLSession.
-    public init(configuration: ClientConfiguration, transport: any HTTPTransport = URLSessionTransport()) {
-        self.init(configuration: configuration, transport: transport, sleep: APIRequester.defaultSleep)
+    public let configuration: ClientConfiguration
+    let http: HTTPClient
+
+    /// Creates a client; `transport` defaults to URLSession, `sleep` (the
+    /// waits between retries) to a real sleep.
+    public init(configuration: ClientConfiguration, transport: (any HTTPTransport)? = nil,
+                sleep: @escaping @Sendable (Double) async throws -> Void = HTTPClient.defaultSleep) {
+        self.configuration = configuration
+        http = HTTPClient(transport: transport ?? URLSessionTransport(maxResponseBytes: configuration.maxResponseBytes),
+                          retry: configuration.retry, sleep: sleep)
     }
 
-    /// Creates a client whose backoff waits go through `sleep` (tests).
-    public init(configuration: ClientConfiguration, transport: any HTTPTransport,
-                sleep: @escaping @Sendable (Double) async throws -> Void) {
-        self.configuration = configuration
+    public func search(_ request: SearchRequest) async throws(ClientError) -> SearchResponse { try await send(request) }
+    public func recommendations(_ request: RecommendationsRequest) async throws(ClientError) -> SearchResponse { try await send(request) }
+    public func colorSearch(_ request: ColorSearchRequest) async throws(ClientError) -> SearchResponse { try await send(request) }
+
+    public func uploadSearch(_ request: UploadSearchRequest) async throws(ClientError) -> SearchResponse {
+        var prepared = request
+        prepared.query = try Self.prepare(request.query)
+        return try await send(prepared)
+    }
+
+    public func discoverSearch(_ request: DiscoverSearchRequest) async throws(ClientError) -> SearchResponse {
+        let prepared: DiscoverSearchRequest
+        do { prepared = try request.prepared() } catch { throw .invalidRequest(error.description) }
+        return try await send(prepared)
+    }
+
+    public func productSearch(_ request: ProductSearchRequest) async throws(ClientError) -> ProductSearchResponse {
+        var prepared = request
+        prepared.query = try Self.prepare(request.query)
+        return try await send(prepared)
+    }
+
+    public func productRecommendations(_ request: ProductRecommendationsRequest) async throws(ClientError) -> ProductSearchResponse {
+        try await send(request)
+    }
+
+    public func insert(_ request: InsertRequest) async throws(ClientError) -> DataAPIResponse { try await send(request) }
+    public func insertStatus(_ request: InsertStatusRequest) async throws(ClientError) -> InsertStatusResponse { try await send(request) }
+    public func remove(_ request: RemoveRequest) async throws(ClientError) -> DataAPIResponse { try await send(request) }
+
+    // MARK: - The request loop
+
+    /// Sends any request: its wire form, the credentials, retries, the status and the body checked, the answer decoded.
+    public func send<Request: WireRequest>(_ request: Request) async throws(ClientError) -> Request.Response {
+        let message: WireMessage
+        do { message = try request.wireMessage() } catch { throw .invalidRequest(error.message) }
+        let endpoint = Request.endpoint
+        let http = try httpRequest(endpoint, message)
+        let response: HTTPClientResponse
+        do { response = try await self.http.send(http, idempotent: endpoint.isIdempotent) } catch {
+            throw ClientError(error)
+        }
+        let location = Redaction.url(http.url)
+        guard (200..<300).contains(response.status) else {
+            throw .http(status: response.status, url: location, message: ClientResponseBody.message(in: response.body))
+        }
+        return try ClientResponseBody.decode(Request.Response.self, from: response.body, url: location)
+    }
+
+    /// The HTTP request for a wire message: path, query string (with the
+    /// credentials), and the body the endpoint travels in.
+    func httpRequest(_ endpoint: WireEndpoint, _ message: WireMessage) throws(ClientError) -> HTTPClientRequest {
         var headers: [(name: String, value: String)] = [("Accept", "application/json"), ("User-Agent", configuration.userAgent),
                                                         ("X-Requested-With", configuration.userAgent)]
-        if case .accessKey(let key, let secret) = configuration.credentials {
-            headers.append(("Authorization", "Basic " + Data("\(key):\(secret)".utf8).base64EncodedString()))
-        }
-        requester = APIRequester(baseURL: configuration.baseURL, timeout: configuration.timeout, retry: configuration.retry,
-                                 headers: headers, transport: transport, sleep: sleep)
-    }
-
-    // MARK: - Search
-
-    /// `GET /search`: images similar to a catalog image.
-    public func search(imageName: String, parameters: SearchParameters) async throws(ClientError) -> SearchResponse {
-        var query = try queryFor(parameters)
-        query.append("im_name", imageName)
-        return try await get("search", query: query)
-    }
-
-    /// `GET /recommendations`: similar items for a catalog image.
-    public func recommendations(imageName: String, parameters: SearchParameters) async throws(ClientError) -> SearchResponse {
-        var query = try queryFor(parameters)
-        query.append("im_name", imageName)
-        return try await get("recommendations", query: query)
-    }
-
-    /// `GET /colorsearch`: images by colour; `hex` is `ff00ff` or `#ff00ff` (sent without `#`).
-    public func colorSearch(_ hex: String, parameters: SearchParameters) async throws(ClientError) -> SearchResponse {
-        let color = hex.hasPrefix("#") ? String(hex.dropFirst()) : hex
-        guard color.count == 6, color.allSatisfy(\.isHexDigit) else {
-            throw .invalidRequest("color \"\(hex)\" is not six hex digits such as ff00ff")
-        }
-        var query = try queryFor(parameters)
-        query.append("color", color.lowercased())
-        return try await get("colorsearch", query: query)
-    }
-
-    /// `POST /uploadsearch`: images similar to an uploaded image (prepared
-    /// with `settings`; a `box` in the original's pixels is scaled into the
-    /// upload's), an `im_url` or an earlier `im_id`.
-    public func uploadSearch(_ image: QueryImage, box: PixelBox? = nil, parameters: SearchParameters,
-                             settings: UploadSettings = .standard) async throws(ClientError) -> SearchResponse {
-        var query = try queryFor(parameters)
-        let form = try upload(image, box: box, settings: settings, into: &query)
-        return try await post("uploadsearch", query: query, form: form)
-    }
-
-    /// `POST /discoversearch`: results per object of an image.
-    public func discoverSearch(_ image: QueryImage, box: PixelBox? = nil, parameters: SearchParameters,
-                               resultLimit: Int? = nil, detectionLimit: Int? = nil,
-                               settings: UploadSettings = .standard) async throws(ClientError) -> SearchResponse {
-        var query = try queryFor(parameters)
-        if let resultLimit { query.append("result_limit", String(resultLimit)) }
-        if let detectionLimit { query.append("detection_limit", String(detectionLimit)) }
-        let form = try upload(image, box: box, settings: settings, into: &query)
-        return try await post("discoversearch", query: query, form: form)
-    }
-
-    // MARK: - Data API
-
-    /// `POST /insert`: adds or replaces images by `im_name`; indexing runs
-    /// asynchronously — poll ``insertStatus(transactionID:)``. Not retried
-    /// after the request may have reached the server.
-    public func insert(_ items: [InsertItem]) async throws(ClientError) -> DataAPIResponse {
-        guard !items.isEmpty else { throw .invalidRequest("insert needs at least one image") }
-        return try await postForm("insert", fields: InsertItem.wireQuery(items), idempotent: false)
-    }
-
-    /// `GET /insert/status/{trans_id}`.
-    public func insertStatus(transactionID: String) async throws(ClientError) -> InsertStatusResponse {
-        guard !transactionID.isEmpty, transactionID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw .invalidRequest("\"\(transactionID)\" is not a transaction id")
-        }
-        let response = try await requester.send(method: "GET", path: "insert/status/\(transactionID)", query: authQuery())
-        return try requester.decode(InsertStatusResponse.self, from: response, url: "insert/status")
-    }
-
-    /// `POST /remove`: removes images by `im_name`.
-    public func remove(_ imageNames: [String]) async throws(ClientError) -> DataAPIResponse {
-        guard !imageNames.isEmpty else { throw .invalidRequest("remove needs at least one im_name") }
-        var fields = WireQuery()
-        for (index, name) in imageNames.enumerated() { fields.append("im_name[\(index)]", name) }
-        return try await postForm("remove", fields: fields, idempotent: true)
-    }
-
-    // MARK: - Plumbing
-
-    func authQuery() -> WireQuery {
-        var query = WireQuery()
-        if case .appKey(let key) = configuration.credentials { query.append("access_key", key) }
-        return query
-    }
-
-    func queryFor(_ parameters: SearchParameters) throws(ClientError) -> WireQuery {
-        do { try parameters.validate() } catch { throw .invalidRequest(error.message) }
-        var query = parameters.wireQuery(for: .viSearch)
-        query.merge(authQuery())
-        return query
-    }
-
-    /// The image source in the query, or a prepared image in the form; with
-    /// no image the Swift SDK still posts a (zero-part) multipart body.
-    func upload(_ image: QueryImage, box: PixelBox?, settings: UploadSettings, into query: inout WireQuery) throws(ClientError) -> MultipartForm {
-        try ClientUpload.attach(image, box: box, settings: settings, to: &query) ?? MultipartForm()
-    }
-
-    func get<T: Decodable>(_ path: String, query: WireQuery) async throws(ClientError) -> T {
-        let response = try await requester.send(method: "GET", path: path, query: query)
-        return try requester.decode(T.self, from: response, url: path)
-    }
-
-    func post<T: Decodable>(_ path: String, query: WireQuery, form: MultipartForm) async throws(ClientError) -> T {
-        let response = try await requester.send(method: "POST", path: path, query: query, body: (form.contentType, form.encoded))
-        return try requester.decode(T.self, from: response, url: path)
-    }
-
-    func postForm<T: Decodable>(_ path: String, fields: WireQuery, idempotent: Bool) async throws(ClientError) -> T {
-        let body = Array(fields.encoded.utf8)
-        let response = try await requester.send(method: "POST", path: path, query: authQuery(),
-                                                body: ("application/x-www-form-urlencoded", body), idempotent: idempotent)
-        return try requester.decode(T.self, from: response, url: path)
-    }
-}
-
-/// Upload preparation for the clients: read, prepare, scale the box.
-enum ClientUpload {
-    /// Puts the image source where the SDKs put it: a prepared image in a
-    /// multipart form (the box scaled into it), or `im_url` / `im_id` in the
-    /// query (the box as given). Returns the form when there is an image.
-    static func attach(_ image: QueryImage, box: PixelBox?, settings: UploadSettings,
-                       to query: inout WireQuery) throws(ClientError) -> MultipartForm? {
-        switch image {
-        case .bytes, .file:
-            let prepared = try prepare(image, box: box, settings: settings)
-            var form = MultipartForm()
-            form.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: prepared.jpeg)
-            if let box = prepared.box { query.append("box", box.description) }
-            return form
-        case .url(let url):
-            query.append("im_url", url)
-        case .imageID(let id):
-            query.append("im_id", id)
-        }
-        if let box { query.append("box", box.description) }
-        return nil
-    }
-
-    static func prepare(_ image: QueryImage, box: PixelBox?, settings: UploadSettings) throws(ClientError) -> PreparedUpload {
-        do throws(ImageOpsError) {
-            switch image {
-            case .bytes(let bytes):
-                return try UploadPreparation.prepare(bytes, source: "upload image", settings: settings, box: box)
-            case .file(let path):
-                return try UploadPreparation.prepare(try FileIO.read(path, maxBytes: ImageLimits.default.maxInputBytes),
-                                                     source: path, settings: settings, box: box)
-            default:
-                throw ImageOpsError.invalidParameter(name: "image", reason: "only bytes and files are prepared for upload")
+        // The parameters travel in the query string, or (data API) as a form body.
+        var query = endpoint.body == .form ? WireQuery() : message.query
+        var body: [UInt8]?
+        switch endpoint.body {
+        case .none:
+            break
+        case .multipartImage:
+            if let image = message.image {
+                var form = MultipartForm()
+                form.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: image)
+                body = form.encoded
+                headers.append(("Content-Type", form.contentType))
+            } else if endpoint.family == .viSearch {
+                // As the Swift SDK: with no image, ViSearch still gets a (zero-part) multipart body;
+                // ProductSearch a POST with no body at all.
+                let form = MultipartForm()
+                body = form.encoded
+                headers.append(("Content-Type", form.contentType))
             }
-        } catch {
-            throw .invalidRequest(error.description)
+        case .form:
+            body = Array(message.query.encoded.utf8)
+            headers.append(("Content-Type", "application/x-www-form-urlencoded"))
         }
+        let base: URL
+        var path = endpoint.path(parameter: message.pathParameter)
+        switch endpoint.family {
+        case .productSearch:
+            let product = configuration.effectiveProductSearch
+            base = product.baseURL
+            if product.usesViSearchPaths, endpoint.paths.count > 1 {
+                path = endpoint.paths[1].replacingOccurrences(of: "{id}", with: WireQuery.escapePathSegment(message.pathParameter ?? ""))
+            }
+            query.append("app_key", product.appKey)
+            query.append("placement_id", String(product.placementID))
+        case .viSearch, .tracking:
+            base = configuration.baseURL
+            switch configuration.credentials {
+            case .appKey(let key): query.append("access_key", key)
+            case .accessKey(let key, let secret):
+                headers.append(("Authorization", "Basic " + Data("\(key):\(secret)".utf8).base64EncodedString()))
+            case .none: break
+            }
+        }
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        text += "/" + path
+        let encoded = query.encoded
+        if !encoded.isEmpty { text += "?" + encoded }
+        guard let url = URL(string: text) else { throw .invalidRequest("cannot form a URL for \(endpoint.method)") }
+        let method = endpoint.body == .none ? "GET" : "POST"
+        return HTTPClientRequest(method: method, url: url, headers: headers, body: body, timeout: configuration.timeout)
+    }
+
+    /// Prepares an upload as the SDKs do; errors say what is wrong with the image.
+    static func prepare(_ query: ImageQuery) throws(ClientError) -> ImageQuery {
+        do { return try query.prepared() } catch { throw .invalidRequest(error.description) }
     }
 }

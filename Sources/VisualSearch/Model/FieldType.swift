@@ -1,3 +1,5 @@
+import Foundation
+
 /// The type of a catalog metadata field, as in a ViSearch schema.
 ///
 /// - `string`: exact-match filters, facets with value counts.
@@ -69,5 +71,3 @@ public struct FieldSchema: Sendable, Hashable, Codable {
         return FieldSchema(fields: fields)
     }
 }
-
-import Foundation

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One `fq` filter: `field:value`. Several filters combine with AND.
 ///
 /// What the value means depends on the field's type in the schema: exact
@@ -20,16 +22,19 @@ public struct Filter: Sendable, Hashable, Codable, CustomStringConvertible {
         self.value = value
     }
 
-    /// Parses `field:value` (the wire form). `field=value` is accepted too, for the command line.
+    /// Parses `field:value`, the one parser of filter text. On the wire only
+    /// `:` separates; the command line also accepts `field=value`.
+    /// - Parameters:
+    ///   - parameter: names the parameter in errors (`fq`, `filters`).
+    ///   - acceptsEquals: whether `=` separates too.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)``.
-    public init(parsing text: String) throws(VisualSearchError) {
-        guard let separator = text.firstIndex(where: { $0 == ":" || $0 == "=" }) else {
-            throw .invalidParameter(name: "fq", reason: "\"\(text)\" is not field:value")
+    public init(parsing text: String, parameter: String = "fq", acceptsEquals: Bool = false) throws(VisualSearchError) {
+        guard let separator = text.firstIndex(where: { $0 == ":" || (acceptsEquals && $0 == "=") }) else {
+            throw .invalidParameter(name: parameter, reason: "\"\(text)\" is not field:value")
         }
         let field = String(text[..<separator]).trimmingCharacters(in: .whitespaces)
-        let value = String(text[text.index(after: separator)...])
-        guard !field.isEmpty else { throw .invalidParameter(name: "fq", reason: "\"\(text)\" has no field name") }
-        self.init(field: field, value: value)
+        guard !field.isEmpty else { throw .invalidParameter(name: parameter, reason: "\"\(text)\" has no field name") }
+        self.init(field: field, value: String(text[text.index(after: separator)...]))
     }
 
     /// A numeric condition: an exact value or an inclusive range.
@@ -52,5 +57,3 @@ public struct Filter: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `field:value`.
     public var description: String { "\(field):\(value)" }
 }
-
-import Foundation

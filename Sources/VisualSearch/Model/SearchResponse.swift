@@ -217,3 +217,11 @@ public struct SearchObject: Sendable, Hashable, Codable {
         self.facets = facets
     }
 }
+
+/// A response that carries the request id (`reqid`) tracking events quote.
+public protocol RequestIdentified {
+    var requestID: String? { get set }
+}
+
+extension SearchResponse: RequestIdentified {}
+extension ProductSearchResponse: RequestIdentified {}

@@ -83,12 +83,12 @@ extension SearchParameters {
         case .viSearch:
             returnsAllFields = try query.bool("get_all_fl") ?? false
             fields = query.list("fl") + query.list("vs_fl")
-            filters = try (query.pairs("fq") + query.pairs("vs_fq")).map { (text) throws(VisualSearchError) in try Filter(wireText: text) }
+            filters = try (query.pairs("fq") + query.pairs("vs_fq")).map { (text) throws(VisualSearchError) in try Filter(parsing: text) }
         case .productSearch:
             fields = query.list("attrs_to_get")
             returnsAllFields = fields.isEmpty
             filters = try (query.pairs("filters") + query.pairs("text_filters")).map { (text) throws(VisualSearchError) in
-                try Filter(wireText: text, parameter: "filters")
+                try Filter(parsing: text, parameter: "filters")
             }
         }
         facets = query.list("facets")
@@ -101,17 +101,5 @@ extension SearchParameters {
         if scoreMin == 0 { scoreMin = nil }
         if scoreMax == 1 { scoreMax = nil }
         try validate()
-    }
-}
-
-extension Filter {
-    /// Parses the wire form `field:value` (only `:` separates, as on the wire).
-    init(wireText text: String, parameter: String = "fq") throws(VisualSearchError) {
-        guard let separator = text.firstIndex(of: ":") else {
-            throw .invalidParameter(name: parameter, reason: "\"\(text)\" is not field:value")
-        }
-        let field = String(text[..<separator]).trimmingCharacters(in: .whitespaces)
-        guard !field.isEmpty else { throw .invalidParameter(name: parameter, reason: "\"\(text)\" has no field name") }
-        self.init(field: field, value: String(text[text.index(after: separator)...]))
     }
 }

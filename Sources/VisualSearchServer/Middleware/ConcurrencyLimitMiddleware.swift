@@ -4,16 +4,20 @@ import Synchronization
 /// Refuses requests beyond a number in flight with 503 and `Retry-After: 1`
 /// (which every retrying client honours), so a burst cannot pile unbounded
 /// work onto the engine.
-struct ConcurrencyLimitMiddleware: RouterMiddleware {
-    typealias Context = ServerContext
+public struct ConcurrencyLimitMiddleware<Context: VisualSearchRequestContext>: RouterMiddleware {
     let limit: Int
     let inFlight = Counter()
+
+    /// Refuses requests beyond `limit` in flight.
+    public init(limit: Int) {
+        self.limit = limit
+    }
 
     final class Counter: Sendable {
         let value = Atomic<Int>(0)
     }
 
-    func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let current = inFlight.value.wrappingAdd(1, ordering: .relaxed).newValue
         defer { inFlight.value.wrappingSubtract(1, ordering: .relaxed) }
         guard current <= limit else {

@@ -7,11 +7,15 @@ import VisualSearch
 /// string: it may hold `access_key`), status and duration — and turns any
 /// error that escaped a route (an unknown path, a router error) into the
 /// API's JSON error shape with `X-Log-ID`.
-struct RequestLogMiddleware: RouterMiddleware {
-    typealias Context = ServerContext
+public struct RequestLogMiddleware<Context: VisualSearchRequestContext>: RouterMiddleware {
     let logger: Logger
 
-    func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+    /// Logs through `logger`.
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var response: Response
         do {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Synchronization
+import VisualSearch
 
 /// JSON responses.
 enum Responses {
@@ -15,7 +16,33 @@ enum Responses {
 
     static func failure(_ error: ServerError, family: APIFamily, method: String, requestID: String) -> Response {
         Response(status: HTTPResponse.Status(code: error.status), headers: [.contentType: "application/json; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: family.failureBody(method: method, error: error, requestID: requestID))))
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: failureBody(family: family, method: method, error: error, requestID: requestID))))
+    }
+
+    /// The error JSON of an API family:
+    /// ViSearch `{"status":"fail","method":…,"error":["…"],"page":0,"limit":0,"total":0,"result":[]}`;
+    /// ProductSearch `{"reqid":…,"status":"fail","method":…,"error":{"code":…,"message":…}}`;
+    /// tracking `{"status":"fail","reqid":…,"error":{"code":…,"message":…}}`.
+    static func failureBody(family: APIFamily, method: String, error: ServerError, requestID: String) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        switch family {
+        case .viSearch:
+            let response = SearchResponse(status: .fail, method: method, error: [error.message], page: 0, limit: 0, total: 0,
+                                          result: [], requestID: requestID)
+            return (try? encoder.encode(response)).map(Array.init) ?? []
+        case .productSearch:
+            let response = ProductSearchResponse(requestID: requestID, status: .fail, method: method,
+                                                 error: .init(code: error.status, message: error.message))
+            return (try? encoder.encode(response)).map(Array.init) ?? []
+        case .tracking:
+            struct Body: Encodable {
+                var status = "fail"
+                var reqid: String
+                var error: ProductSearchResponse.ErrorInfo
+            }
+            return (try? encoder.encode(Body(reqid: requestID, error: .init(code: error.status, message: error.message)))).map(Array.init) ?? []
+        }
     }
 }
 

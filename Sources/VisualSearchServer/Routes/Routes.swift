@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SearchEngine
 import VisualSearch
 
 /// Path → API family and method name, for errors raised before a route runs.
@@ -20,9 +21,14 @@ enum Routes {
 }
 
 /// `GET /health`: whether the server and its catalog answer.
-struct HealthRoute: Sendable {
-    let catalog: Catalog
-    let endpoint: Endpoint
+public struct HealthRoute: Sendable {
+    public let store: any CatalogStore
+    let endpoint: EndpointFrame
+
+    public init(store: any CatalogStore, configuration: ServerConfiguration) {
+        self.store = store
+        endpoint = EndpointFrame(configuration: configuration)
+    }
 
     struct Body: Encodable, Sendable {
         var status = "OK"
@@ -34,12 +40,15 @@ struct HealthRoute: Sendable {
         }
     }
 
-    func register(on router: Router<ServerContext>) {
+    /// Adds `GET /health` to `router`.
+    public func register<Context: VisualSearchRequestContext>(on router: Router<Context>) {
         router.get("health") { request, context in
             await endpoint.run(request, context: context, family: .viSearch, method: "health", authenticated: false) { _ throws(ServerError) in
-                try ViSearchRoutes.engineCall { () throws(VisualSearchError) in
-                    Body(images: try catalog.count(), catalogVersion: try catalog.version(),
-                         auth: endpoint.configuration.credentials.isOpen ? "open" : "keys")
+                do throws(VisualSearchError) {
+                    return Body(images: try await store.count(), catalogVersion: try await store.version(),
+                                auth: endpoint.configuration.credentials.isOpen ? "open" : "keys")
+                } catch {
+                    throw .engine(error)
                 }
             }
         }

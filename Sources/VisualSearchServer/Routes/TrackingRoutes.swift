@@ -12,14 +12,19 @@ import VisualSearch
 ///   (the SDKs never read a success body).
 ///
 /// Like the hosted tracker, the collector needs no key: events carry a `code`.
-struct TrackingRoutes: Sendable {
-    let store: EventStore
-    let endpoint: Endpoint
+public struct CollectorRoutes: Sendable {
+    public let store: any CollectorStore
+    let endpoint: EndpointFrame
+
+    public init(store: any CollectorStore, configuration: ServerConfiguration) {
+        self.store = store
+        endpoint = EndpointFrame(configuration: configuration)
+    }
 
     struct BatchAnswer: Encodable, Sendable {
         var status = "OK"
         var reqid: String
-        var result: [EventStore.Result]
+        var result: [CollectorResult]
     }
 
     struct PixelAnswer: Encodable, Sendable {
@@ -27,7 +32,8 @@ struct TrackingRoutes: Sendable {
         var reqid: String
     }
 
-    func register(on router: Router<ServerContext>) {
+    /// Adds `POST /v3/events` and `GET /v3/__va.gif` to `router`.
+    public func register<Context: VisualSearchRequestContext>(on router: Router<Context>) {
         router.post("v3/events") { request, context in
             let requestID = context.requestID
             return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false) { parameters throws(ServerError) in
@@ -35,7 +41,7 @@ struct TrackingRoutes: Sendable {
                 do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
                     throw .engine(.invalidParameter(name: "body", reason: error.description))
                 }
-                return BatchAnswer(reqid: requestID, result: try receive(entries))
+                return BatchAnswer(reqid: requestID, result: try await receive(entries))
             }
         }
         router.get("v3/__va.gif") { request, context in
@@ -43,7 +49,7 @@ struct TrackingRoutes: Sendable {
             return await endpoint.run(request, context: context, family: .tracking, method: "__va.gif", authenticated: false) { parameters throws(ServerError) in
                 var values: [String: String] = [:]
                 for item in parameters.query.items { values[item.name] = item.value }
-                let result = try receive([values])[0]
+                let result = try await receive([values])[0]
                 guard result.code == 0 else { throw .engine(.invalidParameter(name: "event", reason: result.message)) }
                 return PixelAnswer(reqid: requestID)
             }
@@ -51,8 +57,8 @@ struct TrackingRoutes: Sendable {
     }
 
     /// Decodes and stores entries; a malformed entry is rejected alone.
-    func receive(_ entries: [[String: String]]) throws(ServerError) -> [EventStore.Result] {
-        var results = [EventStore.Result?](repeating: nil, count: entries.count)
+    func receive(_ entries: [[String: String]]) async throws(ServerError) -> [CollectorResult] {
+        var results = [CollectorResult?](repeating: nil, count: entries.count)
         var events: [TrackingEvent] = []
         var positions: [Int] = []
         for (index, entry) in entries.enumerated() {
@@ -60,11 +66,11 @@ struct TrackingRoutes: Sendable {
                 events.append(try EventWireFormat.event(from: entry))
                 positions.append(index)
             } catch {
-                results[index] = EventStore.Result(code: 400, message: error.description)
+                results[index] = CollectorResult(code: 400, message: error.description)
             }
         }
-        let stored: [EventStore.Result]
-        do throws(TrackingError) { stored = try store.receive(events) } catch {
+        let stored: [CollectorResult]
+        do throws(TrackingError) { stored = try await store.receive(events) } catch {
             throw .engine(.storage(reason: error.description, sql: nil))
         }
         for (position, result) in zip(positions, stored) { results[position] = result }

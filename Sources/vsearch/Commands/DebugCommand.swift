@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import SearchEngine
 import VisualSearch
+import Tracking
 
 /// `vsearch debug …`: measurement helpers for bench/ (hidden from help).
 struct DebugCommand: AsyncParsableCommand {
@@ -59,9 +61,12 @@ struct DebugCommand: AsyncParsableCommand {
             var firstTop: [Int] = []
             for q in 0..<queries {
                 let query = Array(queryVectors[(q * dims)..<((q + 1) * dims)])
-                var top: [(row: Int, value: Float)] = []
+                var top: [Ranking.Entry] = []
+                var parameters = SearchParameters()
+                parameters.limit = min(k, SearchParameters.maximumLimit)
+                let ranking = Ranking(parameters: parameters)
                 times.append(DebugCommand.milliseconds {
-                    top = index.top(k, of: index.dotProducts(with: query), rows: nil)
+                    top = ranking.rank(scores: index.dotProducts(with: query), rows: nil, names: index.names).page
                 })
                 if q == 0 { firstTop = top.map(\.row) }
             }
@@ -72,7 +77,7 @@ struct DebugCommand: AsyncParsableCommand {
     }
 
     /// In-process query latency on a catalog.
-    struct Latency: ParsableCommand {
+    struct Latency: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Median latency of find-similar queries on a catalog, in process.")
         @OptionGroup var catalog: CatalogOptions
         @Option(name: .customLong("im-name")) var imageName: String
@@ -80,16 +85,19 @@ struct DebugCommand: AsyncParsableCommand {
         @Option(name: .customLong("fq")) var filters: [String] = []
         @Option var limit = 10
 
-        func run() throws {
-            let engine = try VisualSearchEngine(catalog: try catalog.open())
+        func run() async throws {
+            let engine = try await catalog.engine()
             var parameters = SearchParameters()
             parameters.limit = limit
             parameters.includesScore = true
-            parameters.filters = try filters.map { try Filter(parsing: $0) }
+            parameters.filters = try filters.map { try Filter(parsing: $0, acceptsEquals: true) }
             var times: [Double] = []
             var total = 0
             for _ in 0..<repeats {
-                times.append(try DebugCommand.milliseconds { total = try engine.search(imageName: imageName, parameters: parameters).total })
+                let start = ContinuousClock.now
+                total = try await engine.search(SearchRequest(imageName: imageName, parameters: parameters)).total
+                let elapsed = start.duration(to: .now)
+                times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
             }
             Terminal.json(["repeats": Double(repeats), "total": Double(total), "ms_median": DebugCommand.median(times),
                            "ms_p99": times.sorted()[min(times.count - 1, times.count * 99 / 100)]])
@@ -97,7 +105,6 @@ struct DebugCommand: AsyncParsableCommand {
     }
 }
 
-import Tracking
 
 extension DebugCommand {
     /// Appends events one `track` at a time, printing `queued N` after each
@@ -125,9 +132,7 @@ extension DebugCommand {
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let cpu = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
-            var usage = rusage()
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-            if !echo { Terminal.out(#"{"events":\#(count),"seconds":\#(seconds),"cpu_seconds":\#(cpu),"max_rss_kib":\#(usage.ru_maxrss)}"#) }
+            if !echo { Terminal.out(#"{"events":\#(count),"seconds":\#(seconds),"cpu_seconds":\#(cpu),"max_rss_kib":\#(ProcessStatistics.maxResidentKiB)}"#) }
         }
     }
 
@@ -146,9 +151,7 @@ extension DebugCommand {
             let start = DispatchTime.now().uptimeNanoseconds
             let report = await tracker.flush(maxFailures: 3)
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            var usage = rusage()
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-            Terminal.out(#"{"backlog":\#(backlog),"sent":\#(report.sent),"remaining":\#(report.remaining),"seconds":\#(seconds),"max_rss_kib":\#(usage.ru_maxrss)}"#)
+            Terminal.out(#"{"backlog":\#(backlog),"sent":\#(report.sent),"remaining":\#(report.remaining),"seconds":\#(seconds),"max_rss_kib":\#(ProcessStatistics.maxResidentKiB)}"#)
         }
     }
 

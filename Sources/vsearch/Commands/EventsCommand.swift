@@ -4,14 +4,14 @@ import Tracking
 import VisualSearch
 
 /// `vsearch events stats`: what the local collector has seen.
-struct EventsCommand: ParsableCommand {
+struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Analytics collected by `vsearch serve` (or `vsearch track --catalog`).",
         subcommands: [Stats.self]
     )
 
-    struct Stats: ParsableCommand {
+    struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Views, clicks, add-to-carts, transactions, CTR and conversion per query and per im_name.",
             discussion: """
@@ -44,14 +44,12 @@ struct EventsCommand: ParsableCommand {
             return formatter.date(from: text)
         }
 
-        func run() throws {
+        func run() async throws {
             let stats: EventStats
             do {
-                _ = try catalog.open()
-                stats = try EventStore(path: catalog.path).stats(since: since.flatMap { Self.parse($0, now: Date()) }, limit: limit)
-            } catch let error as TrackingError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.ioError
+                stats = try await catalog.open().stats(since: since.flatMap { Self.parse($0, now: Date()) }, limit: limit)
+            } catch {
+                throw CLIError.report(error)
             }
             if json { Terminal.json(stats); return }
             Terminal.out("\(stats.total) events" + (stats.actions.isEmpty ? "" : ": " + stats.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))

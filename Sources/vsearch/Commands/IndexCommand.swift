@@ -1,20 +1,22 @@
 import ArgumentParser
 import Foundation
 import ImageOps
+import SearchEngine
 import VisualSearch
 
-/// `vsearch index IMAGES_DIR`: builds or updates the local catalog.
-struct IndexCommand: ParsableCommand {
+/// `vsearch index IMAGES_DIR`: builds or updates the local catalog — the only command that creates one.
+struct IndexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "index",
-        abstract: "Index a folder of images into the local catalog (upsert by im_name).",
+        abstract: "Index a folder of images into the local catalog (upsert by im_name); creates the catalog if needed.",
         discussion: """
         im_name is each file's path relative to IMAGES_DIR without its extension; --metadata rows
         (CSV with a header, or JSON lines) join on an im_name column. Field types are inferred from
         the metadata (int, float, string, or text for long values) and can be set with --schema.
         Unchanged images (same content hash) are not decoded again. Batches are committed in
         transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes.
-        Without --json, a line "committed N" follows each durable batch.
+        Progress, "committed N" lines and the summary go to stderr (--quiet: errors only);
+        --json prints the summary to stdout.
         """
     )
 
@@ -24,128 +26,131 @@ struct IndexCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
     @Option(name: .shortAndLong, help: "Decoding threads. Default: the number of cores.") var jobs = ProcessInfo.processInfo.activeProcessorCount
-    @Flag(help: "Print the summary as JSON.") var json = false
+    @Flag(help: "Print the summary as JSON on stdout.") var json = false
+    @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard FileManager.default.fileExists(atPath: directory) else { throw ValidationError("\(directory): no such file or folder") }
         if let schema { do { _ = try FieldSchema(parsing: schema) } catch { throw ValidationError(error.message) } }
     }
 
-    func run() throws {
+    func run() async throws {
         var configuration = Indexer.Configuration()
         configuration.batchSize = batchSize
         configuration.jobs = jobs
-        let reporter = ProgressReporter()
-        let json = self.json
+        let reporter = ProgressReporter(quiet: quiet)
+        let quiet = self.quiet
         Interrupt.install()
         let summary: Indexer.Summary
+        let location = catalog.location
         do {
             let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
             let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-            let indexer = Indexer(catalog: try catalog.open(), configuration: configuration)
-            summary = try indexer.run(directory: directory, metadata: table, schema: overrides,
-                                      isCancelled: { Interrupt.isRequested }) { event in
+            let indexer = Indexer(store: try catalog.open(creating: true), configuration: configuration)
+            var excluded: String?
+            if case .sqlite(let path) = location { excluded = (path as NSString).deletingLastPathComponent }
+            summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
+                                            isCancelled: { Interrupt.isRequested }) { event in
                 switch event {
                 case .started(let total): reporter.begin(total: total, noun: "images")
-                case .file(let name, let error, let done, _):
+                case .image(let name, _, let error, let done, _):
                     reporter.item(completed: done, failed: error != nil, line: error.map { "FAIL  \($0)" } ?? "ok    \(name)")
                 case .committed(let count):
-                    if !json { Terminal.out("committed \(count)") }
+                    reporter.note("committed \(count)")
                 }
             }
-        } catch let error as VisualSearchError {
+        } catch {
             reporter.end()
-            Terminal.err("error: \(error.description)\n")
-            throw ExitCodes.code(for: error)
+            throw CLIError.report(error)
         }
         reporter.end()
+        if !summary.unmatchedMetadata.isEmpty {
+            let shown = summary.unmatchedMetadata.prefix(5).joined(separator: ", ")
+            Terminal.err("warning: \(summary.unmatchedMetadata.count) metadata rows match no image file and were not used"
+                + " (\(shown)\(summary.unmatchedMetadata.count > 5 ? ", …" : ""))\n")
+        }
         if json {
             Terminal.json(summary)
-        } else {
-            Terminal.out("\(summary.files) files: \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
-                + "catalog \(catalog.path) has \(summary.catalogCount) images (\(String(format: "%.2f", summary.seconds)) s)")
-            for failure in summary.failures { Terminal.err("  \(failure)\n") }
+        } else if !quiet {
+            Terminal.err("\(summary.files) files: \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
+                + "catalog \(location) has \(summary.catalogCount) images (\(String(format: "%.2f", summary.seconds)) s)\n")
         }
+        for failure in summary.failures { Terminal.err("  \(failure)\n") }
         if Interrupt.isRequested { throw ExitCodes.interrupted }
         if summary.failed > 0 { throw ExitCodes.partialFailure }
     }
 }
 
 /// `vsearch catalog stats|remove|export`.
-struct CatalogCommand: ParsableCommand {
+struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
         abstract: "Inspect or change the local catalog.",
         subcommands: [Stats.self, Remove.self, Export.self]
     )
 
-    struct Stats: ParsableCommand {
+    struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Images, fields and integrity of the catalog.")
         @OptionGroup var catalog: CatalogOptions
         @Flag(help: "Print JSON.") var json = false
 
         struct Report: Encodable {
-            var path: String
+            var location: String
             var images: Int
             var fields: [String: String]
             var integrity: String
-            var bytes: Int
+            var bytes: Int?
         }
 
-        func run() throws {
+        func run() async throws {
             do {
-                let opened = try catalog.open()
-                let size = (try? FileManager.default.attributesOfItem(atPath: opened.path)[.size] as? Int) ?? 0
-                let report = Report(path: opened.path, images: try opened.count(),
-                                    fields: try opened.schema().fields.mapValues(\.rawValue),
-                                    integrity: try opened.integrityCheck(), bytes: size ?? 0)
+                let store = try catalog.open()
+                var bytes: Int?
+                if case .sqlite(let path) = catalog.location {
+                    bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+                }
+                let report = Report(location: catalog.location.description, images: try await store.count(),
+                                    fields: try await store.schema().fields.mapValues(\.rawValue),
+                                    integrity: try await store.integrityCheck(), bytes: bytes)
                 if json { Terminal.json(report); return }
-                Terminal.out("catalog   \(report.path)\nimages    \(report.images)\nbytes     \(Terminal.grouped(report.bytes))\nintegrity \(report.integrity)")
+                Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
                 for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(name): \(type)") }
-            } catch let error as VisualSearchError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.code(for: error)
+            } catch {
+                throw CLIError.report(error)
             }
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove images by im_name.")
         @OptionGroup var catalog: CatalogOptions
         @Argument(help: "im_names to remove.") var names: [String]
+        @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            do {
-                let removed = try catalog.open().remove(names)
-                Terminal.out("removed \(removed) of \(names.count)")
-                if removed < names.count { throw ExitCodes.partialFailure }
-            } catch let error as VisualSearchError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.code(for: error)
-            }
+        func run() async throws {
+            let removed: Int
+            do { removed = try await catalog.open().remove(names) } catch { throw CLIError.report(error) }
+            if json { Terminal.json(["removed": removed, "requested": names.count]) } else { Terminal.out("removed \(removed) of \(names.count)") }
+            if removed < names.count { throw ExitCodes.partialFailure }
         }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print every image and its metadata as JSON lines.")
         @OptionGroup var catalog: CatalogOptions
 
-        func run() throws {
-            do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                for row in try catalog.open().export() {
-                    var object = row.metadata
-                    object["im_name"] = row.name
-                    object["source"] = row.source
-                    object["width"] = String(row.width)
-                    object["height"] = String(row.height)
-                    if let data = try? encoder.encode(object) { Terminal.out(String(decoding: data, as: UTF8.self)) }
-                }
-            } catch let error as VisualSearchError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.code(for: error)
+        func run() async throws {
+            let images: [ExportedImage]
+            do { images = try await catalog.open().export() } catch { throw CLIError.report(error) }
+            for image in images {
+                var object = image.metadata
+                object["im_name"] = image.imageName
+                object["source"] = image.source
+                object["width"] = String(image.width)
+                object["height"] = String(image.height)
+                Terminal.jsonLine(object)
             }
         }
     }

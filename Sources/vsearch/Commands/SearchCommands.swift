@@ -3,95 +3,163 @@ import Foundation
 import ImageOps
 import VisualSearch
 
-/// `vsearch search --image FILE`: upload search against the local catalog.
-struct SearchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "search",
-        abstract: "Search the catalog with an image (upload search).",
-        discussion: """
-        The query is --image FILE, --url URL (file:// or http(s)://) or --im-id ID (returned by an
-        earlier search). --box x1,y1,x2,y2 searches inside a box of the query image (a zero-size box
-        is a point: its neighbourhood is searched).
-        Example: vsearch search --image photo.jpg --fq category=food --fl brand --facets brand
-        """
-    )
-
-    @OptionGroup var catalog: CatalogOptions
-    @Option(help: "The query image file.") var image: String?
-    @Option(help: "The query image URL (file://, http://, https://).") var url: String?
+/// The query image flags shared by upload, discover and ProductSearch commands:
+/// one of `--image`, `--im-url`, `--im-id`, and an optional `--box`.
+struct ImageQueryOptions: ParsableArguments {
+    @Option(help: "The query image file (prepared as the SDKs upload it: 512 px, JPEG 0.97).") var image: String?
+    @Option(name: .customLong("im-url"), help: "The query image URL (http(s):// or file://), fetched by the service.") var imageURL: String?
+    @Option(name: .customLong("url"), help: .hidden) var legacyURL: String?
     @Option(name: .customLong("im-id"), help: "An im_id from an earlier upload search.") var imageID: String?
-    @Option(help: ArgumentHelp("Search inside this box of the query image.", valueName: "x1,y1,x2,y2")) var box: String?
-    @OptionGroup var options: QueryOptions
-    @OptionGroup(title: "Remote") var remote: RemoteOptions
+    @Option(help: ArgumentHelp("Search inside this box of the query image (a zero-size box is a point).", valueName: "x1,y1,x2,y2"))
+    var box: String?
 
     func validate() throws {
-        guard [image, url, imageID].compactMap({ $0 }).count == 1 else {
-            throw ValidationError("give exactly one of --image, --url or --im-id")
+        guard [image, imageURL ?? legacyURL, imageID].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --image FILE, --im-url URL or --im-id ID")
+        }
+        if let image, !FileManager.default.isReadableFile(atPath: image) {
+            throw ValidationError("--image \(image): no readable file there")
         }
         if let box { do { _ = try PixelBox(parsing: box) } catch { throw ValidationError(error.description) } }
     }
 
+    var query: ImageQuery {
+        let source: QueryImage = image.map { .file($0) } ?? (imageURL ?? legacyURL).map { .url($0) } ?? .imageID(imageID ?? "")
+        return ImageQuery(source, box: box.flatMap { try? PixelBox(parsing: $0) })
+    }
+
+    var title: String { image ?? imageURL ?? legacyURL ?? imageID ?? "" }
+}
+
+/// `vsearch search --image FILE`: upload search.
+struct SearchCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = SearchResponse
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Search with an image (ViSearch /uploadsearch).",
+        discussion: """
+        The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2
+        searches inside a box of the query image; a zero-size box is a point: its neighbourhood is searched.
+        Example: vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var image: ImageQueryOptions
+    @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
+        try await service.uploadSearch(UploadSearchRequest(image.query, parameters: options.searchParameters))
+    }
+
     func run() async throws {
-        let source: QueryImage = image.map { .file($0) } ?? url.map { .url($0) } ?? .imageID(imageID ?? "")
-        let box = try self.box.map { try PixelBox(parsing: $0) }
-        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: image ?? url ?? imageID ?? "", queryImage: image,
-                                  local: { engine, parameters throws(VisualSearchError) in
-                                      try engine.uploadSearch(source, box: box, parameters: parameters)
-                                  }, client: { client, parameters throws(ClientError) in
-                                      try await client.uploadSearch(source, box: box, parameters: parameters)
-                                  })
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
+                                    options: options, engine: engine)
     }
 }
 
 /// `vsearch similar IM_NAME`.
-struct SimilarCommand: AsyncParsableCommand {
+struct SimilarCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = SearchResponse
     static let configuration = CommandConfiguration(commandName: "similar", abstract: "Find images similar to a catalog image (ViSearch /search).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
-    @OptionGroup(title: "Remote") var remote: RemoteOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
+        try await service.search(SearchRequest(imageName: imageName, parameters: options.searchParameters))
+    }
 
     func run() async throws {
-        let imageName = self.imageName
-        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: imageName,
-                                  local: { engine, parameters throws(VisualSearchError) in try engine.search(imageName: imageName, parameters: parameters) },
-                                  client: { client, parameters throws(ClientError) in try await client.search(imageName: imageName, parameters: parameters) })
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
     }
 }
 
 /// `vsearch recommend IM_NAME`.
-struct RecommendCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated.")
+struct RecommendCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = SearchResponse
+    static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated (ViSearch /recommendations).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name (product id) of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
-    @OptionGroup(title: "Remote") var remote: RemoteOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
+        try await service.recommendations(RecommendationsRequest(imageName: imageName, parameters: options.searchParameters))
+    }
 
     func run() async throws {
-        let imageName = self.imageName
-        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: imageName,
-                                  local: { engine, parameters throws(VisualSearchError) in try engine.recommendations(imageName: imageName, parameters: parameters) },
-                                  client: { client, parameters throws(ClientError) in try await client.recommendations(imageName: imageName, parameters: parameters) })
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
     }
 }
 
 /// `vsearch color HEX`.
-struct ColorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it.",
-                                                    discussion: "HEX is ff00ff, #ff00ff or #f0f.")
+struct ColorCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = SearchResponse
+    static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
+                                                    discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike.")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The colour, e.g. c45b3b.") var hex: String
     @OptionGroup var options: QueryOptions
-    @OptionGroup(title: "Remote") var remote: RemoteOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func validate() throws {
-        do { _ = try LabColor(hex: hex) } catch { throw ValidationError(error.description) }
+        do { _ = try HexColor(parsing: hex) } catch { throw ValidationError(error.message) }
+    }
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
+        let color = (try? HexColor(parsing: hex)) ?? (try! HexColor(parsing: "000"))  // validated in validate()
+        return try await service.colorSearch(ColorSearchRequest(color: color, parameters: options.searchParameters))
     }
 
     func run() async throws {
-        let hex = self.hex
-        try await QueryRunner.run(catalog: catalog, remote: remote, options: options, query: "#" + hex.trimmingCharacters(in: CharacterSet(charactersIn: "#")),
-                                  local: { engine, parameters throws(VisualSearchError) in try engine.colorSearch(hex, parameters: parameters) },
-                                  client: { client, parameters throws(ClientError) in try await client.colorSearch(hex, parameters: parameters) })
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        let color = try HexColor(parsing: hex)
+        try await QueryOutput.print(response, query: ResultsPage.Query(title: color.description, color: color), options: options, engine: engine)
+    }
+}
+
+/// `vsearch discover --image FILE`.
+struct DiscoverCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = SearchResponse
+    static let configuration = CommandConfiguration(
+        commandName: "discover", abstract: "Results per object of an image (ViSearch /discoversearch).",
+        discussion: """
+        The hosted service detects objects; the offline engine has no detector and treats the whole image,
+        the --box and each --point as one object each.
+        Example: vsearch discover --image photo.jpg --point 120,80 --point 300,200 --result-limit 5
+        """)
+    @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var image: ImageQueryOptions
+    @Option(help: ArgumentHelp("A point of interest. Repeatable.", valueName: "x,y")) var point: [String] = []
+    @Option(name: .customLong("result-limit"), help: "Results per object.") var resultLimit: Int?
+    @Option(name: .customLong("detection-limit"), help: "Objects at most.") var detectionLimit: Int?
+    @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func validate() throws {
+        for text in point { do { _ = try PixelPoint(parsing: text) } catch { throw ValidationError(error.message) } }
+        if let resultLimit, !(1...SearchParameters.maximumLimit).contains(resultLimit) {
+            throw ValidationError("--result-limit must be in 1...\(SearchParameters.maximumLimit)")
+        }
+        if let detectionLimit, detectionLimit < 1 { throw ValidationError("--detection-limit must be at least 1") }
+    }
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
+        let points = point.compactMap { try? PixelPoint(parsing: $0) }
+        return try await service.discoverSearch(DiscoverSearchRequest(image.query, points: points, resultLimit: resultLimit,
+                                                                     detectionLimit: detectionLimit,
+                                                                     parameters: options.searchParameters))
+    }
+
+    func run() async throws {
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
+                                    options: options, engine: engine)
     }
 }

@@ -35,7 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-mb"), help: "Largest request body in MiB (413 beyond).") var maxBodyMB = 16
     @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond).") var requestTimeout: Double = 30
     @Option(name: .customLong("max-concurrent"), help: "Requests handled at once (503 with Retry-After beyond).") var maxConcurrent = 64
-    @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch hosts other than loopback.") var allowRemoteFetch = false
+    @Option(name: .customLong("image-root"), help: ArgumentHelp("A folder im_url (uploads, inserts) may read local files from (file:// or absolute paths). Repeatable. Default: none.", valueName: "folder"))
+    var imageRoots: [String] = []
+    @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch http(s) images — public addresses only (no loopback, private, link-local or multicast).")
+    var allowRemoteFetch = false
+    @Option(name: .customLong("allow-fetch-host"), help: ArgumentHelp("With --allow-remote-fetch, also fetch from this host or host:port even if it is not public. Repeatable.", valueName: "host[:port]"))
+    var allowFetchHosts: [String] = []
     @Flag(name: .customLong("json-logs"), help: "Log one JSON object per line.") var jsonLogs = false
 
     func validate() throws {
@@ -43,6 +48,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxBodyMB >= 1 else { throw ValidationError("--max-body-mb must be at least 1") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
         guard maxConcurrent >= 1 else { throw ValidationError("--max-concurrent must be at least 1") }
+        for root in imageRoots where !FileManager.default.fileExists(atPath: root) {
+            throw ValidationError("--image-root \(root): no such folder")
+        }
+        if !allowFetchHosts.isEmpty && !allowRemoteFetch { throw ValidationError("--allow-fetch-host needs --allow-remote-fetch") }
         _ = try credentials()
     }
 
@@ -69,6 +78,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// What a start-up failure means, in words (NIO's errors are terse).
+    static func explain(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.contains("Address already in use") || text.contains("EADDRINUSE") || text.contains("errno: 98") {
+            return "the port is already in use by another process; choose another with --port (0 picks a free one)"
+        }
+        if text.contains("Cannot assign requested address") || text.contains("errno: 99") {
+            return "this machine has no such address; use 127.0.0.1, 0.0.0.0 or one of its own addresses with --host"
+        }
+        if text.contains("Permission denied") || text.contains("errno: 13") {
+            return "permission denied: ports below 1024 need privileges; choose a port above 1024"
+        }
+        return text
+    }
+
     func run() async throws {
         Interrupt.unblockSignals()
         let jsonLogs = self.jsonLogs
@@ -78,17 +102,17 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let configuration = ServerConfiguration(
-            catalogPath: catalog.path, host: host, port: port, credentials: try credentials(),
+            catalog: catalog.location, host: host, port: port, credentials: try credentials(),
             maxBodyBytes: maxBodyMB << 20, requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrent,
-            jsonLogs: jsonLogs, allowRemoteFetch: allowRemoteFetch)
+            jsonLogs: jsonLogs, imageRoots: imageRoots.map { ($0 as NSString).standardizingPath }, allowRemoteFetch: allowRemoteFetch,
+            allowedFetchHosts: Set(allowFetchHosts.map { $0.lowercased() }))
         let server: VisualSearchServer
-        do { server = try VisualSearchServer(configuration: configuration) } catch {
-            Terminal.err("error: \(error.description)\n")
-            throw ExitCodes.code(for: error)
+        do { server = try await VisualSearchServer(configuration: configuration) } catch {
+            throw CLIError.report(error)
         }
-        let images = (try? server.engine.catalog.count()) ?? 0
+        let images = (try? await server.store.count()) ?? 0
         let host = self.host
-        let path = catalog.path
+        let path = catalog.location.description
         let auth = configuration.credentials.isOpen
             ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
             : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
@@ -99,7 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
                 if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
             }
         } catch {
-            Terminal.err("error: cannot serve on \(host):\(port): \(error)\n")
+            Terminal.err("error: cannot serve on \(host):\(port): \(ServeCommand.explain(error))\n")
             throw ExitCodes.unavailable
         }
         Terminal.err("vsearch serve: stopped\n")

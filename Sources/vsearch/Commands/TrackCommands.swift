@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Tracking
+import Logging
+import SearchEngine
 import VisualSearch
 
 /// `vsearch track …`: record analytics events durably and deliver them.
@@ -61,7 +63,7 @@ struct DeliveryOptions: ParsableArguments {
 
     func tracker(_ queue: EventQueue, url: URL) -> Tracker {
         Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(url), code: code, mode: mode == "pixel" ? .pixel : .batch),
-                log: { Terminal.err("tracking: \($0)\n") })
+                logger: Logger(label: "vsearch.tracking", factory: { StreamLogHandler.standardError(label: $0) }))
     }
 }
 
@@ -84,19 +86,19 @@ struct TrackSendCommand: AsyncParsableCommand {
     @Option(help: "Label (≤ 32).") var label: String?
     @Option(help: "Traffic source (≤ 32).") var source: String?
     @Option(help: "User id (default: the queue's persisted uid).") var uid: String?
-    @Option(help: "Custom JSON (≤ 512 bytes).") var json: String?
+    @Option(name: .customLong("json-payload"), help: "Custom JSON payload of the event (≤ 512 bytes).") var jsonPayload: String?
     @Option(name: .customLong("catalog"), help: ArgumentHelp("Store into this catalog's collector tables instead of queueing.", valueName: "path"))
     var catalog: String?
     @OptionGroup var delivery: DeliveryOptions
     @Flag(name: .customLong("no-send"), help: "Only queue; deliver later with `vsearch track flush`.") var noSend = false
-    @Flag(help: "Print the result as JSON.") var jsonOutput = false
+    @Flag(name: .customLong("json"), help: "Print the result as JSON (machine output).") var jsonOutput = false
 
     var event: TrackingEvent {
         var event = TrackingEvent(action: TrackingAction(rawValue: action))
         event.queryId = queryId; event.pid = pid; event.imgUrl = imgUrl; event.pos = pos
         event.transactionId = transactionId; event.value = value; event.price = price; event.currency = currency
         event.brand = brand; event.category = category; event.name = name; event.label = label; event.source = source
-        event.uid = uid; event.json = json
+        event.uid = uid; event.json = jsonPayload
         return event
     }
 
@@ -116,20 +118,17 @@ struct TrackSendCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let catalog {
+            let location = CatalogLocation(parsing: catalog)
             do {
-                _ = try Catalog(path: catalog)
+                let store = try location.open()
                 var event = self.event
                 event.timestamp = Int64(Date().timeIntervalSince1970 * 1000)
                 event.eventID = UUID().uuidString.lowercased()
-                let result = try EventStore(path: catalog).receive([event])[0]
+                let result = try await store.receive([event])[0]
                 guard result.code == 0 else { throw TrackingError.invalidEvent(field: "event", rule: result.message) }
-                if jsonOutput { Terminal.json(Output(eventID: event.eventID, stored: catalog)) } else { Terminal.out("stored \(event.eventID ?? "") in \(catalog)") }
-            } catch let error as VisualSearchError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.code(for: error)
-            } catch let error as TrackingError {
-                Terminal.err("error: \(error.description)\n")
-                throw ExitCodes.ioError
+                if jsonOutput { Terminal.json(Output(eventID: event.eventID, stored: location.description)) } else { Terminal.out("stored \(event.eventID ?? "") in \(location)") }
+            } catch {
+                throw CLIError.report(error)
             }
             return
         }

@@ -8,6 +8,8 @@ enum ExitCodes {
     static let partialFailure = ExitCode(1)
     /// The command line was wrong (ArgumentParser's validation failure).
     static let usage = ExitCode.validationFailure
+    /// No catalog at the location given (EX_NOINPUT): only `vsearch index` creates one.
+    static let noInput = ExitCode(66)
     /// An input is not a usable image (EX_DATAERR).
     static let dataError = ExitCode(65)
     /// A file could not be read or written (EX_IOERR).
@@ -27,7 +29,9 @@ enum ExitCodes {
     static func code(for error: VisualSearchError) -> ExitCode {
         switch error {
         case .invalidParameter, .unknownField: usage
-        case .imageNotFound, .image, .invalidMetadata: dataError
+        case .imageNotFound, .invalidMetadata, .fetch: dataError
+        case .image(let error): code(for: error)
+        case .catalogNotFound: noInput
         case .catalog, .storage: ioError
         }
     }

@@ -7,27 +7,42 @@ final class ProgressReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let isTTY: Bool
     private let verbose: Bool
+    private let quiet: Bool
     private let start = Date()
     private var lastDraw = Date.distantPast
     private var total = 0
 
-    /// - Parameter verbose: print a line for every item even on a terminal.
-    init(isTTY: Bool = Terminal.stderrIsTTY, verbose: Bool = false) {
+    /// - Parameters:
+    ///   - verbose: print a line for every item even on a terminal.
+    ///   - quiet: print only failures.
+    init(isTTY: Bool = Terminal.stderrIsTTY, verbose: Bool = false, quiet: Bool = false) {
         self.isTTY = isTTY
         self.verbose = verbose
+        self.quiet = quiet
+    }
+
+    /// A line of its own (such as "committed 64"), never drawn over the bar.
+    func note(_ line: String) {
+        lock.withLock {
+            guard !quiet else { return }
+            Terminal.err(isTTY ? "\r\u{1B}[2K" + line + "\n" : line + "\n")
+            if isTTY { lastDraw = .distantPast }
+        }
     }
 
     func begin(total: Int, noun: String) {
         lock.withLock {
             self.total = total
-            if !isTTY { Terminal.err("\(total) \(noun) to process\n") }
+            if !isTTY && !quiet { Terminal.err("\(total) \(noun) to process\n") }
         }
     }
 
     /// Records one finished item.
     func item(completed: Int, failed: Bool, line: String) {
         lock.withLock {
-            if isTTY {
+            if quiet {
+                if failed { Terminal.err(line + "\n") }
+            } else if isTTY {
                 if failed || verbose { Terminal.err("\r\u{1B}[2K" + line + "\n") }
                 let now = Date()
                 if completed == total || now.timeIntervalSince(lastDraw) > 0.1 {
@@ -42,7 +57,7 @@ final class ProgressReporter: @unchecked Sendable {
 
     /// Ends the bar line.
     func end() {
-        lock.withLock { if isTTY { Terminal.err("\n") } }
+        lock.withLock { if isTTY && !quiet { Terminal.err("\n") } }
     }
 
     private func bar(completed: Int) -> String {

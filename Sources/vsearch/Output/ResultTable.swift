@@ -1,4 +1,5 @@
 import VisualSearch
+import Foundation
 
 /// An aligned, human-readable table of a search response.
 enum ResultTable {
@@ -44,5 +45,3 @@ enum ResultTable {
         text.count > 40 ? String(text.prefix(39)) + "…" : text
     }
 }
-
-import Foundation

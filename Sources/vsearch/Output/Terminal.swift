@@ -24,6 +24,15 @@ enum Terminal {
         }
     }
 
+    /// Writes a value as one line of compact, key-sorted JSON to stdout (JSON lines).
+    static func jsonLine(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) {
+            out(text)
+        }
+    }
+
     /// `1,234,567`.
     static func grouped(_ value: Int) -> String {
         let digits = String(value)

@@ -1,0 +1,112 @@
+/// Every catalog image's feature vector in one contiguous `Float` array,
+/// scanned with `SIMD16<Float>` dot products. Vectors have unit length, so
+/// the dot product ranks exactly like the Euclidean distance
+/// (‖a−b‖² = 2 − 2·a·b) and maps to a score with ``Similarity/score(dot:)``.
+public struct FeatureIndex: Sendable {
+    /// Floats per vector (a multiple of 16 for the SIMD scan).
+    public let dimensions: Int
+    public private(set) var ids: [Int64] = []
+    public private(set) var names: [String] = []
+    public private(set) var sources: [String] = []
+    public private(set) var palettes: [DominantColors] = []
+    /// `count × dimensions` floats, row after row.
+    public private(set) var vectors: [Float] = []
+    private(set) var rowByName: [String: Int] = [:]
+    private(set) var rowByID: [Int64: Int] = [:]
+
+    /// An empty index.
+    public init(dimensions: Int) {
+        self.dimensions = dimensions
+    }
+
+    /// An index over bare vectors (`count × dimensions` floats), named by
+    /// their row number: for benchmarks and tests of the scan itself.
+    public init(dimensions: Int, vectors: [Float]) {
+        precondition(dimensions > 0 && vectors.count % dimensions == 0)
+        self.dimensions = dimensions
+        let count = vectors.count / dimensions
+        ids = (0..<count).map(Int64.init)
+        names = (0..<count).map { String($0) }
+        sources = Array(repeating: "", count: count)
+        palettes = Array(repeating: DominantColors(entries: []), count: count)
+        self.vectors = vectors
+    }
+
+    /// The number of images.
+    public var count: Int { ids.count }
+
+    /// Adds one image.
+    public mutating func append(id: Int64, name: String, source: String, vector: [Float], palette: DominantColors) {
+        precondition(vector.count == dimensions, "vector has \(vector.count) floats, expected \(dimensions)")
+        rowByName[name] = ids.count
+        rowByID[id] = ids.count
+        ids.append(id)
+        names.append(name)
+        sources.append(source)
+        palettes.append(palette)
+        vectors.append(contentsOf: vector)
+    }
+
+    /// The row of an image name.
+    public func row(named name: String) -> Int? { rowByName[name] }
+
+    /// The row of a catalog id.
+    public func row(id: Int64) -> Int? { rowByID[id] }
+
+    /// The vector of a row.
+    public func vector(at row: Int) -> [Float] {
+        Array(vectors[(row * dimensions)..<((row + 1) * dimensions)])
+    }
+
+    /// Dot products of `query` with the given rows (all rows when `nil`).
+    public func dotProducts(with query: [Float], rows: [Int]? = nil) -> [Float] {
+        precondition(query.count == dimensions)
+        let count = rows?.count ?? self.count
+        return [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            vectors.withUnsafeBufferPointer { base in
+                query.withUnsafeBufferPointer { q in
+                    guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                    if let rows {
+                        for (i, row) in rows.enumerated() {
+                            out[i] = FeatureIndex.dot(queryBase, vectorBase + row * dimensions, dimensions)
+                        }
+                    } else {
+                        var pointer = vectorBase
+                        for i in 0..<count {
+                            out[i] = FeatureIndex.dot(queryBase, pointer, dimensions)
+                            pointer += dimensions
+                        }
+                    }
+                }
+            }
+            initialized = count
+        }
+    }
+
+    /// The dot product of two stored rows, without copying either vector.
+    public func dot(_ a: Int, _ b: Int) -> Float {
+        vectors.withUnsafeBufferPointer { base in
+            guard let start = base.baseAddress else { return 0 }
+            return FeatureIndex.dot(start + a * dimensions, start + b * dimensions, dimensions)
+        }
+    }
+
+    @inline(__always)
+    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
+        var sum = SIMD16<Float>()
+        var offset = 0
+        let rawA = UnsafeRawPointer(a), rawB = UnsafeRawPointer(b)
+        while offset + 16 <= count {
+            let x = rawA.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
+            let y = rawB.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
+            sum += x * y
+            offset += 16
+        }
+        var total = sum.sum()
+        while offset < count {
+            total += a[offset] * b[offset]
+            offset += 1
+        }
+        return total
+    }
+}

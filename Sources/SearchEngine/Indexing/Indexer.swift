@@ -1,0 +1,218 @@
+import Foundation
+import ImageOps
+import VisualSearch
+
+/// Adds images to a ``CatalogStore``: the one pipeline behind `vsearch index`
+/// (a folder) and the data API's `/insert` (fetched images).
+///
+/// - Unchanged images (same ``ContentHash``) are not decoded again; their
+///   metadata is still updated when metadata was given.
+/// - Images are decoded with shrink-on-load (features need only 128 px) on
+///   ``Configuration/jobs`` threads and committed in batches of
+///   ``Configuration/batchSize``, one transaction each: a process killed at
+///   any moment leaves every acknowledged batch, and a re-run finishes the job.
+/// - Bad images and metadata that does not fit the schema are reported per
+///   image and skipped; the rest are indexed.
+///
+/// ```swift
+/// let summary = try await Indexer(store: store).run(directory: "corpus/images", metadata: table)
+/// ```
+public struct Indexer: Sendable {
+    /// Indexing options; every property has a documented default.
+    public struct Configuration: Sendable {
+        /// Images per transaction. 64 by default.
+        public var batchSize = 64
+        /// Decoding threads. The number of active processors by default.
+        public var jobs = ProcessInfo.processInfo.activeProcessorCount
+        /// Limits for decoding. ``ImageLimits/default`` by default.
+        public var limits: ImageLimits = .default
+        public init() {}
+    }
+
+    /// One image to index.
+    public struct Source: Sendable {
+        /// Where the bytes come from.
+        public enum Content: Sendable {
+            /// A local file, read on a decoding thread.
+            case file(String)
+            /// Bytes already at hand (fetched).
+            case bytes([UInt8])
+            /// The image could not be obtained; the reason is reported.
+            case failed(String)
+        }
+
+        public var imageName: String
+        /// What the catalog records as the image's origin: a path or URL.
+        public var origin: String
+        public var content: Content
+        public var metadata: [String: String]
+
+        public init(imageName: String, origin: String, content: Content, metadata: [String: String]) {
+            self.imageName = imageName
+            self.origin = origin
+            self.content = content
+            self.metadata = metadata
+        }
+    }
+
+    /// Progress events, delivered one at a time.
+    public enum Event: Sendable {
+        /// `total` images to process.
+        case started(total: Int)
+        /// One image processed: `position` is its index among the sources; a nil error means indexed or unchanged.
+        case image(name: String, position: Int, error: String?, done: Int, total: Int)
+        /// A batch committed: `committed` images are now durable in total this run.
+        case committed(Int)
+    }
+
+    /// The result of a run.
+    public struct Summary: Sendable, Codable {
+        public var files: Int
+        public var indexed: Int
+        public var unchanged: Int
+        public var failed: Int
+        public var catalogCount: Int
+        public var seconds: Double
+        public var failures: [String]
+        /// Metadata rows whose `im_name` matches no image file (they were not used).
+        public var unmatchedMetadata: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case files, indexed, unchanged, failed, catalogCount = "catalog_count", seconds, failures
+            case unmatchedMetadata = "unmatched_metadata"
+        }
+    }
+
+    public let store: any CatalogStore
+    public let configuration: Configuration
+
+    public init(store: any CatalogStore, configuration: Configuration = Configuration()) {
+        self.store = store
+        self.configuration = configuration
+    }
+
+    /// Indexes `directory` (or one file): `im_name` is each file's path
+    /// relative to the folder without its extension (`shoes/red.jpg` →
+    /// `shoes/red`); `metadata` rows join on it; `schema` overrides inferred types.
+    /// - Parameter excluding: a folder not to descend into (the catalog's own).
+    public func run(directory: String, metadata: MetadataTable? = nil, schema overrides: FieldSchema = FieldSchema(),
+                    excluding: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false },
+                    onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
+        let files: [String]
+        do { files = try ImageFiles.find(in: directory, excluding: excluding ?? "/dev/null") } catch { throw .image(error) }
+        var declared = try await store.schema()
+        if let metadata {
+            let inferred = FieldSchema.infer(columns: metadata.columns, rows: metadata.order.compactMap { metadata.rows[$0] })
+            for (name, type) in inferred.fields where declared.fields[name] == nil && overrides.fields[name] == nil {
+                declared.fields[name] = type
+            }
+        }
+        for (name, type) in overrides.fields { declared.fields[name] = type }
+        try await store.declare(declared)
+        let isFolder = ImageFiles.isDirectory(directory)
+        let sources = files.map { relative -> Source in
+            let path = isFolder ? (directory as NSString).appendingPathComponent(relative) : directory
+            let name = (relative as NSString).deletingPathExtension
+            return Source(imageName: name, origin: Indexer.absolute(path),
+                          content: .file(path), metadata: metadata?.rows[name] ?? [:])
+        }
+        var summary = try await ingest(sources, updatesMetadataOfUnchanged: metadata != nil, isCancelled: isCancelled, onEvent: onEvent)
+        if let metadata {
+            let names = Set(sources.map(\.imageName))
+            summary.unmatchedMetadata = metadata.order.filter { !names.contains($0) }
+        }
+        return summary
+    }
+
+    /// Indexes sources in batches; the shared pipeline.
+    /// - Parameter updatesMetadataOfUnchanged: whether an unchanged image's metadata is rewritten.
+    public func ingest(_ sources: [Source], updatesMetadataOfUnchanged: Bool, isCancelled: @escaping @Sendable () -> Bool = { false },
+                       onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
+        let start = Date()
+        let known = try await store.contentHashes()
+        onEvent(.started(total: sources.count))
+        var indexed = 0, unchanged = 0, committed = 0, done = 0
+        var failures: [String] = []
+        let pool = WorkerPool(workers: configuration.jobs)
+        let limits = configuration.limits
+        let batchSize = max(1, configuration.batchSize)
+        for batchStart in stride(from: 0, to: sources.count, by: batchSize) {
+            if isCancelled() { break }
+            let batch = Array(sources[batchStart..<min(sources.count, batchStart + batchSize)])
+            let schema = try await declareFields(of: batch)
+            let outcomes = pool.map(count: batch.count) { i -> Outcome in
+                Indexer.process(batch[i], known: known, schema: schema, limits: limits)
+            }.compactMap { $0 }
+            var items: [CatalogItem] = []
+            var metadataOnly: [MetadataUpdate] = []
+            for (offset, outcome) in outcomes.enumerated() {
+                done += 1
+                let position = batchStart + offset
+                switch outcome {
+                case .item(let item):
+                    items.append(item)
+                    onEvent(.image(name: item.imageName, position: position, error: nil, done: done, total: sources.count))
+                case .unchanged(let update):
+                    unchanged += 1
+                    if updatesMetadataOfUnchanged { metadataOnly.append(update) }
+                    onEvent(.image(name: update.imageName, position: position, error: nil, done: done, total: sources.count))
+                case .failed(let name, let reason):
+                    failures.append(reason)
+                    onEvent(.image(name: name, position: position, error: reason, done: done, total: sources.count))
+                }
+            }
+            try await store.upsert(items, schema: schema)
+            if !metadataOnly.isEmpty { try await store.updateMetadata(metadataOnly, schema: schema) }
+            indexed += items.count
+            committed += items.count + metadataOnly.count
+            onEvent(.committed(committed))
+        }
+        return Summary(files: sources.count, indexed: indexed, unchanged: unchanged, failed: failures.count,
+                       catalogCount: try await store.count(), seconds: Date().timeIntervalSince(start), failures: failures,
+                       unmatchedMetadata: [])
+    }
+
+    /// Declares fields new to the schema, their types inferred from this batch's metadata; returns the schema.
+    func declareFields(of batch: [Source]) async throws(VisualSearchError) -> FieldSchema {
+        var schema = try await store.schema()
+        let columns = Set(batch.flatMap { $0.metadata.keys }).filter { schema.fields[$0] == nil && $0 != "im_name" }
+        guard !columns.isEmpty else { return schema }
+        let inferred = FieldSchema.infer(columns: columns.sorted(), rows: batch.map(\.metadata))
+        for (name, type) in inferred.fields { schema.fields[name] = type }
+        try await store.declare(schema)
+        return try await store.schema()
+    }
+
+    /// Reads, checks and decodes one source (on a decoding thread).
+    static func process(_ source: Source, known: [String: String], schema: FieldSchema, limits: ImageLimits) -> Outcome {
+        let name = source.imageName
+        if let problem = MetadataTable.validate(source.metadata, schema: schema) {
+            return .failed(name, "\(name): metadata field \(problem.field): \(problem.reason)")
+        }
+        do throws(ImageOpsError) {
+            let bytes: [UInt8]
+            switch source.content {
+            case .file(let path): bytes = try FileIO.read(path, maxBytes: limits.maxInputBytes)
+            case .bytes(let data): bytes = data
+            case .failed(let reason): return .failed(name, "\(name): \(reason)")
+            }
+            if known[name] == ContentHash.of(bytes) { return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata)) }
+            return .item(try ImageFeatures.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
+                                                       limits: limits))
+        } catch {
+            return .failed(name, error.description)
+        }
+    }
+
+    /// An absolute, normalised path, so the catalog's sources work from any working directory.
+    static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
+        return (full as NSString).standardizingPath
+    }
+
+    enum Outcome: Sendable {
+        case item(CatalogItem)
+        case unchanged(MetadataUpdate)
+        case failed(String, String)
+    }
+}

@@ -1,0 +1,39 @@
+import VisualSearch
+
+/// Turns the facets a request asks for into field names, and a store's raw
+/// aggregates into the API's ``Facet`` values. Pure: table-tested.
+public enum FacetShaper {
+    /// The fields to facet on: `*` expands to every declared field (sorted);
+    /// duplicates are dropped, order kept.
+    /// - Throws: ``VisualSearchError/unknownField(_:)`` for an undeclared field.
+    public static func fields(_ requested: [String], schema: FieldSchema) throws(VisualSearchError) -> [String] {
+        var names: [String] = []
+        for field in requested {
+            if field == "*" {
+                names += schema.fields.keys.sorted()
+            } else {
+                guard schema.fields[field] != nil else { throw .unknownField(field, known: schema.fields.keys.sorted()) }
+                names.append(field)
+            }
+        }
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }
+    }
+
+    /// The API's facets: value lists (counts only with `showCount`), and
+    /// numeric ranges as integer strings widened to the enclosing integers
+    /// (`9.5…420.2` → `"9"…"421"`: every SDK parses integers; the Swift SDK
+    /// breaks on JSON numbers).
+    public static func facets(_ aggregates: [FieldAggregate], showCount: Bool) -> [Facet] {
+        aggregates.map { aggregate in
+            switch aggregate {
+            case .values(let field, let counts):
+                return Facet(key: field, items: counts.map { Facet.Item(value: $0.value, count: showCount ? $0.count : nil) })
+            case .range(let field, let low?, let high?):
+                return Facet(key: field, range: Facet.Range(min: String(Int(low.rounded(.down))), max: String(Int(high.rounded(.up)))))
+            case .range(let field, _, _):
+                return Facet(key: field, range: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import VisualSearch
+
+/// The ranking stage of a query, as a pure function of scores: score range →
+/// exclusion → top-k with deterministic ties → dedup → the requested page.
+///
+/// It knows nothing of storage or features: the caller gives every
+/// candidate's score (all images, or the rows that passed `fq`), the names
+/// that break ties, and a similarity between two rows for dedup.
+///
+/// ```swift
+/// let ranked = Ranking(parameters: parameters).rank(scores: [0.9, 0.4, 0.7], rows: nil, names: ["a", "b", "c"])
+/// ranked.page.map(\.row)   // [0, 2, 1]
+/// ```
+public struct Ranking: Sendable {
+    /// One ranked result.
+    public struct Entry: Sendable, Hashable {
+        /// The row in the index.
+        public var row: Int
+        public var score: Float
+    }
+
+    /// What a query ranked.
+    public struct Ranked: Sendable, Hashable {
+        /// The requested page, best first.
+        public var page: [Entry]
+        /// Matches after filters, exclusion and the score range (all pages).
+        public var total: Int
+        /// Rows of every match, for facets; nil when every image matched.
+        public var matchedRows: [Int]?
+    }
+
+    public let parameters: SearchParameters
+
+    public init(parameters: SearchParameters) {
+        self.parameters = parameters
+    }
+
+    /// Ranks candidates.
+    /// - Parameters:
+    ///   - scores: one score per candidate, aligned with `rows` (or with every row when `rows` is nil).
+    ///   - rows: the candidate rows (those that passed the filters), or nil for every row.
+    ///   - names: every row's name; equal scores rank by ascending name.
+    ///   - excluding: a row never returned (the query image of a recommendation).
+    ///   - similarity: the score between two rows, for dedup.
+    public func rank(scores: [Float], rows: [Int]?, names: [String], excluding: Int? = nil,
+                     similarity: (Int, Int) -> Float = { _, _ in 0 }) -> Ranked {
+        let low = parameters.scoreMin ?? 0, high = parameters.scoreMax ?? 1
+        let row: (Int) -> Int = { rows?[$0] ?? $0 }
+        let keep: (Int, Float) -> Bool = { index, score in score >= low && score <= high && row(index) != excluding }
+        var total = 0
+        var matched: [Int] = []
+        let everythingMatches = rows == nil && excluding == nil && parameters.scoreMin == nil && parameters.scoreMax == nil
+        for (index, score) in scores.enumerated() where keep(index, score) {
+            total += 1
+            if !everythingMatches { matched.append(row(index)) }
+        }
+        let needed = parameters.page * parameters.limit
+        let margin = parameters.deduplicates ? needed * 2 + 20 : 0
+        var heap = BoundedHeap(capacity: needed + margin, names: names)
+        for (index, score) in scores.enumerated() where keep(index, score) {
+            heap.insert(row: row(index), value: score)
+        }
+        var top = heap.sortedDescending().map { Entry(row: $0.row, score: $0.value) }
+        if parameters.deduplicates {
+            top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, similarity: similarity)
+        }
+        let start = min(top.count, (parameters.page - 1) * parameters.limit)
+        return Ranked(page: Array(top[start..<min(top.count, start + parameters.limit)]), total: total,
+                      matchedRows: everythingMatches ? nil : matched)
+    }
+
+    /// Drops every entry whose similarity to a better-ranked kept entry is at least `threshold`.
+    public static func deduplicate(_ ranked: [Entry], threshold: Float, similarity: (Int, Int) -> Float) -> [Entry] {
+        var kept: [Entry] = []
+        for candidate in ranked where !kept.contains(where: { similarity(candidate.row, $0.row) >= threshold }) {
+            kept.append(candidate)
+        }
+        return kept
+    }
+}

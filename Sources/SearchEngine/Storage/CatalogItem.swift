@@ -1,0 +1,32 @@
+import Foundation
+
+/// One image as the catalog stores it.
+public struct CatalogItem: Sendable, Hashable {
+    /// The unique name (`im_name`).
+    public var imageName: String
+    /// Where the image came from: a path or URL.
+    public var source: String
+    /// Size as displayed.
+    public var width: Int
+    public var height: Int
+    /// Hash of the encoded file (see ``ContentHash``); unchanged files are not decoded again.
+    public var contentHash: String
+    /// The colour feature vector (``ColorFeatures``).
+    public var features: [Float]
+    /// The dominant colours.
+    public var palette: DominantColors
+    /// Metadata values as text, checked against the schema.
+    public var metadata: [String: String]
+
+    public init(imageName: String, source: String, width: Int, height: Int, contentHash: String,
+                features: [Float], palette: DominantColors, metadata: [String: String]) {
+        self.imageName = imageName
+        self.source = source
+        self.width = width
+        self.height = height
+        self.contentHash = contentHash
+        self.features = features
+        self.palette = palette
+        self.metadata = metadata
+    }
+}

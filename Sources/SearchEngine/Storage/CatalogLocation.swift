@@ -1,0 +1,58 @@
+import Foundation
+import Networking
+import Tracking
+import VisualSearch
+
+/// Where a catalog is, as `--catalog` and `$VSEARCH_CATALOG` name it: a
+/// SQLite file path, or a `postgresql://` URL.
+///
+/// ```swift
+/// let location = CatalogLocation(parsing: "demo-output/catalog.sqlite")
+/// let store = try location.open(creating: false)   // refuses a missing catalog
+/// ```
+public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
+    /// A SQLite file (the embedded default).
+    case sqlite(path: String)
+    /// A PostgreSQL database URL.
+    case postgreSQL(URL)
+
+    /// `.vsearch/catalog.sqlite` in the working directory.
+    public static let defaultPath = ".vsearch/catalog.sqlite"
+
+    /// Reads a location: `postgresql://…` or `postgres://…` is a database, anything else a file path.
+    public init(parsing text: String) {
+        let lower = text.lowercased()
+        if lower.hasPrefix("postgresql://") || lower.hasPrefix("postgres://"), let url = URL(string: text) {
+            self = .postgreSQL(url)
+        } else {
+            self = .sqlite(path: text)
+        }
+    }
+
+    /// `$VSEARCH_CATALOG`, else ``defaultPath``.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> CatalogLocation {
+        if let text = environment["VSEARCH_CATALOG"], !text.isEmpty { return CatalogLocation(parsing: text) }
+        return .sqlite(path: defaultPath)
+    }
+
+    /// For messages: the path, or the URL without its password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): path
+        case .postgreSQL(let url): Redaction.url(url)
+        }
+    }
+
+    /// Opens the store. Only `creating` (`vsearch index`) makes a new catalog.
+    /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
+    ///   catalog, ``VisualSearchError/catalog(location:reason:)`` for one that cannot be used.
+    public func open(creating: Bool = false) throws(VisualSearchError) -> any CatalogStore & CollectorStore {
+        switch self {
+        case .sqlite(let path):
+            return try SQLiteCatalogStore(path: path, creating: creating)
+        case .postgreSQL:
+            throw .catalog(location: description,
+                           reason: "PostgreSQL catalogs are not available in this version of vsearch yet; give a SQLite file path")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import Tracking
+
+/// The collector's events in the catalog file (`tracking_events`, created by
+/// the catalog's own migration "v2: collector events").
+extension SQLiteCatalogStore: CollectorStore {
+    public func receive(_ events: [TrackingEvent]) throws(TrackingError) -> [CollectorResult] {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        do {
+            return try pool.write { db in
+                let insert = try db.cachedStatement(sql: """
+                    INSERT OR IGNORE INTO tracking_events (event_id, action, query_id, pid, ts, received_at, payload)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+                return try events.map { event -> CollectorResult in
+                    do throws(TrackingError) { try EventValidator.validate(event) } catch {
+                        return CollectorResult(code: 400, message: error.description)
+                    }
+                    var event = event
+                    if event.eventID?.isEmpty ?? true { event.eventID = event.contentID }
+                    let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
+                    try insert.execute(arguments: [event.eventID, event.action.rawValue, event.queryId, event.pid, event.timestamp ?? now, now, payload])
+                    return .accepted
+                }
+            }
+        } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
+
+    public func eventCount() throws(TrackingError) -> Int {
+        do { return try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tracking_events") ?? 0 } } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
+
+    public func stats(since: Date?, limit: Int) throws(TrackingError) -> EventStats {
+        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
+        let grouped = { (column: String, db: Database) throws -> [EventStats.Row] in
+            try Row.fetchAll(db, sql: """
+                SELECT \(column) AS key,
+                       SUM(action IN ('view', 'product_view')) AS views,
+                       SUM(action IN ('click', 'product_click')) AS clicks,
+                       SUM(action = 'add_to_cart') AS carts,
+                       SUM(action = 'transaction') AS transactions
+                FROM tracking_events WHERE ts >= ? AND \(column) IS NOT NULL
+                GROUP BY \(column) ORDER BY clicks DESC, views DESC, key LIMIT ?
+                """, arguments: [from, limit]).map { row in
+                EventStats.Row(key: row["key"], views: row["views"], clicks: row["clicks"], addToCarts: row["carts"], transactions: row["transactions"])
+            }
+        }
+        do {
+            return try pool.read { db in
+                let actions = try Dictionary(Row.fetchAll(db, sql: "SELECT action, COUNT(*) AS n FROM tracking_events WHERE ts >= ? GROUP BY action",
+                                                          arguments: [from]).map { ($0["action"] as String, $0["n"] as Int) },
+                                             uniquingKeysWith: { $1 })
+                return EventStats(total: actions.values.reduce(0, +), actions: actions,
+                                  queries: try grouped("query_id", db), products: try grouped("pid", db))
+            }
+        } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
+}

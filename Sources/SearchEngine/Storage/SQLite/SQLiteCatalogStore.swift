@@ -1,0 +1,355 @@
+import Foundation
+import GRDB
+import ImageOps
+import VisualSearch
+
+/// The embedded catalog store: one SQLite file in WAL mode, through GRDB.
+///
+/// Tables (created by named migrations, see ``migrator``):
+/// - `images`: `id`, `im_name` (unique), `source`, `width`, `height`,
+///   `content_hash`, `features` (Float32 BLOB), `palette` (JSON), timestamps;
+/// - `fields`: the declared schema, `name` → `type` (string/text/int/float);
+/// - `image_values`: one row per image and field, `text_value` or
+///   `number_value`, indexed by (field, value) so `fq` filters narrow in SQL;
+/// - `image_text`: an FTS5 index over `text` fields (rowid = `image_values.id`);
+/// - `catalog_state`: the version counter other processes watch;
+/// - `tracking_events`: the collector's events, deduplicated by event id.
+///
+/// The file is marked with `PRAGMA application_id` ('vsch'), so a foreign
+/// SQLite file is refused instead of being altered. Every write is one
+/// transaction: a process killed at any moment leaves every committed batch
+/// and nothing of an uncommitted one. `synchronous=NORMAL` in WAL mode:
+/// commits survive process crashes; a power loss may drop the last commits
+/// but never corrupts the file.
+///
+/// ```swift
+/// let catalog = try Catalog(path: SQLiteCatalogStore.defaultPath())
+/// try catalog.declare(FieldSchema(parsing: "brand:string,price:float"))
+/// ```
+public final class SQLiteCatalogStore: CatalogStore, Sendable {
+    /// 'vsch', stored in the SQLite header.
+    public static let applicationID: Int32 = 0x7673_6368
+
+    /// The database file.
+    public let path: String
+    public var location: String { path }
+    let pool: DatabasePool
+
+    /// Opens and migrates a catalog; with `creating`, makes it (and its
+    /// folder) when it does not exist yet — only `vsearch index` does.
+    /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
+    ///   file when not `creating`, ``VisualSearchError/catalog(location:reason:)``
+    ///   for a corrupt, foreign or unwritable one.
+    public init(path: String, creating: Bool = false) throws(VisualSearchError) {
+        self.path = path
+        if !FileManager.default.fileExists(atPath: path) {
+            guard creating else { throw .catalogNotFound(location: path) }
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                    throw .catalog(location: path, reason: "cannot create its folder \(directory): \(error.localizedDescription)")
+                }
+            }
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        var attempt = 0
+        while true {
+            do {
+                pool = try SQLiteCatalogStore.open(path: path, configuration: configuration)
+                break
+            } catch let error as DatabaseError where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED) && attempt < 50 {
+                attempt += 1  // another process is switching modes or migrating: wait briefly and retry
+                usleep(20_000)
+            } catch let error as VisualSearchError {
+                throw error
+            } catch let error as DatabaseError {
+                if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                    throw .catalog(location: path, reason: "busy: another process holds a lock on it; try again")
+                }
+                throw .catalog(location: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a vsearch catalog")
+            } catch {
+                throw .catalog(location: path, reason: "\(error)")
+            }
+        }
+    }
+
+    /// Opens the pool, marking and migrating a new file. An existing,
+    /// migrated catalog is only read here, so any number of processes can
+    /// open it while another one writes.
+    static func open(path: String, configuration: Configuration) throws -> DatabasePool {
+        try refuseForeignFile(at: path)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        let (applicationID, tableCount) = try pool.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
+        }
+        if applicationID != SQLiteCatalogStore.applicationID {
+            guard tableCount == 0 else {
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+            try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(SQLiteCatalogStore.applicationID)") }
+        }
+        if try !pool.read({ db in try migrator.hasCompletedMigrations(db) }) {
+            try migrator.migrate(pool)
+        }
+        return pool
+    }
+
+    /// Opens an existing file read-only first, so a foreign SQLite file is
+    /// refused before anything (even switching it to WAL) touches it.
+    static func refuseForeignFile(at path: String) throws {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int, size > 0 else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.read { db in
+            let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
+            if applicationID != SQLiteCatalogStore.applicationID && tableCount > 0 {
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+        }
+        try queue.close()
+    }
+
+    /// The schema migrations, as named steps.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: images, fields, values, full-text") { db in
+            try db.execute(sql: """
+                CREATE TABLE images (
+                    id INTEGER PRIMARY KEY,
+                    im_name TEXT NOT NULL UNIQUE,
+                    source TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    features BLOB NOT NULL,
+                    palette TEXT NOT NULL,
+                    created_at DOUBLE NOT NULL,
+                    updated_at DOUBLE NOT NULL
+                );
+                CREATE TABLE fields (
+                    name TEXT PRIMARY KEY,
+                    type TEXT NOT NULL CHECK (type IN ('string', 'text', 'int', 'float'))
+                );
+                CREATE TABLE image_values (
+                    id INTEGER PRIMARY KEY,
+                    image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    text_value TEXT,
+                    number_value DOUBLE,
+                    UNIQUE (image_id, field)
+                );
+                CREATE INDEX image_values_text ON image_values(field, text_value);
+                CREATE INDEX image_values_number ON image_values(field, number_value);
+                CREATE VIRTUAL TABLE image_text USING fts5(value, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
+                CREATE TABLE catalog_state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+                INSERT INTO catalog_state (id, version) VALUES (1, 0);
+                """)
+        }
+        migrator.registerMigration("v2: collector events") { db in
+            // Catalogs written before this migration may already hold the
+            // collector's table (it kept its own migration record then).
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS tracking_events (
+                    id INTEGER PRIMARY KEY,
+                    event_id TEXT NOT NULL UNIQUE,
+                    action TEXT NOT NULL,
+                    query_id TEXT,
+                    pid TEXT,
+                    ts INTEGER NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    payload TEXT NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS tracking_events_ts ON tracking_events(ts);
+                CREATE INDEX IF NOT EXISTS tracking_events_query ON tracking_events(query_id, action);
+                CREATE INDEX IF NOT EXISTS tracking_events_pid ON tracking_events(pid, action);
+                DROP TABLE IF EXISTS tracking_migrations;
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: - Schema
+
+    /// The declared fields.
+    public func schema() throws(VisualSearchError) -> FieldSchema {
+        try read { db in
+            var fields: [String: FieldType] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") {
+                if let type = FieldType(rawValue: row["type"]) { fields[row["name"]] = type }
+            }
+            return FieldSchema(fields: fields)
+        }
+    }
+
+    /// Adds fields to the schema. A field already declared with another type is an error.
+    public func declare(_ schema: FieldSchema) throws(VisualSearchError) {
+        let existing = try self.schema()
+        for (name, type) in schema.fields {
+            if let current = existing.fields[name], current != type {
+                throw .invalidParameter(name: "schema", reason: "field \(name) is already \(current.rawValue) in this catalog, not \(type.rawValue)")
+            }
+        }
+        try write { db in
+            for (name, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
+                try db.execute(sql: "INSERT OR IGNORE INTO fields (name, type) VALUES (?, ?)", arguments: [name, type.rawValue])
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Inserts or replaces items by `im_name`, all in one transaction.
+    /// Metadata must already fit the schema (see ``Indexer``).
+    public func upsert(_ items: [CatalogItem], schema: FieldSchema) throws(VisualSearchError) {
+        let now = Date().timeIntervalSince1970
+        try write { db in
+            for item in items {
+                let blob = item.features.withUnsafeBufferPointer { Data(buffer: $0) }
+                let palette = String(decoding: (try? JSONEncoder().encode(item.palette)) ?? Data("{\"entries\":[]}".utf8), as: UTF8.self)
+                let id = try Int64.fetchOne(db, sql: """
+                    INSERT INTO images (im_name, source, width, height, content_hash, features, palette, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (im_name) DO UPDATE SET source = excluded.source, width = excluded.width,
+                        height = excluded.height, content_hash = excluded.content_hash, features = excluded.features,
+                        palette = excluded.palette, updated_at = excluded.updated_at
+                    RETURNING id
+                    """, arguments: [item.imageName, item.source, item.width, item.height, item.contentHash, blob, palette, now, now])
+                guard let id else { continue }
+                try SQLiteCatalogStore.replaceValues(of: id, with: item.metadata, schema: schema, in: db)
+            }
+            try SQLiteCatalogStore.bumpVersion(db)
+        }
+    }
+
+    static func replaceValues(of id: Int64, with metadata: [String: String], schema: FieldSchema, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM image_text WHERE rowid IN (SELECT id FROM image_values WHERE image_id = ?)", arguments: [id])
+        try db.execute(sql: "DELETE FROM image_values WHERE image_id = ?", arguments: [id])
+        for (field, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            guard let type = schema.fields[field], !value.isEmpty else { continue }
+            let number: Double? = type.isNumeric ? Double(value) : nil
+            try db.execute(sql: "INSERT INTO image_values (image_id, field, text_value, number_value) VALUES (?, ?, ?, ?)",
+                           arguments: [id, field, value, number])
+            if type == .text {
+                try db.execute(sql: "INSERT INTO image_text (rowid, value, field) VALUES (?, ?, ?)",
+                               arguments: [db.lastInsertedRowID, value, field])
+            }
+        }
+    }
+
+    /// Replaces the metadata of existing images (their features are kept), in one transaction.
+    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) throws(VisualSearchError) {
+        try write { db in
+            for update in updates {
+                guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [update.imageName]) else { continue }
+                try SQLiteCatalogStore.replaceValues(of: id, with: update.metadata, schema: schema, in: db)
+            }
+            try SQLiteCatalogStore.bumpVersion(db)
+        }
+    }
+
+    /// Removes images by name; returns how many existed.
+    @discardableResult
+    public func remove(_ imageNames: [String]) throws(VisualSearchError) -> Int {
+        try write { db in
+            var removed = 0
+            for name in imageNames {
+                guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [name]) else { continue }
+                try db.execute(sql: "DELETE FROM image_text WHERE rowid IN (SELECT id FROM image_values WHERE image_id = ?)", arguments: [id])
+                try db.execute(sql: "DELETE FROM image_values WHERE image_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM images WHERE id = ?", arguments: [id])
+                removed += 1
+            }
+            try SQLiteCatalogStore.bumpVersion(db)
+            return removed
+        }
+    }
+
+    // MARK: - Reading
+
+    /// `im_name` → content hash, for skipping unchanged files.
+    public func contentHashes() throws(VisualSearchError) -> [String: String] {
+        try read { db in
+            var hashes: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT im_name, content_hash FROM images") {
+                hashes[row["im_name"]] = row["content_hash"]
+            }
+            return hashes
+        }
+    }
+
+    /// The number of images.
+    public func count() throws(VisualSearchError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0 }
+    }
+
+    /// A counter bumped by every committed change to the images, by any
+    /// process: engines reload their in-memory index when it moves.
+    public func version() throws(VisualSearchError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT version FROM catalog_state WHERE id = 1") ?? 0 }
+    }
+
+    static func bumpVersion(_ db: Database) throws {
+        try db.execute(sql: "UPDATE catalog_state SET version = version + 1 WHERE id = 1")
+    }
+
+    /// Loads every image's vectors into a ``FeatureIndex``.
+    public func loadIndex() throws(VisualSearchError) -> FeatureIndex {
+        try read { db in
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, palette FROM images ORDER BY id")
+            let decoder = JSONDecoder()
+            while let row = try rows.next() {
+                let data: Data = row["features"]
+                let vector = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                guard vector.count == index.dimensions else { continue }
+                let paletteText: String = row["palette"]
+                let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
+                index.append(id: row["id"], name: row["im_name"], source: row["source"], vector: vector, palette: palette)
+            }
+            return index
+        }
+    }
+
+    /// `PRAGMA integrity_check` ("ok" when healthy).
+    public func integrityCheck() throws(VisualSearchError) -> String {
+        try read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no answer" }
+    }
+
+    /// Every image with its metadata, for `vsearch catalog export`.
+    public func export() throws(VisualSearchError) -> [ExportedImage] {
+        try read { db in
+            var values: [Int64: [String: String]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT image_id, field, text_value FROM image_values") {
+                values[row["image_id"], default: [:]][row["field"]] = row["text_value"]
+            }
+            return try Row.fetchAll(db, sql: "SELECT id, im_name, source, width, height FROM images ORDER BY im_name").map { row in
+                ExportedImage(imageName: row["im_name"], source: row["source"], width: row["width"], height: row["height"],
+                              metadata: values[row["id"]] ?? [:])
+            }
+        }
+    }
+
+    // MARK: - Access with typed errors
+
+    func read<T>(_ body: (Database) throws -> T) throws(VisualSearchError) -> T {
+        do { return try pool.read(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(VisualSearchError) -> T {
+        do { return try pool.write(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+    }
+
+    static func wrap(_ error: any Error) -> VisualSearchError {
+        if let error = error as? VisualSearchError { return error }
+        if let error = error as? DatabaseError {
+            return .storage(reason: error.message ?? "\(error.resultCode)", sql: error.sql)
+        }
+        return .storage(reason: "\(error)", sql: nil)
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import VisualSearch
+
+/// `vsearch product search|recommend`: the ProductSearch API.
+struct ProductCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "product", abstract: "ProductSearch: search by image, and recommendations for a product.",
+        discussion: """
+        Offline, products are catalog images: product_id is the im_name, data the metadata.
+        With --endpoint, --app-key and --placement-id go with every call.
+        """,
+        subcommands: [ProductSearchCommand.self, ProductRecommendCommand.self])
+}
+
+/// `vsearch product search --image FILE`.
+struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = ProductSearchResponse
+    static let configuration = CommandConfiguration(commandName: "search", abstract: "Products similar to an image (ProductSearch search_by_image).")
+    @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var image: ImageQueryOptions
+    @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> ProductSearchResponse {
+        try await service.productSearch(ProductSearchRequest(image.query, parameters: options.searchParameters))
+    }
+
+    func run() async throws {
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        ProductOutput.print(response, title: image.title, json: options.json)
+    }
+}
+
+/// `vsearch product recommend PRODUCT_ID`.
+struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
+    typealias Answer = ProductSearchResponse
+    static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a product (ProductSearch recommendations/{product_id}).")
+    @OptionGroup var catalog: CatalogOptions
+    @Argument(help: "The product id (offline: the im_name).") var productID: String
+    @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Remote") var service: ServiceOptions
+
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> ProductSearchResponse {
+        try await service.productRecommendations(ProductRecommendationsRequest(productID: productID,
+                                                                               parameters: options.searchParameters))
+    }
+
+    func run() async throws {
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        ProductOutput.print(response, title: productID, json: options.json)
+    }
+}
+
+/// Prints a ProductSearch answer: a table, or its JSON.
+enum ProductOutput {
+    static func print(_ response: ProductSearchResponse, title: String, json: Bool) {
+        if json { Terminal.json(response); return }
+        let products = response.result ?? []
+        Terminal.out("\(response.method) \(title): \(response.total ?? products.count) products" + (response.imageID.map { "  (im_id \($0))" } ?? ""))
+        for (offset, product) in products.enumerated() {
+            Terminal.out("\(offset + 1)  \(product.productID)  \(product.score.map { String(format: "%.4f", $0) } ?? "-")  \(product.mainImageURL ?? "")")
+        }
+    }
+}

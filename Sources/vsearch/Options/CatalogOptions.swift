@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import SearchEngine
+import Tracking
+import VisualSearch
+
+/// `--catalog`, shared by every command that reads or writes a catalog.
+struct CatalogOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The catalog: a SQLite file. Default: $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.",
+                               valueName: "path"))
+    var catalog: String?
+
+    /// The location in effect.
+    var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
+
+    /// Opens the catalog; only `creating` (vsearch index) makes a new one.
+    func open(creating: Bool = false) throws -> any CatalogStore & CollectorStore {
+        do { return try location.open(creating: creating) } catch {
+            throw CLIError.report(error)
+        }
+    }
+
+    /// The offline engine over the catalog, reading the user's own files and URLs.
+    func engine() async throws -> VisualSearchEngine {
+        let store = try open()
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.imageSources = .commandLine
+        do { return try await VisualSearchEngine(store: store, configuration: configuration) } catch {
+            throw CLIError.report(error)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import ImageOps
+import SearchEngine
+import VisualSearch
+
+/// The ViSearch query parameters, as flags, and how the answer is printed.
+struct QueryOptions: ParsableArguments {
+    @Option(name: .customLong("fq"), help: ArgumentHelp("Filter field:value or field=value (exact for string, words for text, value or min,max for numbers). Repeatable.", valueName: "field:value"))
+    var filters: [String] = []
+
+    @Option(name: .customLong("fl"), help: ArgumentHelp("Metadata field to return. Repeatable.", valueName: "field"))
+    var fields: [String] = []
+
+    @Flag(name: .customLong("get-all-fl"), help: "Return every metadata field.")
+    var allFields = false
+
+    @Option(help: ArgumentHelp("Field to facet on (* for all). Repeatable.", valueName: "field"))
+    var facets: [String] = []
+
+    @Option(name: .customLong("facets-limit"), help: "Values per string facet.")
+    var facetsLimit = 10
+
+    @Flag(name: .customLong("facets-show-count"), help: "Show value counts in facets.")
+    var facetsShowCount = false
+
+    @Option(help: "Results per page (1...1000).")
+    var limit = 10
+
+    @Option(help: "Page number, from 1.")
+    var page = 1
+
+    @Option(name: .customLong("score-min"), help: "Keep results scoring at least this (0...1).")
+    var scoreMin: Float?
+
+    @Option(name: .customLong("score-max"), help: "Keep results scoring at most this (0...1).")
+    var scoreMax: Float?
+
+    @Flag(help: "Drop near-duplicate results.")
+    var dedup = false
+
+    @Flag(help: "Print the API's JSON response (machine output) instead of the table.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Also write a self-contained HTML page of the results.", valueName: "file.html"))
+    var html: String?
+
+    func parameters() throws -> SearchParameters {
+        var parameters = SearchParameters()
+        parameters.page = page
+        parameters.limit = limit
+        parameters.fields = fields
+        parameters.returnsAllFields = allFields
+        parameters.facets = facets
+        parameters.facetsLimit = facetsLimit
+        parameters.facetsShowCount = facetsShowCount
+        parameters.scoreMin = scoreMin
+        parameters.scoreMax = scoreMax
+        parameters.deduplicates = dedup
+        parameters.includesScore = true
+        do {
+            parameters.filters = try filters.map { (text) throws(VisualSearchError) in try Filter(parsing: text, acceptsEquals: true) }
+            try parameters.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
+        return parameters
+    }
+
+    func validate() throws { _ = try parameters() }
+
+    /// The parameters, once ``validate()`` has passed.
+    var searchParameters: SearchParameters { (try? parameters()) ?? SearchParameters() }
+}
+
+/// Prints a search answer: a table, or the API's JSON; optionally an HTML page.
+enum QueryOutput {
+    static func print(_ response: SearchResponse, query: ResultsPage.Query, options: QueryOptions, engine: VisualSearchEngine?) async throws {
+        if options.json {
+            Terminal.json(response)
+        } else {
+            Terminal.out(ResultTable.render(response, query: query.title))
+        }
+        guard let html = options.html else { return }
+        var sources: [String: String] = [:]
+        for result in response.result + (response.objects ?? []).flatMap(\.result) {
+            if let engine, let source = await engine.source(of: result.imageName) { sources[result.imageName] = source }
+            else if let url = result.valueMap?["im_url"] { sources[result.imageName] = url }
+        }
+        let page = ResultsPage.render(response, query: query, parameters: try options.parameters(), sources: sources)
+        do throws(ImageOpsError) { try FileIO.writeAtomically(Array(page.utf8), to: html) } catch {
+            throw CLIError.report(error)
+        }
+        Terminal.err("wrote \(html)\n")
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import SearchEngine
+import VisualSearch
+
+/// `--endpoint` and credentials: run a query command against the hosted
+/// service or a `vsearch serve` instead of the local catalog. The same
+/// `--app-key` and `--access-key KEY:SECRET` forms as `vsearch serve`.
+struct ServiceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Query this ViSearch-compatible service instead of the local catalog, e.g. http://127.0.0.1:8080 or https://visearch.visenze.com. Default: $VSEARCH_ENDPOINT.", valueName: "url"))
+    var endpoint: String?
+
+    @Option(name: .customLong("app-key"), help: ArgumentHelp("App key (sent as access_key; ProductSearch's app_key). Default: $VSEARCH_APP_KEY.", valueName: "key"))
+    var appKey: String?
+
+    @Option(name: .customLong("access-key"), help: ArgumentHelp("Access key and secret for HTTP Basic auth, as KEY:SECRET; or KEY with the secret in $VSEARCH_SECRET_KEY (keeps it out of `ps`).", valueName: "key:secret"))
+    var accessKey: String?
+
+    @Option(name: .customLong("placement-id"), help: "ProductSearch placement id.")
+    var placementID = 1
+
+    @Option(help: "Seconds without progress before a remote request fails.")
+    var timeout: Double = 10
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The endpoint URL when remote mode is on.
+    var endpointURL: URL? {
+        guard let text = endpoint ?? environment["VSEARCH_ENDPOINT"], !text.isEmpty else { return nil }
+        return URL(string: text)
+    }
+
+    func validate() throws {
+        if let text = endpoint ?? environment["VSEARCH_ENDPOINT"], !text.isEmpty {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+                throw ValidationError("--endpoint \"\(text)\" is not an http(s) URL such as http://127.0.0.1:8080")
+            }
+        }
+        if let accessKey, !accessKey.contains(":"), (environment["VSEARCH_SECRET_KEY"] ?? "").isEmpty {
+            throw ValidationError("--access-key needs KEY:SECRET, or the secret in the environment variable VSEARCH_SECRET_KEY")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard placementID >= 0 else { throw ValidationError("--placement-id must not be negative") }
+    }
+
+    /// The credentials given.
+    var credentials: ClientConfiguration.Credentials {
+        if let accessKey {
+            let parts = accessKey.split(separator: ":", maxSplits: 1).map(String.init)
+            return .accessKey(parts[0], secret: parts.count == 2 ? parts[1] : environment["VSEARCH_SECRET_KEY"] ?? "")
+        }
+        if let key = appKey ?? environment["VSEARCH_APP_KEY"], !key.isEmpty { return .appKey(key) }
+        return .none
+    }
+
+    /// The client for remote mode.
+    func client(endpoint url: URL) -> ViSearchClient {
+        let credentials = self.credentials
+        let product = ProductSearchConfiguration(baseURL: url, appKey: credentials.key ?? "", placementID: placementID)
+        return ViSearchClient(configuration: ClientConfiguration(baseURL: url, credentials: credentials, productSearch: product,
+                                                                 timeout: timeout))
+    }
+}
+
+/// A command that asks a ``VisualSearchService`` one thing: written once,
+/// it runs against the local catalog's engine or, with `--endpoint`, the HTTP client.
+protocol ServiceCall {
+    associatedtype Answer: Encodable & Sendable
+    func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> Answer
+}
+
+/// Runs a ``ServiceCall`` locally or remotely; failures are reported and become exit codes.
+enum ServiceRunner {
+    /// The answer, and the engine when the call ran locally (for sources of results).
+    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, service: ServiceOptions) async throws
+        -> (answer: Call.Answer, engine: VisualSearchEngine?) {
+        if let url = service.endpointURL {
+            do { return (try await call.call(service.client(endpoint: url)), nil) } catch {
+                throw CLIError.report(error)
+            }
+        }
+        let engine = try await catalog.engine()
+        do { return (try await call.call(engine), engine) } catch {
+            throw CLIError.report(error)
+        }
+    }
+}

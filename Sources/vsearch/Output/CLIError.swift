@@ -1,0 +1,30 @@
+import ArgumentParser
+import ImageOps
+import Tracking
+import VisualSearch
+
+/// The one place errors become what the user sees: a line on stderr
+/// (`error: …`, saying what to do where we can) and an exit code.
+enum CLIError {
+    /// Prints the error and returns the exit code to throw.
+    static func report(_ error: any Error) -> ExitCode {
+        switch error {
+        case let code as ExitCode: return code
+        case let error as VisualSearchError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.code(for: error)
+        case let error as ClientError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.code(for: error)
+        case let error as ImageOpsError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.code(for: error)
+        case let error as TrackingError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.ioError
+        default:
+            Terminal.err("error: \(error)\n")
+            return ExitCode.failure
+        }
+    }
+}

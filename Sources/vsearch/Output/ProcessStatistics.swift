@@ -1,0 +1,20 @@
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
+
+/// Resource use of this process, for the benchmark commands.
+enum ProcessStatistics {
+    /// Peak resident memory in KiB (Linux reports KiB, macOS bytes).
+    static var maxResidentKiB: Int {
+        var usage = rusage()
+        #if canImport(Darwin)
+        getrusage(RUSAGE_SELF, &usage)
+        return Int(usage.ru_maxrss) / 1024
+        #else
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss)
+        #endif
+    }
+}
