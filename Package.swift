@@ -88,7 +88,15 @@ let package = Package(
         ),
         .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "TestSupport"]),
         .testTarget(name: "VisualSearchTests", dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport"]),
-        .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
+        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport"]),
+        .testTarget(
+            name: "TrackingTests",
+            dependencies: [
+                "Tracking", "Networking", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", "TestSupport"]),
         .testTarget(
             name: "VisualSearchServerTests",

@@ -1,35 +1,93 @@
 import Foundation
 import ImageOps
-@testable import VisualSearch
+import SearchEngine
+import VisualSearch
 
-/// Shared test fixtures: the corpus indexed once into a temporary catalog.
-enum Corpus {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+/// Paths of the repository's fixtures and fresh temporary folders.
+public enum Repository {
+    /// The repository's root folder.
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    static let images = repository + "/corpus/images"
-    static let metadata = repository + "/corpus/catalog.csv"
+    /// The sample images.
+    public static let images = root + "/corpus/images"
+    /// Their catalog metadata.
+    public static let metadata = root + "/corpus/catalog.csv"
+    /// Malformed and unusual images with expected outcomes (README.tsv).
+    public static let badInput = root + "/Tests/Fixtures/badinput"
 
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "vsearch-vs-\(UUID().uuidString)"
+    /// A new, empty folder under the system's temporary folder.
+    public static func temporaryDirectory(_ label: String = "test") -> String {
+        let path = NSTemporaryDirectory() + "vsearch-\(label)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
 
-    /// The corpus indexed with its metadata, built once per test process.
-    static let engine: VisualSearchEngine = {
-        let catalog = try! Catalog(path: temporaryDirectory() + "/catalog.sqlite")  // test setup: failing here fails every test loudly
-        _ = try! Indexer(catalog: catalog).run(directory: images, metadata: try! MetadataTable(contentsOf: metadata))
-        return try! VisualSearchEngine(catalog: catalog)
-    }()
+    /// The bytes of a corpus image.
+    public static func bytes(_ name: String) -> [UInt8] {
+        (try? FileIO.read(images + "/" + name)) ?? []
+    }
+}
 
-    static func parameters(_ configure: (inout SearchParameters) -> Void = { _ in }) -> SearchParameters {
+/// The corpus indexed with its metadata, for tests that query it.
+public enum Corpus {
+    /// A fresh SQLite catalog of the corpus; returns its path.
+    public static func makeCatalog() async -> String {
+        let path = Repository.temporaryDirectory("catalog") + "/catalog.sqlite"
+        let store = try! SQLiteCatalogStore(path: path, creating: true)  // test setup: a failure here fails every test loudly
+        _ = try! await Indexer(store: store).run(directory: Repository.images, metadata: try! MetadataTable(contentsOf: Repository.metadata))
+        return path
+    }
+
+    /// The corpus catalog shared by a test process (indexed once).
+    public static func sharedCatalog() async -> String { await Shared.instance.catalog() }
+
+    /// An engine over the shared catalog; `configure` adjusts its settings.
+    public static func engine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async -> VisualSearchEngine {
+        var configuration = VisualSearchEngine.Configuration()
+        configure(&configuration)
+        let store = try! SQLiteCatalogStore(path: await sharedCatalog())
+        return try! await VisualSearchEngine(store: store, configuration: configuration)
+    }
+
+    /// Parameters with scores on, adjusted by `configure`.
+    public static func parameters(_ configure: (inout SearchParameters) -> Void = { _ in }) -> SearchParameters {
         var parameters = SearchParameters()
         parameters.includesScore = true
         configure(&parameters)
         return parameters
     }
 
-    static func bytes(_ name: String) -> [UInt8] {
-        (try? FileIO.read(images + "/" + name)) ?? []
+    actor Shared {
+        static let instance = Shared()
+        var path: String?
+        func catalog() async -> String {
+            if let path { return path }
+            let made = await Corpus.makeCatalog()
+            path = made
+            return made
+        }
+    }
+}
+
+/// Seeds for randomised tests: printed, and taken from `$VSEARCH_TEST_SEED` when set, so a failure can be replayed.
+public struct TestSeed: RandomNumberGenerator, Sendable {
+    public let seed: UInt64
+    var state: UInt64
+
+    /// A seed from `$VSEARCH_TEST_SEED`, else a fresh one; `label` names the test in the printed line.
+    public init(_ label: String) {
+        let given = ProcessInfo.processInfo.environment["VSEARCH_TEST_SEED"].flatMap { UInt64($0) }
+        seed = given ?? UInt64.random(in: 1...UInt64.max)
+        state = seed
+        print("\(label): seed \(seed) (replay with VSEARCH_TEST_SEED=\(seed))")
+    }
+
+    /// SplitMix64.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

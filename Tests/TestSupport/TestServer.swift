@@ -1,72 +1,53 @@
 import Foundation
-import ImageOps
-import Synchronization
-@testable import VisualSearch
-@testable import VisualSearchServer
+import Networking
+import SearchEngine
+import VisualSearch
+import VisualSearchServer
 
-/// Real servers on loopback, on random ports, over a catalog of the corpus
-/// indexed once per test process.
-enum TestServer {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
-    static let images = repository + "/corpus/images"
-    static let badInput = repository + "/Tests/Fixtures/badinput"
+/// Real `vsearch serve` servers on loopback, on random ports, over catalogs
+/// of the corpus — for the tests where the socket is the point. Each test
+/// that starts one stops it (``Running/stop()``).
+public enum TestServer {
+    /// A running server.
+    public struct Running: Sendable {
+        public let url: URL
+        public let server: VisualSearchServer
+        let task: Task<Void, Never>
 
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "vsearch-server-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        /// Stops the server (cancels its service, which shuts it down gracefully).
+        public func stop() async {
+            task.cancel()
+            _ = await task.value
+        }
     }
 
-    /// A fresh catalog with the corpus and its metadata.
-    static func makeCatalog() -> String {
-        let path = temporaryDirectory() + "/catalog.sqlite"
-        let catalog = try! Catalog(path: path)  // test setup: a failure here fails every test loudly
-        _ = try! Indexer(catalog: catalog).run(directory: images, metadata: try! MetadataTable(contentsOf: repository + "/corpus/catalog.csv"))
-        return path
-    }
-
-    /// Starts a server and returns its base URL once it listens.
-    static func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async -> (url: URL, server: VisualSearchServer) {
-        var configuration = ServerConfiguration(catalogPath: makeCatalog(), port: 0)
+    /// Starts a server over a fresh catalog of the corpus and returns once it listens.
+    public static func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async -> Running {
+        var configuration = ServerConfiguration(catalog: .sqlite(path: await Corpus.makeCatalog()), port: 0)
         configure(&configuration)
-        let server = try! VisualSearchServer(configuration: configuration)
-        let port = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-            let once = Mutex(false)
-            Task.detached {
-                try? await server.run { port in
-                    if once.withLock({ let first = !$0; $0 = true; return first }) { continuation.resume(returning: port) }
-                }
-            }
+        let server = try! await VisualSearchServer(configuration: configuration)  // test setup
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let task = Task {
+            try? await server.run { bound in continuation.yield(bound) }
+            continuation.finish()
         }
-        return (URL(string: "http://127.0.0.1:\(port)")!, server)
-    }
-
-    /// The shared open server.
-    static let shared = Shared()
-
-    actor Shared {
-        var started: (url: URL, server: VisualSearchServer)?
-        func get() async -> (url: URL, server: VisualSearchServer) {
-            if let started { return started }
-            let fresh = await TestServer.start()
-            started = fresh
-            return fresh
-        }
+        var iterator = stream.makeAsyncIterator()
+        let bound = await iterator.next() ?? 0
+        return Running(url: URL(string: "http://127.0.0.1:\(bound)")!, server: server, task: task)
     }
 
     /// Sends a raw request and returns status, headers and parsed JSON.
-    static func raw(_ url: URL, method: String = "GET", headers: [(String, String)] = [], body: [UInt8]? = nil) async throws
+    public static func raw(_ url: URL, method: String = "GET", headers: [(String, String)] = [], body: [UInt8]? = nil) async throws
         -> (status: Int, headers: [String: String], json: [String: Any]) {
-        let response = try await URLSessionTransport().send(HTTPRequest(method: method, url: url, headers: headers.map { (name: $0.0, value: $0.1) },
-                                                                        body: body, timeout: 30))
+        let response = try await URLSessionTransport().send(HTTPClientRequest(method: method, url: url,
+                                                                              headers: headers.map { (name: $0.0, value: $0.1) },
+                                                                              body: body, timeout: 30))
         let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
         return (response.status, response.headers, json)
     }
 
-    static func client(_ url: URL, credentials: ClientConfiguration.Credentials = .none) -> ViSearchClient {
+    /// A client of a server, without retries.
+    public static func client(_ url: URL, credentials: ClientConfiguration.Credentials = .none) -> ViSearchClient {
         ViSearchClient(configuration: ClientConfiguration(baseURL: url, credentials: credentials, retry: .none))
     }
-
-    static func bytes(_ name: String) -> [UInt8] { (try? FileIO.read(images + "/" + name)) ?? [] }
 }

@@ -1,17 +1,21 @@
 import Foundation
+import Networking
 import Testing
 @testable import Tracking
 
 @Suite("Tracker delivery")
 struct TrackerTests {
+    /// Backoff without jitter so waits are exact: 0.5 s doubling to 8 s, Retry-After up to 8 s, never giving up.
+    static let exact = RetryPolicy(maxAttempts: .max, baseDelay: 0.5, maxDelay: 8, maxRetryAfter: 8, jitter: 0)
+
     func make(script: [BatchOutcome] = [], batchSize: Int = 50, rejects: (@Sendable (TrackingEvent) -> Bool)? = nil)
-        throws -> (Tracker, ScriptedTransport, EventStore, ManualClock, EventQueue) {
-        let store = try EventStore(path: Temp.path("collector.sqlite"))
+        throws -> (Tracker, ScriptedTransport, MemoryCollector, ManualClock, EventQueue) {
+        let store = MemoryCollector()
         let transport = ScriptedTransport(store: store, script: script, rejectsBatchContaining: rejects)
         let clock = ManualClock()
         let queue = try EventQueue(path: Temp.path())
         let tracker = Tracker(queue: queue, transport: transport,
-                              configuration: Tracker.Configuration(batchSize: batchSize, backoff: Backoff(base: 0.5, cap: 8, jitter: 0)), clock: clock)
+                              configuration: Tracker.Configuration(batchSize: batchSize, retry: Self.exact), clock: clock)
         return (tracker, transport, store, clock, queue)
     }
 
@@ -33,7 +37,7 @@ struct TrackerTests {
         for index in 0..<25 { try await tracker.track(click(index)) }
         let report = await tracker.flush(maxFailures: 20)
         #expect(report.sent == 25 && report.remaining == 0)
-        #expect(try store.count() == 25)
+        #expect(store.count() == 25)
         #expect(clock.slept == [0.5, 1, 2, 4, 8, 8, 8])
         #expect(transport.callCount == 7 + 3)
         let counters = try queue.counters()
@@ -46,7 +50,7 @@ struct TrackerTests {
         try await tracker.track(click(1))
         _ = await tracker.flush()
         #expect(clock.slept == [7])
-        #expect(try store.count() == 1)
+        #expect(store.count() == 1)
     }
 
     @Test("one event the server rejects: only that one is dropped, counted and logged")
@@ -57,7 +61,7 @@ struct TrackerTests {
         #expect(report.sent == 2 && report.rejected == 1 && report.problems.contains { $0.contains("bad pid") })
         #expect(try queue.counters().droppedRejected == 1)
         #expect(try queue.count() == 0)
-        #expect(try store.count() == 0)  // the scripted answer stood in for the server: nothing reached the store
+        #expect(store.count() == 0)  // the scripted answer stood in for the server: nothing reached the store
     }
 
     @Test("a whole batch refused: split until the bad event is alone; its batch-mates are delivered")
@@ -70,7 +74,7 @@ struct TrackerTests {
         }
         let report = await tracker.flush()
         #expect(report.sent == 15 && report.rejected == 1)
-        #expect(try store.count() == 15)
+        #expect(store.count() == 15)
         #expect(try queue.count() == 0)
         #expect(transport.callCount == 1 + 2 + 2 + 2 + 2)  // 16 → 8+8 → 4+4 → 2+2 → 1+1
     }
@@ -79,26 +83,26 @@ struct TrackerTests {
     func killedBeforeDelivery() async throws {
         let path = Temp.path()
         do {
-            let tracker = Tracker(queue: try EventQueue(path: path), transport: ScriptedTransport(store: try EventStore(path: Temp.path("unused.sqlite"))))
+            let tracker = Tracker(queue: try EventQueue(path: path), transport: ScriptedTransport())
             for index in 0..<40 { try await tracker.track(click(index)) }
         }  // dropped with no flush and no shutdown: as after kill -9
-        let store = try EventStore(path: Temp.path("collector.sqlite"))
+        let store = MemoryCollector()
         let report = await Tracker(queue: try EventQueue(path: path), transport: ScriptedTransport(store: store)).flush()
         #expect(report.sent == 40)
-        #expect(try store.count() == 40)
+        #expect(store.count() == 40)
     }
 
     @Test("killed between 'batch sent' and 'batch removed': resent, and the collector deduplicates to the right count")
     func killedAfterSend() async throws {
         let path = Temp.path()
-        let store = try EventStore(path: Temp.path("collector.sqlite"))
+        let store = MemoryCollector()
         let queue = try EventQueue(path: path)
         for index in 0..<30 { _ = try queue.append(click(index), now: Date()) }
         // The first batch reaches the collector, then the process dies before markSent.
-        _ = try store.receive(try queue.peek(limit: 20).map(\.event))
+        _ = try await store.receive(try queue.peek(limit: 20).map(\.event))
         let report = await Tracker(queue: try EventQueue(path: path), transport: ScriptedTransport(store: store)).flush()
         #expect(report.sent == 30)
-        #expect(try store.count() == 30)
+        #expect(store.count() == 30)
     }
 
     @Test("the background loop delivers without flush; shutdown stops it")
@@ -106,8 +110,8 @@ struct TrackerTests {
         let (tracker, _, store, _, _) = try make()
         await tracker.start()
         for index in 0..<5 { try await tracker.track(click(index)) }
-        for _ in 0..<200 where (try store.count()) < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
-        #expect(try store.count() == 5)
+        for _ in 0..<200 where store.count() < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(store.count() == 5)
         await tracker.shutdown()
     }
 }

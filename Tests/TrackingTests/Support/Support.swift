@@ -22,17 +22,18 @@ final class ManualClock: TrackingClock {
     var slept: [Double] { state.withLock { $0.slept } }
 }
 
-/// A transport that runs a script of failures, then delivers into a real
-/// ``EventStore`` (the collector's storage), so dedup is the real one.
+/// A transport that runs a script of failures, then delivers into a
+/// ``CollectorStore`` (by default ``MemoryCollector``, which keeps the
+/// collector's rules: per-event validation, dedup by event id).
 final class ScriptedTransport: EventTransport {
-    let store: EventStore
+    let store: any CollectorStore
     /// Outcomes for the first calls, in order; afterwards events go to the store.
     let script: Mutex<[BatchOutcome]>
     /// Events the store rejects when this returns true (simulating a server's own rules).
     let rejectsBatchContaining: (@Sendable (TrackingEvent) -> Bool)?
     let calls = Mutex<[[String]]>([])
 
-    init(store: EventStore, script: [BatchOutcome] = [], rejectsBatchContaining: (@Sendable (TrackingEvent) -> Bool)? = nil) {
+    init(store: any CollectorStore = MemoryCollector(), script: [BatchOutcome] = [], rejectsBatchContaining: (@Sendable (TrackingEvent) -> Bool)? = nil) {
         self.store = store
         self.script = Mutex(script)
         self.rejectsBatchContaining = rejectsBatchContaining
@@ -47,7 +48,7 @@ final class ScriptedTransport: EventTransport {
             return .batchRejected(reason: "HTTP 400: bad event in batch")
         }
         do {
-            let results = try store.receive(events)
+            let results = try await store.receive(events)
             return .results(results.map { $0.code == 0 ? .accepted : .rejected(reason: $0.message) })
         } catch {
             return .results(events.map { _ in .retry(reason: "store: \(error)", retryAfter: nil) })
@@ -59,4 +60,24 @@ final class ScriptedTransport: EventTransport {
 
 func click(_ index: Int) -> TrackingEvent {
     .productClick(queryId: "q\(index % 3)", pid: "p\(index % 5)", imgUrl: "https://cdn.example/p.jpg", pos: 1 + index % 4)
+}
+
+/// A real clock (cancellable sleeps) that tells a test when the tracker has
+/// started waiting out a long sleep, e.g. its flush interval.
+final class SignallingClock: TrackingClock {
+    let longSleeps = Mutex(0)
+    func now() -> Date { Date() }
+    func sleep(seconds: Double) async throws {
+        if seconds >= 60 { longSleeps.withLock { $0 += 1 } }
+        try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+    }
+
+    /// Waits (up to 5 s) until a long sleep has begun.
+    func waitForLongSleep() async -> Bool {
+        for _ in 0..<500 {
+            if longSleeps.withLock({ $0 }) > 0 { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Networking
+import Synchronization
+
+/// Records the backoff waits a client asks for instead of sleeping, so retry
+/// tests run instantly and can assert each wait.
+final class RecordedWaits: Sendable {
+    private let waits = Mutex<[Double]>([])
+
+    /// The waits asked for, in order.
+    var recorded: [Double] { waits.withLock { $0 } }
+
+    /// A sleep closure for ``HTTPClient/init(transport:retry:sleep:)`` that records and returns at once.
+    var sleep: @Sendable (Double) async throws -> Void {
+        { [self] seconds in
+            self.waits.withLock { $0.append(seconds) }
+            try Task.checkCancellation()
+        }
+    }
+}
+
+/// The outcome of a call that throws ``HTTPClientError``, as a value to compare.
+func outcome<T>(_ body: () async throws(HTTPClientError) -> T) async -> Result<T, HTTPClientError> {
+    do { return .success(try await body()) } catch { return .failure(error) }
+}
+
+extension Result {
+    /// The failure, or nil on success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// Seconds `body` took.
+func seconds<T>(_ body: () async -> T) async -> (T, Double) {
+    let start = ContinuousClock.now
+    let value = await body()
+    let elapsed = start.duration(to: .now)
+    return (value, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+/// Polls `condition` every 10 ms for up to `limit` seconds.
+func eventually(within limit: Double = 5, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(limit * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// The same as `HTTPClientError.reason`-style access for the cases that carry one.
+extension HTTPClientError {
+    var reason: String? {
+        switch self {
+        case .transport(_, let reason), .destinationRefused(_, let reason): reason
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Synchronization
+import Tracking
+
+/// A ``CollectorStore`` in memory with the collector's rules (each event
+/// validated on its own; stored at most once per event id, an event without
+/// one identified by its content): the receiving side for delivery tests,
+/// so dedup across resends is observable without a database.
+final class MemoryCollector: CollectorStore {
+    private let events = Mutex<[String: TrackingEvent]>([:])
+
+    init() {}
+
+    func receive(_ events: [TrackingEvent]) async throws(TrackingError) -> [CollectorResult] {
+        events.map { event in
+            do throws(TrackingError) { try EventValidator.validate(event) } catch {
+                return CollectorResult(code: 400, message: error.description)
+            }
+            let id = event.eventID.flatMap { $0.isEmpty ? nil : $0 } ?? event.contentID
+            self.events.withLock { stored in
+                if stored[id] == nil { stored[id] = event }
+            }
+            return .accepted
+        }
+    }
+
+    func eventCount() async throws(TrackingError) -> Int {
+        events.withLock { $0.count }
+    }
+
+    /// Counts per action only; delivery tests need no more.
+    func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats {
+        let actions = events.withLock { stored in
+            Dictionary(stored.values.map { ($0.action.rawValue, 1) }, uniquingKeysWith: +)
+        }
+        return EventStats(total: actions.values.reduce(0, +), actions: actions, queries: [], products: [])
+    }
+
+    /// Events stored, for synchronous assertions.
+    func count() -> Int { events.withLock { $0.count } }
+}
