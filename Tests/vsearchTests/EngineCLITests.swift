@@ -21,11 +21,13 @@ struct EngineCLITests {
         let catalog = Self.catalogPath()
         let first = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--batch-size", "40"])
         #expect(first.status == 0)
-        #expect(first.stdout.contains("committed 40\ncommitted 80\ncommitted 102"))
-        #expect(first.stdout.contains("102 files: 102 indexed, 0 unchanged, 0 failed"))
+        let committed = first.stderr.split(separator: "\n").filter { $0.hasPrefix("committed ") }
+        #expect(committed == ["committed 40", "committed 80", "committed 102"])
+        #expect(first.stderr.contains("102 files: 102 indexed, 0 unchanged, 0 failed"))
+        #expect(first.stdout.isEmpty, "progress and summaries go to stderr")
         let second = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--json"])
         let summary = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
-        #expect(summary?["indexed"] as? Int == 0 && summary?["unchanged"] as? Int == 102)
+        #expect(summary?["indexed"] as? Int == 0 && summary?["unchanged"] as? Int == 102 && summary?["catalog_count"] as? Int == 102)
     }
 
     @Test("search --json prints the ViSearch response; the table shows names, scores and fields; --html writes a page")
@@ -54,7 +56,7 @@ struct EngineCLITests {
         let recommend = try CLI.run(["recommend", "coffee_cup", "--catalog", catalog, "--json"])
         #expect(recommend.status == 0 && !recommend.stdout.contains("\"im_name\" : \"coffee_cup\""))
         let color = try CLI.run(["color", "#C45B3B", "--catalog", catalog, "--limit", "3"])
-        #expect(color.status == 0 && color.stdout.contains("colorsearch #C45B3B"))
+        #expect(color.status == 0 && color.stdout.contains("colorsearch #c45b3b"))
         let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
         #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok")
@@ -87,7 +89,7 @@ struct EngineCLITests {
         #expect(stats.stdout.contains("\"images\" : 102"))
     }
 
-    @Test("search --url fetches from a real HTTP server on loopback")
+    @Test("search --im-url fetches from a real HTTP server on loopback; a 404 is bad input (65)")
     func httpURL() throws {
         let catalog = Self.catalogPath()
         try Self.indexCorpus(catalog)
@@ -101,14 +103,14 @@ struct EngineCLITests {
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }  // SIGKILL: a test runner may start children with SIGTERM blocked
         var run = CLITests.Run(status: -1, stdout: "", stderr: "")
         for _ in 0..<50 {  // wait for the server to listen
-            run = try CLI.run(["search", "--url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
+            run = try CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
             if run.status == 0 { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\"im_name\" : \"chelsea_cat\""))
-        let missing = try CLI.run(["search", "--url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
-        #expect(missing.status == 64 && missing.stderr.contains("404"))
+        let missing = try CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
+        #expect(missing.status == 65 && missing.stderr.contains("404"))
     }
 
     /// 150 distinct images (corpus copies under new names, each altered so its hash differs).
@@ -137,17 +139,21 @@ struct EngineCLITests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
             try process.run()
             Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.25, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let printed = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let acknowledged = printed.split(separator: "\n").compactMap { line in
                 line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
             }.last ?? 0
+            guard FileManager.default.fileExists(atPath: catalog) else {
+                #expect(acknowledged == 0, "round \(round): acknowledged \(acknowledged) with no catalog file")
+                continue
+            }
             let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
             #expect(stats.status == 0, "round \(round): \(stats.stderr)")
             let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
@@ -161,7 +167,7 @@ struct EngineCLITests {
         #expect(try Self.imageCount(catalog) == count)
         let again = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
         let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
-        #expect(summary?["indexed"] as? Int == 0 && summary?["catalogCount"] as? Int == count)
+        #expect(summary?["indexed"] as? Int == 0 && summary?["catalog_count"] as? Int == count)
     }
 
     @Test("readers keep answering while another process indexes (WAL)")

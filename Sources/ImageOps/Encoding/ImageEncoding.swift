@@ -43,6 +43,9 @@ public struct JPEGQuality: Sendable, Hashable, Codable, CustomStringConvertible 
         }
         if value <= 1 {
             try self.init(value)
+        } else if value < 2 {
+            // 1.5 could mean 0.015 or a typo for 0.15 or 15: refuse rather than guess.
+            throw .invalidParameter(name: "quality", reason: "\(text) is ambiguous: give a fraction in 0...1 (0.85) or a percentage in 2...100 (85)")
         } else if value <= 100 {
             try self.init(value / 100)
         } else {

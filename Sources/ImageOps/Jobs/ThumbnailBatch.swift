@@ -133,6 +133,11 @@ public struct ThumbnailBatch: Sendable {
         public var manifest: String
         /// Every source's result, in walk order.
         public var results: [SourceResult]
+
+        enum CodingKeys: String, CodingKey {
+            case sources, created, upToDate = "up_to_date", failed, thumbnailsWritten = "thumbnails_written"
+            case bytesWritten = "bytes_written", seconds, manifest, results
+        }
     }
 
     /// The input folder or file.

@@ -156,8 +156,8 @@ struct PrepareCommand: ParsableCommand {
         if json {
             Terminal.json(reports)
         } else {
-            Terminal.out("\(reports.count) images: \(reports.count - failed.count) prepared, \(failed.count) failed; "
-                + "\(Terminal.grouped(reports.reduce(0) { $0 + $1.bytes })) bytes written to \(output)")
+            Terminal.err("\(reports.count) images: \(reports.count - failed.count) prepared, \(failed.count) failed; "
+                + "\(Terminal.grouped(reports.reduce(0) { $0 + $1.bytes })) bytes written to \(output)\n")
             for report in failed { Terminal.err("  \(report.error ?? report.input)\n") }
         }
         if Interrupt.isRequested { throw ExitCodes.interrupted }

@@ -16,6 +16,7 @@ struct ProductCommand: AsyncParsableCommand {
 /// `vsearch product search --image FILE`.
 struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = ProductSearchResponse
+    static let method = "product/search_by_image"
     static let configuration = CommandConfiguration(commandName: "search", abstract: "Products similar to an image (ProductSearch search_by_image).")
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var image: ImageQueryOptions
@@ -27,7 +28,8 @@ struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try image.checkFile()
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         ProductOutput.print(response, title: image.title, json: options.json)
     }
 }
@@ -35,6 +37,7 @@ struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
 /// `vsearch product recommend PRODUCT_ID`.
 struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = ProductSearchResponse
+    static let method = "product/recommendations"
     static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a product (ProductSearch recommendations/{product_id}).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The product id (offline: the im_name).") var productID: String
@@ -47,7 +50,7 @@ struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         ProductOutput.print(response, title: productID, json: options.json)
     }
 }

@@ -17,9 +17,6 @@ struct ImageQueryOptions: ParsableArguments {
         guard [image, imageURL ?? legacyURL, imageID].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --image FILE, --im-url URL or --im-id ID")
         }
-        if let image, !FileManager.default.isReadableFile(atPath: image) {
-            throw ValidationError("--image \(image): no readable file there")
-        }
         if let box { do { _ = try PixelBox(parsing: box) } catch { throw ValidationError(error.description) } }
     }
 
@@ -29,11 +26,19 @@ struct ImageQueryOptions: ParsableArguments {
     }
 
     var title: String { image ?? imageURL ?? legacyURL ?? imageID ?? "" }
+
+    /// Refuses a missing `--image` file before anything is sent (exit 66, as for any missing input).
+    func checkFile() throws {
+        guard let image, !FileManager.default.isReadableFile(atPath: image) else { return }
+        Terminal.err("error: --image \(image): no such readable file\n")
+        throw ExitCodes.noInput
+    }
 }
 
 /// `vsearch search --image FILE`: upload search.
 struct SearchCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = SearchResponse
+    static let method = "uploadsearch"
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Search with an image (ViSearch /uploadsearch).",
@@ -54,7 +59,8 @@ struct SearchCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try image.checkFile()
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
                                     options: options, engine: engine)
     }
@@ -63,6 +69,7 @@ struct SearchCommand: AsyncParsableCommand, ServiceCall {
 /// `vsearch similar IM_NAME`.
 struct SimilarCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = SearchResponse
+    static let method = "search"
     static let configuration = CommandConfiguration(commandName: "similar", abstract: "Find images similar to a catalog image (ViSearch /search).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name of a catalog image.") var imageName: String
@@ -74,7 +81,7 @@ struct SimilarCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
     }
 }
@@ -82,6 +89,7 @@ struct SimilarCommand: AsyncParsableCommand, ServiceCall {
 /// `vsearch recommend IM_NAME`.
 struct RecommendCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = SearchResponse
+    static let method = "recommendations"
     static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated (ViSearch /recommendations).")
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name (product id) of a catalog image.") var imageName: String
@@ -93,7 +101,7 @@ struct RecommendCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
     }
 }
@@ -101,6 +109,7 @@ struct RecommendCommand: AsyncParsableCommand, ServiceCall {
 /// `vsearch color HEX`.
 struct ColorCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = SearchResponse
+    static let method = "colorsearch"
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
                                                     discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike.")
     @OptionGroup var catalog: CatalogOptions
@@ -118,7 +127,7 @@ struct ColorCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         let color = try HexColor(parsing: hex)
         try await QueryOutput.print(response, query: ResultsPage.Query(title: color.description, color: color), options: options, engine: engine)
     }
@@ -127,6 +136,7 @@ struct ColorCommand: AsyncParsableCommand, ServiceCall {
 /// `vsearch discover --image FILE`.
 struct DiscoverCommand: AsyncParsableCommand, ServiceCall {
     typealias Answer = SearchResponse
+    static let method = "discoversearch"
     static let configuration = CommandConfiguration(
         commandName: "discover", abstract: "Results per object of an image (ViSearch /discoversearch).",
         discussion: """
@@ -158,7 +168,8 @@ struct DiscoverCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service)
+        try image.checkFile()
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
         try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
                                     options: options, engine: engine)
     }

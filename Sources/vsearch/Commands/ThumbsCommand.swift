@@ -120,11 +120,12 @@ struct ThumbsCommand: ParsableCommand {
         if json {
             Terminal.json(summary)
         } else {
-            Terminal.out("""
+            Terminal.err("""
             \(summary.sources) sources: \(summary.created) processed, \(summary.upToDate) up to date, \(summary.failed) failed; \
             \(summary.thumbnailsWritten) thumbnails (\(Terminal.grouped(summary.bytesWritten)) bytes) in \
             \(String(format: "%.2f", summary.seconds)) s
             manifest: \(summary.manifest)
+
             """)
             if summary.failed > 0 {
                 Terminal.err("failed:\n")

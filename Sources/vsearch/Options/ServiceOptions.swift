@@ -66,21 +66,28 @@ struct ServiceOptions: ParsableArguments {
 /// it runs against the local catalog's engine or, with `--endpoint`, the HTTP client.
 protocol ServiceCall {
     associatedtype Answer: Encodable & Sendable
+    /// The endpoint's method name, for failure output.
+    static var method: String { get }
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> Answer
 }
 
 /// Runs a ``ServiceCall`` locally or remotely; failures are reported and become exit codes.
 enum ServiceRunner {
     /// The answer, and the engine when the call ran locally (for sources of results).
-    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, service: ServiceOptions) async throws
+    /// With `json`, a failure also prints the API's failure shape on stdout, so machine output is always JSON.
+    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, service: ServiceOptions, json: Bool) async throws
         -> (answer: Call.Answer, engine: VisualSearchEngine?) {
-        if let url = service.endpointURL {
-            do { return (try await call.call(service.client(endpoint: url)), nil) } catch {
-                throw CLIError.report(error)
+        do {
+            if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
+            let engine = try await catalog.engine()
+            return (try await call.call(engine), engine)
+        } catch let code as ExitCode {
+            throw code
+        } catch {
+            if json {
+                let message = (error as? VisualSearchError)?.message ?? "\(error)"
+                Terminal.json(SearchResponse(status: .fail, method: Call.method, error: [message], page: 0, limit: 0, total: 0, result: []))
             }
-        }
-        let engine = try await catalog.engine()
-        do { return (try await call.call(engine), engine) } catch {
             throw CLIError.report(error)
         }
     }

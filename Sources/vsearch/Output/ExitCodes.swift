@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import ImageOps
 import VisualSearch
@@ -8,7 +9,7 @@ enum ExitCodes {
     static let partialFailure = ExitCode(1)
     /// The command line was wrong (ArgumentParser's validation failure).
     static let usage = ExitCode.validationFailure
-    /// No catalog at the location given (EX_NOINPUT): only `vsearch index` creates one.
+    /// No catalog, or no input file, at the location given (EX_NOINPUT): only `vsearch index` creates a catalog.
     static let noInput = ExitCode(66)
     /// An input is not a usable image (EX_DATAERR).
     static let dataError = ExitCode(65)
@@ -29,7 +30,8 @@ enum ExitCodes {
     static func code(for error: VisualSearchError) -> ExitCode {
         switch error {
         case .invalidParameter, .unknownField: usage
-        case .imageNotFound, .invalidMetadata, .fetch: dataError
+        case .imageNotFound, .invalidMetadata: dataError
+        case .fetch(_, let reason): reason.hasPrefix("HTTP ") ? dataError : unavailable
         case .image(let error): code(for: error)
         case .catalogNotFound: noInput
         case .catalog, .storage: ioError
@@ -51,6 +53,7 @@ enum ExitCodes {
     /// The exit code for an ImageOps error.
     static func code(for error: ImageOpsError) -> ExitCode {
         switch error {
+        case .io(let path, _) where !FileManager.default.fileExists(atPath: path): noInput
         case .io: ioError
         case .invalidParameter, .invalidBox: usage
         default: dataError

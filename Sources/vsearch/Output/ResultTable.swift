@@ -7,8 +7,16 @@ enum ResultTable {
         var lines: [String] = []
         let shown = response.result.count
         let first = (response.page - 1) * response.limit
-        lines.append("\(response.method) \(query): \(response.total) matches, showing \(shown == 0 ? 0 : first + 1)–\(first + shown)"
-            + (response.imageID.map { "  (im_id \($0))" } ?? ""))
+        let pages = response.limit > 0 ? (response.total + response.limit - 1) / response.limit : 0
+        let range: String
+        if shown > 0 {
+            range = "showing \(first + 1)–\(first + shown) (page \(response.page) of \(pages))"
+        } else if response.total > 0 {
+            range = "page \(response.page) is past the last page (\(pages))"
+        } else {
+            range = "nothing to show"
+        }
+        lines.append("\(response.method) \(query): \(response.total) matches, \(range)" + (response.imageID.map { "  (im_id \($0))" } ?? ""))
         let fieldNames = Array(Set(response.result.flatMap { $0.valueMap?.keys.map { $0 } ?? [] })).sorted()
         var rows: [[String]] = [["#", "im_name", "score"] + fieldNames]
         for (offset, result) in response.result.enumerated() {
