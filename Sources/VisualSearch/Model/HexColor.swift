@@ -20,6 +20,11 @@ public struct HexColor: Sendable, Hashable, Codable, CustomStringConvertible {
         hex = lower.count == 6 ? lower : String(lower.flatMap { [$0, $0] })
     }
 
+    /// The colour with these components.
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        hex = [red, green, blue].map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
     /// Red, green and blue, 0...255.
     public var components: (red: UInt8, green: UInt8, blue: UInt8) {
         let value = UInt32(hex, radix: 16) ?? 0

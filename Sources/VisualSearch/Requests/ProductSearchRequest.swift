@@ -1,34 +1,17 @@
 /// ProductSearch `search_by_image`: products similar to an image, an
 /// `im_url` or an `im_id`. `app_key` and `placement_id` are the client's
 /// configuration, added to every call; the server checks them.
-public struct ProductSearchRequest: WireRequest {
+public struct ProductSearchRequest: ImageQueryRequest {
     public typealias Response = ProductSearchResponse
     public var query: ImageQuery
     public var parameters: SearchParameters
-
-    public init(_ query: ImageQuery, parameters: SearchParameters = SearchParameters()) {
-        self.query = query
-        self.parameters = parameters
-    }
-
     public static let endpoint = WireEndpoint(
         family: .productSearch, method: "product/search_by_image",
         paths: ["v1/product/search_by_image", "v1/visearch/search_by_image"], body: .multipartImage)
 
-    public func wireMessage() throws(VisualSearchError) -> WireMessage {
-        var message = WireMessage(query: parameters.wireQuery(for: .productSearch))
-        try query.encode(into: &message)
-        return message
-    }
-
-    public init(wire: WireMessage) throws(VisualSearchError) {
-        try ProductSearchRequest.checkPlacement(wire.query)
-        self.init(try ImageQuery(wire: wire), parameters: try SearchParameters(wire: wire.query, dialect: .productSearch))
-    }
-
-    /// `placement_id` must be an integer when given (JS may send `strategy_id` instead).
-    static func checkPlacement(_ query: WireQuery) throws(VisualSearchError) {
-        _ = try query.int("placement_id")
+    public init(_ query: ImageQuery, parameters: SearchParameters = SearchParameters()) {
+        self.query = query
+        self.parameters = parameters
     }
 }
 
@@ -53,7 +36,7 @@ public struct ProductRecommendationsRequest: WireRequest {
     }
 
     public init(wire: WireMessage) throws(VisualSearchError) {
-        try ProductSearchRequest.checkPlacement(wire.query)
+        _ = try wire.query.int("placement_id")  // an integer when given (JS may send strategy_id instead)
         guard let id = wire.pathParameter, !id.isEmpty else { throw .invalidParameter(name: "product_id", reason: "required") }
         self.init(productID: id, parameters: try SearchParameters(wire: wire.query, dialect: .productSearch))
     }

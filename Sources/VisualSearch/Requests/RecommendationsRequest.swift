@@ -1,26 +1,15 @@
 /// ViSearch `/recommendations` (also answered as `/recommendation`, which
 /// the Python and PHP SDKs call): similar items for a catalog image, the
 /// image itself excluded and near-duplicates removed.
-public struct RecommendationsRequest: WireRequest {
+public struct RecommendationsRequest: CatalogImageRequest {
     public typealias Response = SearchResponse
     public var imageName: String
     public var parameters: SearchParameters
+    public static let endpoint = WireEndpoint(family: .viSearch, method: "recommendations",
+                                              paths: ["recommendations", "recommendation"], body: .none)
 
     public init(imageName: String, parameters: SearchParameters = SearchParameters()) {
         self.imageName = imageName
         self.parameters = parameters
-    }
-
-    public static let endpoint = WireEndpoint(family: .viSearch, method: "recommendations",
-                                              paths: ["recommendations", "recommendation"], body: .none)
-
-    public func wireMessage() throws(VisualSearchError) -> WireMessage {
-        var query = parameters.wireQuery(for: .viSearch)
-        query.append("im_name", imageName)
-        return WireMessage(query: query)
-    }
-
-    public init(wire: WireMessage) throws(VisualSearchError) {
-        self.init(imageName: try wire.query.required("im_name"), parameters: try SearchParameters(wire: wire.query, dialect: .viSearch))
     }
 }

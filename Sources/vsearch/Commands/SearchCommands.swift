@@ -36,7 +36,7 @@ struct ImageQueryOptions: ParsableArguments {
 }
 
 /// `vsearch search --image FILE`: upload search.
-struct SearchCommand: AsyncParsableCommand, ServiceCall {
+struct SearchCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "uploadsearch"
     static let configuration = CommandConfiguration(
@@ -58,16 +58,16 @@ struct SearchCommand: AsyncParsableCommand, ServiceCall {
         try await service.uploadSearch(UploadSearchRequest(image.query, parameters: options.searchParameters))
     }
 
+    var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box) }
+
     func run() async throws {
         try image.checkFile()
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
-        try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
-                                    options: options, engine: engine)
+        try await runQuery()
     }
 }
 
 /// `vsearch similar IM_NAME`.
-struct SimilarCommand: AsyncParsableCommand, ServiceCall {
+struct SimilarCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "search"
     static let configuration = CommandConfiguration(commandName: "similar", abstract: "Find images similar to a catalog image (ViSearch /search).")
@@ -80,14 +80,15 @@ struct SimilarCommand: AsyncParsableCommand, ServiceCall {
         try await service.search(SearchRequest(imageName: imageName, parameters: options.searchParameters))
     }
 
+    var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: imageName, catalogImage: imageName) }
+
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
-        try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
+        try await runQuery()
     }
 }
 
 /// `vsearch recommend IM_NAME`.
-struct RecommendCommand: AsyncParsableCommand, ServiceCall {
+struct RecommendCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "recommendations"
     static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated (ViSearch /recommendations).")
@@ -100,14 +101,15 @@ struct RecommendCommand: AsyncParsableCommand, ServiceCall {
         try await service.recommendations(RecommendationsRequest(imageName: imageName, parameters: options.searchParameters))
     }
 
+    var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: imageName, catalogImage: imageName) }
+
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
-        try await QueryOutput.print(response, query: ResultsPage.Query(title: imageName, catalogImage: imageName), options: options, engine: engine)
+        try await runQuery()
     }
 }
 
 /// `vsearch color HEX`.
-struct ColorCommand: AsyncParsableCommand, ServiceCall {
+struct ColorCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "colorsearch"
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
@@ -122,19 +124,21 @@ struct ColorCommand: AsyncParsableCommand, ServiceCall {
     }
 
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
-        let color = (try? HexColor(parsing: hex)) ?? (try! HexColor(parsing: "000"))  // validated in validate()
-        return try await service.colorSearch(ColorSearchRequest(color: color, parameters: options.searchParameters))
+        try await service.colorSearch(ColorSearchRequest(color: color, parameters: options.searchParameters))
     }
 
+    /// The colour, once ``validate()`` has passed.
+    var color: HexColor { (try? HexColor(parsing: hex)) ?? HexColor(red: 0, green: 0, blue: 0) }
+
+    var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: color.description, color: color) }
+
     func run() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
-        let color = try HexColor(parsing: hex)
-        try await QueryOutput.print(response, query: ResultsPage.Query(title: color.description, color: color), options: options, engine: engine)
+        try await runQuery()
     }
 }
 
 /// `vsearch discover --image FILE`.
-struct DiscoverCommand: AsyncParsableCommand, ServiceCall {
+struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "discoversearch"
     static let configuration = CommandConfiguration(
@@ -167,10 +171,10 @@ struct DiscoverCommand: AsyncParsableCommand, ServiceCall {
                                                                      parameters: options.searchParameters))
     }
 
+    var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box) }
+
     func run() async throws {
         try image.checkFile()
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
-        try await QueryOutput.print(response, query: ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box),
-                                    options: options, engine: engine)
+        try await runQuery()
     }
 }

@@ -73,6 +73,23 @@ struct QueryOptions: ParsableArguments {
     var searchParameters: SearchParameters { (try? parameters()) ?? SearchParameters() }
 }
 
+/// A query command: asks the service one thing and prints the search answer.
+protocol QueryCommand: ServiceCall where Answer == SearchResponse {
+    var catalog: CatalogOptions { get }
+    var options: QueryOptions { get }
+    var service: ServiceOptions { get }
+    /// What the results page shows as the query.
+    var resultsQuery: ResultsPage.Query { get }
+}
+
+extension QueryCommand {
+    /// Runs the call locally or remotely and prints the answer.
+    func runQuery() async throws {
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
+        try await QueryOutput.print(response, query: resultsQuery, options: options, engine: engine)
+    }
+}
+
 /// Prints a search answer: a table, or the API's JSON; optionally an HTML page.
 enum QueryOutput {
     static func print(_ response: SearchResponse, query: ResultsPage.Query, options: QueryOptions, engine: VisualSearchEngine?) async throws {
