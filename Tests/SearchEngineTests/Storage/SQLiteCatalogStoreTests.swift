@@ -1,133 +1,139 @@
 import Foundation
-import ImageOps
+import SearchEngine
+import TestSupport
 import Testing
-@testable import VisualSearch
+import Tracking
+import VisualSearch
 
-@Suite("Catalog storage")
-struct CatalogTests {
-    @Test("a new catalog is created with its folder, marked as vsearch's, and reopens")
+/// What only the SQLite store does: files, folders, foreign and corrupt
+/// files, its migrations. The contract it shares with every store is in
+/// ``CatalogStoreConformanceTests`` and ``CollectorStoreConformanceTests``.
+@Suite("SQLiteCatalogStore", .timeLimit(.minutes(2)))
+struct SQLiteCatalogStoreTests {
+    @Test("creating makes the catalog and its folders; it reopens with what was written")
     func createAndReopen() throws {
-        let path = Corpus.temporaryDirectory() + "/nested/dir/catalog.sqlite"
-        let catalog = try Catalog(path: path)
-        #expect(try catalog.count() == 0)
-        #expect(try catalog.integrityCheck() == "ok")
-        _ = try Catalog(path: path)
-    }
-
-    @Test("a foreign SQLite file is refused, not altered")
-    func foreign() throws {
-        let path = Corpus.temporaryDirectory() + "/other.sqlite"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3; c=sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"]
-        try process.run()
-        process.waitUntilExit()
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: VisualSearchError.self) { try Catalog(path: path) }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-    }
-
-    @Test("a corrupt file is a catalog error naming the path, not a crash")
-    func corrupt() throws {
-        let path = Corpus.temporaryDirectory() + "/corrupt.sqlite"
-        try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) }).write(to: URL(fileURLWithPath: path))
+        let path = Repository.temporaryDirectory("sqlite") + "/nested/dir/catalog.sqlite"
         do {
-            _ = try Catalog(path: path)
-            Issue.record("opened a corrupt file")
-        } catch {
-            #expect(error.description.contains(path))
+            let store = try SQLiteCatalogStore(path: path, creating: true)
+            #expect(store.location == path)
+            #expect(try store.count() == 0)
+            #expect(try store.integrityCheck() == "ok")
+            try store.declare(FieldSchema(fields: ["brand": .string]))
+            try store.upsert([Items.item("a", metadata: ["brand": "x"])], schema: FieldSchema(fields: ["brand": .string]))
         }
+        #expect(FileManager.default.fileExists(atPath: path))
+        let reopened = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.count() == 1)
+        #expect(try reopened.schema().fields == ["brand": .string])
     }
 
-    @Test("schema: declaring a field again with another type is an error")
-    func schemaConflict() throws {
-        let catalog = try Catalog(path: Corpus.temporaryDirectory() + "/c.sqlite")
-        try catalog.declare(FieldSchema(fields: ["price": .float]))
-        try catalog.declare(FieldSchema(fields: ["price": .float, "brand": .string]))
-        #expect(try catalog.schema().fields == ["price": .float, "brand": .string])
-        #expect(throws: VisualSearchError.self) { try catalog.declare(FieldSchema(fields: ["price": .string])) }
+    @Test("without creating, a missing catalog is catalogNotFound and no file appears")
+    func missing() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/absent/catalog.sqlite"
+        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try SQLiteCatalogStore(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
     }
 
-    @Test("upsert replaces by im_name; remove deletes; the version moves with every change")
-    func upsertAndRemove() throws {
-        let catalog = try Catalog(path: Corpus.temporaryDirectory() + "/c.sqlite")
-        let schema = FieldSchema(fields: ["brand": .string])
-        try catalog.declare(schema)
-        let vector = [Float](repeating: 0, count: ColorFeatures.dimensions)
-        func item(_ name: String, _ brand: String) -> CatalogItem {
-            CatalogItem(imageName: name, source: "/x/\(name).jpg", width: 1, height: 1, contentHash: brand,
-                        features: vector, palette: DominantColors(entries: []), metadata: ["brand": brand])
+    @Test("a foreign SQLite file is refused, naming the path, and left byte for byte as it was", .enabled(if: hasSQLiteTool))
+    func foreign() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/other.sqlite"
+        try run("sqlite3", [path, "CREATE TABLE t(x); INSERT INTO t VALUES (42);"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect {
+            try SQLiteCatalogStore(path: path)
+        } throws: { error in
+            guard case VisualSearchError.catalog(let location, let reason) = error else { return false }
+            return location == path && reason.contains("not a vsearch catalog")
         }
-        let v0 = try catalog.version()
-        try catalog.upsert([item("a", "x"), item("b", "y")], schema: schema)
-        try catalog.upsert([item("a", "z")], schema: schema)
-        #expect(try catalog.count() == 2)
-        #expect(try catalog.version() > v0)
-        let rows = try catalog.export()
-        #expect(rows.first { $0.name == "a" }?.metadata["brand"] == "z")
-        #expect(try catalog.remove(["a", "missing"]) == 1)
-        #expect(try catalog.count() == 1)
-        #expect(try catalog.loadIndex().names == ["b"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
-    @Test("an engine sees images another catalog connection adds (index reload on version change)")
-    func reload() throws {
-        let path = Corpus.temporaryDirectory() + "/c.sqlite"
-        let engine = try VisualSearchEngine(catalog: Catalog(path: path))
-        #expect(throws: VisualSearchError.imageNotFound("astronaut")) { try engine.search(imageName: "astronaut", parameters: SearchParameters()) }
-        let other = try Catalog(path: path)
-        let input = Corpus.temporaryDirectory()
-        try FileManager.default.copyItem(atPath: Corpus.images + "/astronaut.jpg", toPath: input + "/astronaut.jpg")
-        _ = try Indexer(catalog: other).run(directory: input)
-        #expect(try engine.search(imageName: "astronaut", parameters: SearchParameters()).total == 1)
-    }
-}
-
-@Suite("Indexer")
-struct IndexerTests {
-    static func folder() throws -> String {
-        let input = Corpus.temporaryDirectory()
-        try FileManager.default.createDirectory(atPath: input + "/food", withIntermediateDirectories: true)
-        for name in ["coffee_cup.jpg", "chelsea_cat.jpg"] {
-            try FileManager.default.copyItem(atPath: Corpus.images + "/" + name, toPath: input + "/food/" + name)
+    @Test("a corrupt file is a catalog error naming the path, not a crash; it is not overwritten")
+    func corrupt() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/corrupt.sqlite"
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        for creating in [false, true] {
+            #expect {
+                try SQLiteCatalogStore(path: path, creating: creating)
+            } throws: { error in
+                guard case VisualSearchError.catalog(let location, _) = error else { return false }
+                return location == path && "\(error)".contains(path)
+            }
         }
-        try FileManager.default.copyItem(atPath: Corpus.images + "/astronaut.jpg", toPath: input + "/astronaut.jpg")
-        try Data("not an image".utf8).write(to: URL(fileURLWithPath: input + "/broken.jpg"))
-        return input
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     }
 
-    @Test("im_name is the relative path without extension; bad images are reported and skipped")
-    func names() throws {
-        let catalog = try Catalog(path: Corpus.temporaryDirectory() + "/c.sqlite")
-        let summary = try Indexer(catalog: catalog).run(directory: try Self.folder())
-        #expect(summary.indexed == 3 && summary.failed == 1)
-        #expect(summary.failures.first?.contains("broken.jpg") == true)
-        #expect(Set(try catalog.loadIndex().names) == ["astronaut", "food/coffee_cup", "food/chelsea_cat"])
+    @Test("an empty file becomes a catalog when opened", arguments: [false, true])
+    func emptyFile(creating: Bool) throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/empty.sqlite"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let store = try SQLiteCatalogStore(path: path, creating: creating)
+        #expect(try store.count() == 0)
+        #expect(try store.integrityCheck() == "ok")
     }
 
-    @Test("a second run decodes nothing unchanged; a changed file is indexed again")
-    func unchanged() throws {
-        let catalog = try Catalog(path: Corpus.temporaryDirectory() + "/c.sqlite")
-        let input = try Self.folder()
-        _ = try Indexer(catalog: catalog).run(directory: input)
-        let again = try Indexer(catalog: catalog).run(directory: input)
-        #expect(again.indexed == 0 && again.unchanged == 3)
-        try FileManager.default.removeItem(atPath: input + "/astronaut.jpg")
-        try FileManager.default.copyItem(atPath: Corpus.images + "/cameraman.jpg", toPath: input + "/astronaut.jpg")
-        let changed = try Indexer(catalog: catalog).run(directory: input)
-        #expect(changed.indexed == 1 && changed.unchanged == 2)
+    @Test("the file is marked with vsearch's application id", .enabled(if: hasSQLiteTool))
+    func applicationID() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        _ = try SQLiteCatalogStore(path: path, creating: true)
+        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
     }
 
-    @Test("metadata joins by im_name; a value that does not fit its type fails that row only")
-    func metadata() throws {
-        let catalog = try Catalog(path: Corpus.temporaryDirectory() + "/c.sqlite")
-        let table = try MetadataTable(csv: "im_name,price,brand\nastronaut,12.5,nasa\nfood/coffee_cup,cheap,cafe\nfood/chelsea_cat,3,cat\n")
-        let summary = try Indexer(catalog: catalog).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["price": .float]))
-        #expect(summary.failures.contains { $0.contains("food/coffee_cup") && $0.contains("price") })
-        #expect(try catalog.schema().fields == ["price": .float, "brand": .string])
-        let engine = try VisualSearchEngine(catalog: catalog)
-        var parameters = SearchParameters()
-        parameters.filters = [Filter(field: "price", value: "10,20")]
-        #expect(try engine.search(imageName: "astronaut", parameters: parameters).result.map(\.imageName) == ["astronaut"])
+    @Test("a catalog from before the collector migration keeps its events and loses the collector's old migration table",
+          .enabled(if: hasSQLiteTool))
+    func collectorMigration() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        do {
+            let store = try SQLiteCatalogStore(path: path, creating: true)
+            _ = try store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "u", pos: 1)])
+            try store.upsert([Items.item("a")], schema: FieldSchema())
+        }
+        // Make it look like a catalog written before "v2: collector events",
+        // when the collector kept its own migration record in the same file.
+        try run("sqlite3", [path, """
+            DELETE FROM grdb_migrations WHERE identifier = 'v2: collector events';
+            CREATE TABLE tracking_migrations (identifier TEXT PRIMARY KEY);
+            INSERT INTO tracking_migrations VALUES ('v1: events');
+            """])
+        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM tracking_migrations;"]) == "1")
+
+        let reopened = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.eventCount() == 1)
+        #expect(try reopened.count() == 1)
+        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
+        #expect(try run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
+            == "v1: images, fields, values, full-text\nv2: collector events")
+        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
+        // Opening again applies nothing twice.
+        _ = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.eventCount() == 1)
+    }
+
+    @Test("CatalogLocation opens SQLite paths; a PostgreSQL URL is refused for now without its password")
+    func location() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        #expect(CatalogLocation(parsing: path) == .sqlite(path: path))
+        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try CatalogLocation(parsing: path).open() }
+        let store = try CatalogLocation(parsing: path).open(creating: true)
+        #expect(store.location == path)
+
+        let postgres = CatalogLocation(parsing: "postgresql://shop:s3cret@db.example/catalog")
+        guard case .postgreSQL = postgres else {
+            Issue.record("\(postgres) is not a PostgreSQL location")
+            return
+        }
+        #expect(!postgres.description.contains("s3cret"))
+        #expect {
+            try postgres.open()
+        } throws: { error in
+            guard case VisualSearchError.catalog(let location, _) = error else { return false }
+            return !location.contains("s3cret") && !"\(error)".contains("s3cret")
+        }
+        #expect(CatalogLocation.fromEnvironment(["VSEARCH_CATALOG": path]) == .sqlite(path: path))
+        #expect(CatalogLocation.fromEnvironment([:]) == .sqlite(path: CatalogLocation.defaultPath))
+        #expect(CatalogLocation.fromEnvironment(["VSEARCH_CATALOG": ""]) == .sqlite(path: CatalogLocation.defaultPath))
     }
 }
