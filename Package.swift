@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", "TestSupport"]),
+        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport"]),
         .testTarget(
             name: "VisualSearchServerTests",
             dependencies: [

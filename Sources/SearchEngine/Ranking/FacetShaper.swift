@@ -1,3 +1,4 @@
+import Foundation
 import VisualSearch
 
 /// Turns the facets a request asks for into field names, and a store's raw
@@ -30,10 +31,17 @@ public enum FacetShaper {
             case .values(let field, let counts):
                 return Facet(key: field, items: counts.map { Facet.Item(value: $0.value, count: showCount ? $0.count : nil) })
             case .range(let field, let low?, let high?):
-                return Facet(key: field, range: Facet.Range(min: String(Int(low.rounded(.down))), max: String(Int(high.rounded(.up)))))
+                return Facet(key: field, range: Facet.Range(min: integerText(low.rounded(.down)), max: integerText(high.rounded(.up))))
             case .range(let field, _, _):
                 return Facet(key: field, range: nil)
             }
         }
+    }
+
+    /// An integral value as integer text; values beyond `Int` (a float field
+    /// may hold 1e300) are written out in full rather than trapping.
+    static func integerText(_ value: Double) -> String {
+        if let exact = Int(exactly: value) { return String(exact) }
+        return value.isFinite ? String(format: "%.0f", value) : String(value)
     }
 }

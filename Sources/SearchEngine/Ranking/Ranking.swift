@@ -54,7 +54,11 @@ public struct Ranking: Sendable {
             total += 1
             if !everythingMatches { matched.append(row(index)) }
         }
-        let needed = parameters.page * parameters.limit
+        // Page numbers come from requests unbounded: saturate instead of
+        // overflowing, and never keep more than there are candidates.
+        let page = max(1, parameters.page), limit = max(0, parameters.limit)
+        let (product, overflow) = page.multipliedReportingOverflow(by: limit)
+        let needed = overflow ? scores.count : min(product, scores.count)
         let margin = parameters.deduplicates ? needed * 2 + 20 : 0
         var heap = BoundedHeap(capacity: needed + margin, names: names)
         for (index, score) in scores.enumerated() where keep(index, score) {
@@ -64,8 +68,9 @@ public struct Ranking: Sendable {
         if parameters.deduplicates {
             top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, similarity: similarity)
         }
-        let start = min(top.count, (parameters.page - 1) * parameters.limit)
-        return Ranked(page: Array(top[start..<min(top.count, start + parameters.limit)]), total: total,
+        let (skip, skipOverflow) = (page - 1).multipliedReportingOverflow(by: limit)
+        let start = skipOverflow ? top.count : min(top.count, skip)
+        return Ranked(page: Array(top[start..<(start + min(limit, top.count - start))]), total: total,
                       matchedRows: everythingMatches ? nil : matched)
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import ImageOps
 import Testing
 @testable import VisualSearch
 
@@ -45,83 +44,6 @@ struct FieldSchemaTests {
         ]
         let schema = FieldSchema.infer(columns: ["n", "p", "b", "d", "im_name"], rows: rows)
         #expect(schema.fields == ["n": .int, "p": .float, "b": .string, "d": .text])
-    }
-}
-
-@Suite("Metadata files")
-struct MetadataTableTests {
-    @Test("CSV: quoted fields with commas, doubled quotes and newlines")
-    func csv() throws {
-        let table = try MetadataTable(csv: "im_name,title,price\r\na,\"Red, \"\"shiny\"\" shoe\",9.5\nb,\"two\nlines\",3\n")
-        #expect(table.order == ["a", "b"])
-        #expect(table.rows["a"] == ["title": "Red, \"shiny\" shoe", "price": "9.5"])
-        #expect(table.rows["b"]?["title"] == "two\nlines")
-    }
-
-    @Test("CSV rows with the wrong number of values name the row")
-    func csvErrors() {
-        #expect(throws: VisualSearchError.invalidMetadata(row: 3, field: "*", reason: "1 values for 2 columns")) {
-            try MetadataTable(csv: "im_name,x\na,1\nb\n")
-        }
-        #expect(throws: VisualSearchError.self) { try MetadataTable(csv: "name,x\na,1\n") }
-    }
-
-    @Test("JSON lines: numbers and booleans become text")
-    func jsonLines() throws {
-        let table = try MetadataTable(jsonLines: "{\"im_name\":\"a\",\"price\":9.5,\"count\":3,\"new\":true}\n\n{\"im_name\":\"b\",\"brand\":\"z\"}\n")
-        #expect(table.rows["a"] == ["price": "9.5", "count": "3", "new": "true"])
-        #expect(table.rows["b"] == ["brand": "z"])
-        #expect(throws: VisualSearchError.self) { try MetadataTable(jsonLines: "{\"price\":1}\n") }
-        #expect(throws: VisualSearchError.self) { try MetadataTable(jsonLines: "not json\n") }
-    }
-
-    @Test("values that do not fit their type are reported with the field")
-    func validation() {
-        let schema = FieldSchema(fields: ["count": .int, "price": .float])
-        #expect(MetadataTable.validate(["count": "3", "price": "1.5"], schema: schema) == nil)
-        #expect(MetadataTable.validate(["count": "three"], schema: schema)?.field == "count")
-        #expect(MetadataTable.validate(["price": "inf"], schema: schema)?.field == "price")
-    }
-}
-
-@Suite("Colours")
-struct ColorTests {
-    @Test("hex colours parse in their ViSearch and CSS forms", arguments: ["ff00ff", "#FF00FF", "#f0f", "f0f", " ff00ff "])
-    func hex(text: String) throws {
-        #expect(try LabColor(hex: text).hex == "ff00ff")
-    }
-
-    @Test("invalid colours are errors", arguments: ["", "#ff00f", "gg0000", "ff00ff00", "red"])
-    func badHex(text: String) {
-        #expect(throws: ImageOpsError.self) { try LabColor(hex: text) }
-    }
-
-    @Test("feature vectors have unit length; identical images score 1; degenerate images do not crash")
-    func features() throws {
-        let photo = try ImageDecoder.decode(fileAt: Corpus.images + "/chelsea_cat.jpg").pixels
-        let vector = ColorFeatures.vector(of: photo)
-        #expect(vector.count == ColorFeatures.dimensions)
-        #expect(abs(vector.reduce(0) { $0 + $1 * $1 } - 1) < 1e-3)
-        let dot = zip(vector, vector).reduce(0) { $0 + $1.0 * $1.1 }
-        #expect(ColorFeatures.score(dot: dot) > 0.999)
-        let tiny = ColorFeatures.vector(of: PixelBuffer(width: 1, height: 1, hasAlpha: false, fill: (255, 0, 0, 255)))
-        #expect(abs(tiny.reduce(0) { $0 + $1 * $1 } - 1) < 1e-3)
-        let clear = ColorFeatures.vector(of: PixelBuffer(width: 4, height: 4, hasAlpha: true, fill: (0, 0, 0, 0)))
-        #expect(clear.allSatisfy { $0 == 0 })
-    }
-
-    @Test("a palette covers the image; coverage of its main colour is high, of a far colour zero")
-    func palette() throws {
-        let half = PixelBuffer(width: 40, height: 40, hasAlpha: false, initializingWith: { out in
-            for i in stride(from: 0, to: out.count, by: 4) {
-                let red = (i / 4) % 40 < 20
-                out[i] = red ? 220 : 20; out[i + 1] = red ? 20 : 20; out[i + 2] = red ? 20 : 200; out[i + 3] = 255
-            }
-        })
-        let palette = DominantColors.palette(of: half)
-        #expect(abs(palette.entries.reduce(0) { $0 + $1.fraction } - 1) < 1e-3)
-        #expect(palette.coverage(of: LabColor(red: 220, green: 20, blue: 20)) > 0.45)
-        #expect(palette.coverage(of: LabColor(red: 20, green: 220, blue: 20)) < 0.05)
     }
 }
 

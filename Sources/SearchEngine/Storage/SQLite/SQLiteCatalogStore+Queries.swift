@@ -41,8 +41,13 @@ extension SQLiteCatalogStore {
 
     /// A user's words as an FTS5 query: each word quoted (quotes doubled), so
     /// no FTS5 operator or syntax error can come from the input; words are ANDed.
+    /// Control characters separate words too: FTS5 reads a NUL as the end of
+    /// the query, which would leave a quote open (a syntax error).
     static func fullTextQuery(_ text: String) -> String {
-        text.split(whereSeparator: { $0.isWhitespace || $0.isPunctuation && $0 != "'" && $0 != "-" })
+        text.split(whereSeparator: { character in
+            character.isWhitespace || character.isPunctuation && character != "'" && character != "-"
+                || character.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        })
             .map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
             .joined(separator: " ")
     }

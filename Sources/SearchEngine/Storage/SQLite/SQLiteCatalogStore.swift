@@ -187,17 +187,33 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    /// Adds fields to the schema. A field already declared with another type is an error.
+    /// Adds fields to the schema, in one transaction that moves the version
+    /// when a field is new (engines cache the schema by version). A field
+    /// already declared with another type is an error, and nothing is added.
     public func declare(_ schema: FieldSchema) throws(VisualSearchError) {
-        let existing = try self.schema()
-        for (name, type) in schema.fields {
-            if let current = existing.fields[name], current != type {
-                throw .invalidParameter(name: "schema", reason: "field \(name) is already \(current.rawValue) in this catalog, not \(type.rawValue)")
-            }
-        }
         try write { db in
-            for (name, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
-                try db.execute(sql: "INSERT OR IGNORE INTO fields (name, type) VALUES (?, ?)", arguments: [name, type.rawValue])
+            var existing: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") { existing[row["name"]] = row["type"] }
+            let fields = schema.fields.sorted(by: { $0.key < $1.key })
+            for (name, type) in fields {
+                if let current = existing[name], current != type.rawValue {
+                    throw VisualSearchError.invalidParameter(name: "schema", reason: "field \(name) is already \(current) in this catalog, not \(type.rawValue)")
+                }
+            }
+            let new = fields.filter { existing[$0.key] == nil }
+            for (name, type) in new {
+                try db.execute(sql: "INSERT INTO fields (name, type) VALUES (?, ?)", arguments: [name, type.rawValue])
+            }
+            if !new.isEmpty { try SQLiteCatalogStore.bumpVersion(db) }
+        }
+    }
+
+    /// Refuses metadata that does not fit the schema, before anything is written.
+    /// - Throws: ``VisualSearchError/invalidMetadata(row:field:reason:)``; `row` counts the entries from 1.
+    static func check(_ entries: [(imageName: String, metadata: [String: String])], schema: FieldSchema) throws(VisualSearchError) {
+        for (offset, entry) in entries.enumerated() {
+            if let problem = MetadataTable.validate(entry.metadata, schema: schema) {
+                throw .invalidMetadata(row: offset + 1, field: problem.field, reason: "\(entry.imageName): \(problem.reason)")
             }
         }
     }
@@ -205,8 +221,9 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     // MARK: - Writing
 
     /// Inserts or replaces items by `im_name`, all in one transaction.
-    /// Metadata must already fit the schema (see ``Indexer``).
+    /// Metadata that does not fit the schema is refused before anything is written.
     public func upsert(_ items: [CatalogItem], schema: FieldSchema) throws(VisualSearchError) {
+        try SQLiteCatalogStore.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
         let now = Date().timeIntervalSince1970
         try write { db in
             for item in items {
@@ -244,6 +261,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// Replaces the metadata of existing images (their features are kept), in one transaction.
     public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) throws(VisualSearchError) {
+        try SQLiteCatalogStore.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
         try write { db in
             for update in updates {
                 guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [update.imageName]) else { continue }

@@ -1,0 +1,143 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import VisualSearch
+
+/// The data API of the engine: `/insert` starts a transaction that fetches
+/// and indexes images in the background, `/insert/status` reports it,
+/// `/remove` takes images out. Each test has a catalog of its own.
+@Suite("Data API: insert, insert status, remove", .timeLimit(.minutes(3)))
+struct InsertJobsTests {
+    /// An engine over a fresh catalog of two images, reading local images only from `uploads`.
+    struct Fixture {
+        let engine: VisualSearchEngine
+        let uploads: String
+
+        init() async throws {
+            let input = Repository.temporaryDirectory("insert-input")
+            for name in ["astronaut.jpg", "coffee_cup.jpg"] {
+                try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: input + "/" + name)
+            }
+            let store: any CatalogStore = try SQLiteCatalogStore(path: Repository.temporaryDirectory("insert") + "/catalog.sqlite", creating: true)
+            _ = try await Indexer(store: store).run(directory: input)
+            uploads = Repository.temporaryDirectory("insert-uploads")
+            for name in ["chelsea_cat.jpg", "grace_hopper.jpg"] {
+                try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: uploads + "/" + name)
+            }
+            var configuration = VisualSearchEngine.Configuration()
+            configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
+            configuration.queryCacheDirectory = Repository.temporaryDirectory("insert-cache")
+            engine = try await VisualSearchEngine(store: store, configuration: configuration)
+        }
+
+        /// Polls the transaction until it reports 100%; the suite's time limit bounds the wait.
+        func finished(_ transactionID: String) async throws -> InsertStatusResponse.Progress {
+            while true {
+                let status = try await engine.insertStatus(InsertStatusRequest(transactionID: transactionID))
+                #expect(status.status == .ok && status.method == "insert/status")
+                let progress = try #require(status.result.first)
+                #expect(progress.transactionID == transactionID)
+                if progress.isFinished { return progress }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        func insert(_ items: [InsertItem]) async throws -> InsertStatusResponse.Progress {
+            let response = try await engine.insert(InsertRequest(items: items))
+            #expect(response.status == .ok && response.method == "insert" && response.total == items.count)
+            return try await finished(try #require(response.transactionID))
+        }
+    }
+
+    @Test("an image inserted by file:// under an image root is indexed, found by search, then removed")
+    func insertSearchRemove() async throws {
+        let fixture = try await Fixture()
+        let engine = fixture.engine
+        let url = "file://" + fixture.uploads + "/chelsea_cat.jpg"
+        let progress = try await fixture.insert([InsertItem(imageName: "shop/cat", imageURL: url, metadata: ["brand": "acme", "price": "12.5"])])
+        #expect(progress.total == 1 && progress.successCount == 1 && progress.failCount == 0 && progress.errorList.isEmpty)
+        #expect(progress.processedPercent == 100)
+
+        let found = try await engine.search(SearchRequest(imageName: "shop/cat", parameters: Corpus.parameters { $0.fields = ["brand", "price"] }))
+        #expect(found.total == 3)
+        #expect(found.result.first == ImageResult(imageName: "shop/cat", score: 1, valueMap: ["brand": "acme", "price": "12.5"]))
+        #expect(await engine.source(of: "shop/cat") == url)
+        #expect(try await engine.store.schema().fields == ["brand": .string, "price": .float])
+        let byPrice = try await engine.search(SearchRequest(imageName: "astronaut", parameters: Corpus.parameters { $0.filters = [Filter(field: "price", value: "10,20")] }))
+        #expect(byPrice.result.map(\.imageName) == ["shop/cat"])
+        let upload = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(Repository.bytes("chelsea_cat.jpg")))))
+        #expect(upload.result.first?.imageName == "shop/cat")
+
+        let removed = try await engine.remove(RemoveRequest(imageNames: ["shop/cat", "never-there"]))
+        #expect(removed.status == .ok && removed.method == "remove" && removed.total == 1)
+        await #expect(throws: VisualSearchError.imageNotFound("shop/cat")) { try await engine.search(SearchRequest(imageName: "shop/cat")) }
+        #expect(try await engine.store.count() == 2)
+    }
+
+    @Test("each image that cannot be fetched fails alone, reported at its index with the reason")
+    func failures() async throws {
+        let fixture = try await Fixture()
+        let progress = try await fixture.insert([
+            InsertItem(imageName: "cat", imageURL: "file://" + fixture.uploads + "/chelsea_cat.jpg"),
+            InsertItem(imageName: "escape", imageURL: "file://" + fixture.uploads + "/../" + "secret.jpg"),
+            InsertItem(imageName: "corpus", imageURL: Repository.images + "/astronaut.jpg"),
+            InsertItem(imageName: "remote", imageURL: "https://images.example/x.jpg"),
+            InsertItem(imageName: "hopper", imageURL: fixture.uploads + "/grace_hopper.jpg"),
+            InsertItem(imageName: "gopher", imageURL: "gopher://x/y.jpg"),
+        ])
+        #expect(progress.total == 6 && progress.successCount == 2 && progress.failCount == 4)
+        let errors = progress.errorList.sorted { ($0.index ?? -1) < ($1.index ?? -1) }
+        #expect(errors.map(\.index) == [1, 2, 3, 5])
+        #expect(errors.map(\.imageName) == ["escape", "corpus", "remote", "gopher"])
+        #expect(errors.allSatisfy { $0.code == 400 })
+        #expect(errors[0].message.contains("not inside an image root") && errors[1].message.contains("not inside an image root"))
+        #expect(errors[2].message.contains("--allow-remote-fetch"))
+        #expect(errors[3].message.contains("not an http(s) URL"))
+        #expect(try await fixture.engine.store.loadIndex().names.sorted() == ["astronaut", "cat", "coffee_cup", "hopper"])
+    }
+
+    @Test("failures beyond the first batch are reported at their index in the whole request")
+    func batches() async throws {
+        let fixture = try await Fixture()
+        var items = (0..<18).map { InsertItem(imageName: "copy\($0)", imageURL: fixture.uploads + "/grace_hopper.jpg") }
+        items[17] = InsertItem(imageName: "missing", imageURL: fixture.uploads + "/missing.jpg")
+        items[3] = InsertItem(imageName: "remote", imageURL: "https://images.example/x.jpg")
+        let progress = try await fixture.insert(items)
+        #expect(progress.successCount == 16 && progress.failCount == 2)
+        #expect(progress.errorList.map(\.index).sorted { ($0 ?? -1) < ($1 ?? -1) } == [3, 17])
+        #expect(progress.errorList.first { $0.index == 17 }?.imageName == "missing")
+        #expect(try await fixture.engine.store.count() == 18)
+    }
+
+    @Test("inserting an image again replaces its metadata, not the image count")
+    func reinsert() async throws {
+        let fixture = try await Fixture()
+        let url = fixture.uploads + "/chelsea_cat.jpg"
+        _ = try await fixture.insert([InsertItem(imageName: "cat", imageURL: url, metadata: ["brand": "first"])])
+        let again = try await fixture.insert([InsertItem(imageName: "cat", imageURL: url, metadata: ["brand": "second"])])
+        #expect(again.successCount == 1)
+        #expect(try await fixture.engine.store.count() == 3)
+        let response = try await fixture.engine.search(SearchRequest(imageName: "cat", parameters: Corpus.parameters { $0.fields = ["brand"] }))
+        #expect(response.result.first?.valueMap == ["brand": "second"])
+    }
+
+    @Test("an empty insert and an unknown transaction are invalid parameters")
+    func invalid() async throws {
+        let fixture = try await Fixture()
+        await #expect {
+            try await fixture.engine.insert(InsertRequest(items: []))
+        } throws: { error in
+            guard case VisualSearchError.invalidParameter = error else { return false }
+            return true
+        }
+        await #expect {
+            try await fixture.engine.insertStatus(InsertStatusRequest(transactionID: "123456789"))
+        } throws: { error in
+            guard case VisualSearchError.invalidParameter(name: "trans_id", _) = error else { return false }
+            return true
+        }
+        #expect(try await fixture.engine.remove(RemoveRequest(imageNames: ["nobody"])).total == 0)
+        #expect(try await fixture.engine.store.count() == 2)
+    }
+}

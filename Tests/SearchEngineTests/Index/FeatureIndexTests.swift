@@ -1,0 +1,36 @@
+import SearchEngine
+import TestSupport
+import Testing
+
+@Suite("FeatureIndex", .timeLimit(.minutes(1)))
+struct FeatureIndexTests {
+    @Test("dot products over all rows or chosen rows equal the plain sums, for any dimension")
+    func dotProducts() {
+        var random = TestSeed("FeatureIndexTests.dotProducts")
+        for dimensions in [1, 15, 16, 17, 112] {
+            let count = 9
+            let vectors = (0..<(count * dimensions)).map { _ in Float.random(in: -1...1, using: &random) }
+            let query = (0..<dimensions).map { _ in Float.random(in: -1...1, using: &random) }
+            let index = FeatureIndex(dimensions: dimensions, vectors: vectors)
+            let expected = (0..<count).map { row in (0..<dimensions).reduce(Float(0)) { $0 + query[$1] * vectors[row * dimensions + $1] } }
+            let all = index.dotProducts(with: query)
+            #expect(all.count == count)
+            #expect(zip(all, expected).allSatisfy { abs($0 - $1) < 1e-4 }, "dimensions \(dimensions), seed \(random.seed)")
+            let chosen = index.dotProducts(with: query, rows: [8, 0, 3])
+            #expect(zip(chosen, [expected[8], expected[0], expected[3]]).allSatisfy { abs($0 - $1) < 1e-4 })
+            #expect(abs(index.dot(2, 5) - (0..<dimensions).reduce(Float(0)) { $0 + vectors[2 * dimensions + $1] * vectors[5 * dimensions + $1] }) < 1e-4)
+        }
+    }
+
+    @Test("rows are found by name and by id; vectors come back as appended")
+    func lookup() {
+        var index = FeatureIndex(dimensions: 3)
+        index.append(id: 42, name: "a", source: "/a.jpg", vector: [1, 0, 0], palette: DominantColors(entries: []))
+        index.append(id: 7, name: "b", source: "/b.jpg", vector: [0, 1, 0], palette: DominantColors(entries: []))
+        #expect(index.count == 2)
+        #expect(index.row(named: "b") == 1 && index.row(id: 42) == 0)
+        #expect(index.row(named: "c") == nil && index.row(id: 1) == nil)
+        #expect(index.vector(at: 1) == [0, 1, 0] && index.sources == ["/a.jpg", "/b.jpg"] && index.ids == [42, 7])
+        #expect(index.dotProducts(with: [0.5, 2, 0]) == [0.5, 2])
+    }
+}

@@ -1,0 +1,29 @@
+import SearchEngine
+import TestSupport
+import Testing
+
+@Suite("ContentHash", .timeLimit(.minutes(1)))
+struct ContentHashTests {
+    @Test("32 lower-case hex digits, the FNV-1a 128 offset basis for no bytes")
+    func format() {
+        #expect(ContentHash.of([]) == "6c62272e07bb014262b821756295c58d")
+        let hash = ContentHash.of(Repository.bytes("astronaut.jpg"))
+        #expect(hash.count == 32 && hash.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+    }
+
+    @Test("equal bytes hash equally; any one changed byte changes the hash")
+    func sensitivity() {
+        var random = TestSeed("ContentHashTests.sensitivity")
+        let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let hash = ContentHash.of(bytes)
+        #expect(ContentHash.of(bytes) == hash)
+        var seen: Set<String> = [hash]
+        for _ in 0..<200 {
+            var changed = bytes
+            let index = Int.random(in: 0..<bytes.count, using: &random)
+            changed[index] ^= UInt8.random(in: 1...255, using: &random)
+            #expect(seen.insert(ContentHash.of(changed)).inserted || changed == bytes, "seed \(random.seed)")
+        }
+        #expect(ContentHash.of(bytes + [0]) != hash)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import Tracking
+
+/// The ``CollectorStore`` contract of every catalog store, run once per
+/// ``StoreFactory``: per-event validation, at-most-once storage per event id,
+/// content ids for events without one, and the engagement statistics.
+@Suite("CollectorStore conformance", .timeLimit(.minutes(3)))
+struct CollectorStoreConformanceTests {
+    static func click(_ index: Int, id: String? = nil) -> TrackingEvent {
+        var event = TrackingEvent.productClick(queryId: "q\(index)", pid: "p\(index)", imgUrl: "https://cdn.example/p\(index).jpg", pos: 1 + index % 4)
+        event.eventID = id
+        return event
+    }
+
+    @Test("events are validated one by one: an invalid event is rejected alone with 400 and its reason", arguments: StoreFactory.all)
+    func validation(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        var noPosition = Self.click(3, id: "bad-pos"); noPosition.pos = 0
+        var noQuery = Self.click(4, id: "bad-query"); noQuery.queryId = nil
+        let results = try await store.receive([Self.click(1, id: "a"), noPosition, Self.click(2, id: "b"), noQuery])
+        #expect(results.map(\.code) == [0, 400, 0, 400])
+        #expect(results[0] == .accepted && results[2] == .accepted)
+        #expect(results[1].message.contains("pos") && results[3].message.contains("queryId"))
+        #expect(try await store.eventCount() == 2)
+        #expect(try await store.stats(since: nil, limit: 10).actions == ["product_click": 2])
+    }
+
+    @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.all)
+    func deduplication(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        let a = Self.click(1, id: "a"), b = Self.click(2, id: "b")
+        #expect(try await store.receive([a, b, a]).map(\.code) == [0, 0, 0])
+        #expect(try await store.eventCount() == 2)
+        #expect(try await store.receive([b, a]).map(\.code) == [0, 0])
+        #expect(try await store.eventCount() == 2)
+        // The same id with other content is still the same event: the first one stays.
+        var changed = Self.click(3, id: "a")
+        changed.action = .productView
+        _ = try await store.receive([changed])
+        #expect(try await store.eventCount() == 2)
+        #expect(try await store.stats(since: nil, limit: 10).actions == ["product_click": 2])
+    }
+
+    @Test("an event without an id is identified by its content: resent, it is stored once; different ones are all stored",
+          arguments: StoreFactory.all)
+    func contentIDs(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        var anonymous = Self.click(1)
+        anonymous.timestamp = 1_800_000_000_000
+        #expect(try await store.receive([anonymous, anonymous]).map(\.code) == [0, 0])
+        _ = try await store.receive([anonymous])
+        #expect(try await store.eventCount() == 1)
+        var emptyID = anonymous
+        emptyID.eventID = ""
+        _ = try await store.receive([emptyID])
+        #expect(try await store.eventCount() == 1)
+        var other = anonymous
+        other.pos = 4
+        _ = try await store.receive([other, Self.click(2)])
+        #expect(try await store.eventCount() == 3)
+        // An explicit id that happens to equal another event's content id is the same event.
+        _ = try await store.receive([Self.click(9, id: anonymous.contentID)])
+        #expect(try await store.eventCount() == 3)
+    }
+
+    @Test("another instance on the same location sees the events", arguments: StoreFactory.all)
+    func sharedLocation(factory: StoreFactory) async throws {
+        let sut = try await factory.make()
+        _ = try await sut.store.receive([Self.click(1, id: "a"), Self.click(2, id: "b")])
+        let other = try await sut.openAnother()
+        #expect(try await other.eventCount() == 2)
+        _ = try await other.receive([Self.click(1, id: "a"), Self.click(3, id: "c")])
+        #expect(try await sut.store.eventCount() == 3)
+    }
+
+    /// q1: four product views, two clicks, one cart, one transaction; q2: one view.
+    static func engagement() -> [TrackingEvent] {
+        var events: [TrackingEvent] = []
+        for pos in 1...4 { events.append(.productView(queryId: "q1", pid: "p\(pos)", imgUrl: "u", pos: pos)) }
+        events.append(.productClick(queryId: "q1", pid: "p1", imgUrl: "u", pos: 1))
+        events.append(.productClick(queryId: "q1", pid: "p2", imgUrl: "u", pos: 2))
+        events.append(.addToCart(queryId: "q1", pid: "p1", imgUrl: "u", pos: 1))
+        events.append(.transaction(queryId: "q1", transactionId: "t", value: 10))
+        events.append(.linked(.view, queryId: "q2"))
+        for index in events.indices {
+            events[index].eventID = "e\(index)"
+            events[index].timestamp = 1_800_000_000_000 + Int64(index) * 1000
+        }
+        return events
+    }
+
+    @Test("stats: views, clicks, carts, transactions, click-through rate and conversion per query and per product",
+          arguments: StoreFactory.all)
+    func stats(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        _ = try await store.receive(Self.engagement())
+        let stats = try await store.stats(since: nil, limit: 10)
+        #expect(stats.total == 9)
+        #expect(stats.actions == ["product_view": 4, "product_click": 2, "add_to_cart": 1, "transaction": 1, "view": 1])
+
+        #expect(stats.queries.map(\.key) == ["q1", "q2"])  // most clicked first
+        #expect(stats.queries[0] == EventStats.Row(key: "q1", views: 4, clicks: 2, addToCarts: 1, transactions: 1))
+        #expect(stats.queries[0].clickThroughRate == 0.5 && stats.queries[0].conversion == 0.5)
+        #expect(stats.queries[1] == EventStats.Row(key: "q2", views: 1, clicks: 0, addToCarts: 0, transactions: 0))
+        #expect(stats.queries[1].clickThroughRate == 0 && stats.queries[1].conversion == nil)
+
+        // By product: clicks first, then views, then key; the transaction has no pid.
+        #expect(stats.products == [
+            EventStats.Row(key: "p1", views: 1, clicks: 1, addToCarts: 1, transactions: 0),
+            EventStats.Row(key: "p2", views: 1, clicks: 1, addToCarts: 0, transactions: 0),
+            EventStats.Row(key: "p3", views: 1, clicks: 0, addToCarts: 0, transactions: 0),
+            EventStats.Row(key: "p4", views: 1, clicks: 0, addToCarts: 0, transactions: 0),
+        ])
+        #expect(stats.products[0].clickThroughRate == 1 && stats.products[2].clickThroughRate == 0)
+    }
+
+    @Test("stats: the limit caps the rows per table", arguments: StoreFactory.all)
+    func statsLimit(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        _ = try await store.receive(Self.engagement())
+        let stats = try await store.stats(since: nil, limit: 1)
+        #expect(stats.queries.map(\.key) == ["q1"])
+        #expect(stats.products.map(\.key) == ["p1"])
+        #expect(stats.total == 9)
+    }
+
+    @Test("stats: since counts only events at or after it", arguments: StoreFactory.all)
+    func statsSince(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        _ = try await store.receive(Self.engagement())
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(try await store.stats(since: start.addingTimeInterval(-1), limit: 10).total == 9)
+        #expect(try await store.stats(since: start, limit: 10).total == 9)
+        // Events 4...8 are at start + 4 s ... start + 8 s: two clicks, a cart, a transaction, a view.
+        let later = try await store.stats(since: start.addingTimeInterval(4), limit: 10)
+        #expect(later.total == 5)
+        #expect(later.actions == ["product_click": 2, "add_to_cart": 1, "transaction": 1, "view": 1])
+        #expect(later.queries.first { $0.key == "q1" } == EventStats.Row(key: "q1", views: 0, clicks: 2, addToCarts: 1, transactions: 1))
+        #expect(try await store.stats(since: start.addingTimeInterval(9), limit: 10).total == 0)
+        #expect(try await store.stats(since: Date(timeIntervalSince1970: 1_900_000_000), limit: 10) == EventStats(total: 0, actions: [:], queries: [], products: []))
+    }
+
+    @Test("an event without a timestamp is stamped on arrival", arguments: StoreFactory.all)
+    func arrivalTime(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        let before = Date().addingTimeInterval(-60)
+        _ = try await store.receive([Self.click(1, id: "now")])
+        #expect(try await store.stats(since: before, limit: 10).total == 1)
+        #expect(try await store.stats(since: Date().addingTimeInterval(3600), limit: 10).total == 0)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import Tracking
+import VisualSearch
+
+/// What only the SQLite store does: files, folders, foreign and corrupt
+/// files, its migrations. The contract it shares with every store is in
+/// ``CatalogStoreConformanceTests`` and ``CollectorStoreConformanceTests``.
+@Suite("SQLiteCatalogStore", .timeLimit(.minutes(2)))
+struct SQLiteCatalogStoreTests {
+    @Test("creating makes the catalog and its folders; it reopens with what was written")
+    func createAndReopen() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/nested/dir/catalog.sqlite"
+        do {
+            let store = try SQLiteCatalogStore(path: path, creating: true)
+            #expect(store.location == path)
+            #expect(try store.count() == 0)
+            #expect(try store.integrityCheck() == "ok")
+            try store.declare(FieldSchema(fields: ["brand": .string]))
+            try store.upsert([Items.item("a", metadata: ["brand": "x"])], schema: FieldSchema(fields: ["brand": .string]))
+        }
+        #expect(FileManager.default.fileExists(atPath: path))
+        let reopened = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.count() == 1)
+        #expect(try reopened.schema().fields == ["brand": .string])
+    }
+
+    @Test("without creating, a missing catalog is catalogNotFound and no file appears")
+    func missing() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/absent/catalog.sqlite"
+        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try SQLiteCatalogStore(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
+    }
+
+    @Test("a foreign SQLite file is refused, naming the path, and left byte for byte as it was", .enabled(if: hasSQLiteTool))
+    func foreign() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/other.sqlite"
+        try run("sqlite3", [path, "CREATE TABLE t(x); INSERT INTO t VALUES (42);"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect {
+            try SQLiteCatalogStore(path: path)
+        } throws: { error in
+            guard case VisualSearchError.catalog(let location, let reason) = error else { return false }
+            return location == path && reason.contains("not a vsearch catalog")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("a corrupt file is a catalog error naming the path, not a crash; it is not overwritten")
+    func corrupt() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/corrupt.sqlite"
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        for creating in [false, true] {
+            #expect {
+                try SQLiteCatalogStore(path: path, creating: creating)
+            } throws: { error in
+                guard case VisualSearchError.catalog(let location, _) = error else { return false }
+                return location == path && "\(error)".contains(path)
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test("an empty file becomes a catalog when opened", arguments: [false, true])
+    func emptyFile(creating: Bool) throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/empty.sqlite"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let store = try SQLiteCatalogStore(path: path, creating: creating)
+        #expect(try store.count() == 0)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    @Test("the file is marked with vsearch's application id", .enabled(if: hasSQLiteTool))
+    func applicationID() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        _ = try SQLiteCatalogStore(path: path, creating: true)
+        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
+    }
+
+    @Test("a catalog from before the collector migration keeps its events and loses the collector's old migration table",
+          .enabled(if: hasSQLiteTool))
+    func collectorMigration() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        do {
+            let store = try SQLiteCatalogStore(path: path, creating: true)
+            _ = try store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "u", pos: 1)])
+            try store.upsert([Items.item("a")], schema: FieldSchema())
+        }
+        // Make it look like a catalog written before "v2: collector events",
+        // when the collector kept its own migration record in the same file.
+        try run("sqlite3", [path, """
+            DELETE FROM grdb_migrations WHERE identifier = 'v2: collector events';
+            CREATE TABLE tracking_migrations (identifier TEXT PRIMARY KEY);
+            INSERT INTO tracking_migrations VALUES ('v1: events');
+            """])
+        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM tracking_migrations;"]) == "1")
+
+        let reopened = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.eventCount() == 1)
+        #expect(try reopened.count() == 1)
+        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
+        #expect(try run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
+            == "v1: images, fields, values, full-text\nv2: collector events")
+        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
+        // Opening again applies nothing twice.
+        _ = try SQLiteCatalogStore(path: path)
+        #expect(try reopened.eventCount() == 1)
+    }
+
+    @Test("CatalogLocation opens SQLite paths; a PostgreSQL URL is refused for now without its password")
+    func location() throws {
+        let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
+        #expect(CatalogLocation(parsing: path) == .sqlite(path: path))
+        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try CatalogLocation(parsing: path).open() }
+        let store = try CatalogLocation(parsing: path).open(creating: true)
+        #expect(store.location == path)
+
+        let postgres = CatalogLocation(parsing: "postgresql://shop:s3cret@db.example/catalog")
+        guard case .postgreSQL = postgres else {
+            Issue.record("\(postgres) is not a PostgreSQL location")
+            return
+        }
+        #expect(!postgres.description.contains("s3cret"))
+        #expect {
+            try postgres.open()
+        } throws: { error in
+            guard case VisualSearchError.catalog(let location, _) = error else { return false }
+            return !location.contains("s3cret") && !"\(error)".contains("s3cret")
+        }
+        #expect(CatalogLocation.fromEnvironment(["VSEARCH_CATALOG": path]) == .sqlite(path: path))
+        #expect(CatalogLocation.fromEnvironment([:]) == .sqlite(path: CatalogLocation.defaultPath))
+        #expect(CatalogLocation.fromEnvironment(["VSEARCH_CATALOG": ""]) == .sqlite(path: CatalogLocation.defaultPath))
+    }
+}

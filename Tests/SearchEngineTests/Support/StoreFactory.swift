@@ -1,0 +1,83 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import Tracking
+import VisualSearch
+
+/// A store under test: a fresh, empty store at a new location, and a way to
+/// open a second instance on the same location — what "another process"
+/// sees.
+struct StoreUnderTest: Sendable {
+    let store: any CatalogStore & CollectorStore
+    let openAnother: @Sendable () async throws -> any CatalogStore & CollectorStore
+}
+
+/// How the conformance suites get stores. Every suite in `Storage/*Conformance*`
+/// runs once per factory in ``all``: a new store (PostgreSQL) joins by adding
+/// one factory there, and nothing else changes.
+struct StoreFactory: Sendable, CustomTestStringConvertible {
+    let name: String
+    let make: @Sendable () async throws -> StoreUnderTest
+
+    var testDescription: String { name }
+
+    /// SQLite in a fresh temporary folder.
+    static let sqlite = StoreFactory(name: "SQLite") {
+        let path = Repository.temporaryDirectory("store") + "/catalog.sqlite"
+        let store = try SQLiteCatalogStore(path: path, creating: true)
+        return StoreUnderTest(store: store, openAnother: { try SQLiteCatalogStore(path: path) })
+    }
+
+    /// Every store the conformance suites run against.
+    static let all: [StoreFactory] = [.sqlite]
+}
+
+/// Catalog items for storage tests: no pixels, deterministic vectors.
+enum Items {
+    /// A unit vector of ``ColorFeatures/dimensions`` floats, different for each seed.
+    static func vector(_ seed: Int) -> [Float] {
+        var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1
+        var values: [Float] = (0..<ColorFeatures.dimensions).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Float(state >> 40) / Float(1 << 24) - 0.5
+        }
+        let norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        for i in values.indices { values[i] /= norm }
+        return values
+    }
+
+    /// A palette of one or two colours.
+    static func palette(_ seed: Int) -> DominantColors {
+        DominantColors(entries: [
+            .init(color: LabColor(l: Float(10 + seed % 80), a: Float(seed % 40) - 20, b: 7.25), fraction: 0.75),
+            .init(color: LabColor(red: 200, green: UInt8(seed % 256), blue: 40), fraction: 0.25),
+        ])
+    }
+
+    static func item(_ name: String, seed: Int = 0, source: String? = nil, hash: String? = nil,
+                     metadata: [String: String] = [:]) -> CatalogItem {
+        CatalogItem(imageName: name, source: source ?? "/images/\(name).jpg", width: 100 + seed, height: 50 + seed,
+                    contentHash: hash ?? "hash-\(name)-\(seed)", features: vector(seed), palette: palette(seed), metadata: metadata)
+    }
+}
+
+/// Runs an external command and returns its standard output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [executable] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Whether the `sqlite3` command line tool is installed (for tests that
+/// look at or make SQLite files behind the store's back).
+let hasSQLiteTool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/opt/homebrew/bin/sqlite3"].contains {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
