@@ -7,7 +7,7 @@ struct FilterTests {
     @Test("parse field:value and field=value; the value keeps its own colons")
     func parsing() throws {
         #expect(try Filter(parsing: "brand:nike") == Filter(field: "brand", value: "nike"))
-        #expect(try Filter(parsing: "brand=nike") == Filter(field: "brand", value: "nike"))
+        #expect(try Filter(parsing: "brand=nike", acceptsEquals: true) == Filter(field: "brand", value: "nike"))
         #expect(try Filter(parsing: "url:http://x/y") == Filter(field: "url", value: "http://x/y"))
         #expect(throws: VisualSearchError.self) { try Filter(parsing: "novalue") }
         #expect(throws: VisualSearchError.self) { try Filter(parsing: ":x") }
