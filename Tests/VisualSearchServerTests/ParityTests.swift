@@ -210,9 +210,8 @@ struct ParityTests {
         ("fq range, facets with counts", Corpus.parameters {
             $0.filters = [Filter(field: "price", value: "10,100")]; $0.facets = ["category", "price"]; $0.facetsShowCount = true
         }),
-        ("fq text, all facets, facets_limit", Corpus.parameters {
-            $0.filters = [Filter(field: "description", value: "photo")]; $0.facets = ["*"]; $0.facetsLimit = 3
-        }),
+        ("fq text, all facets", Corpus.parameters { $0.filters = [Filter(field: "description", value: "photo")]; $0.facets = ["*"] }),
+        ("facets_limit", Corpus.parameters { $0.facets = ["category", "subcategory"]; $0.facetsLimit = 2; $0.facetsShowCount = true }),
         ("score range", Corpus.parameters { $0.scoreMin = 0.5; $0.scoreMax = 0.95; $0.limit = 20 }),
         ("get_all_fl, dedup", Corpus.parameters { $0.returnsAllFields = true; $0.deduplicates = true }),
         ("dedup threshold", Corpus.parameters { $0.deduplicates = true; $0.dedupScoreThreshold = 0.9; $0.limit = 30 }),
@@ -242,6 +241,60 @@ struct ParityTests {
                 try Self.same(try await pair.engine.uploadSearch(upload), try await pair.client.uploadSearch(upload), "uploadsearch (\(label))")
             }
             #expect(nonEmpty >= Self.parameterCases.count - 1, "the cases select something (only the page past the end is empty)")
+        }
+    }
+
+    /// Random parameters drawn with `seed`: every knob the wire carries, with score bounds that travel
+    /// exactly (two decimals; ViSearch sends them with `%f`).
+    static func randomParameters(_ seed: inout TestSeed) -> SearchParameters {
+        var parameters = SearchParameters()
+        parameters.page = Int.random(in: 1...4, using: &seed)
+        parameters.limit = Int.random(in: 1...30, using: &seed)
+        parameters.includesScore = Bool.random(using: &seed)
+        var filters: [Filter] = []
+        if Bool.random(using: &seed) { filters.append(Filter(field: "category", value: ["photo", "food", "clothes", "tools"].randomElement(using: &seed) ?? "photo")) }
+        if Bool.random(using: &seed) {
+            let low = Int.random(in: 0...150, using: &seed)
+            filters.append(Filter(field: "price", value: "\(low),\(low + Int.random(in: 20...150, using: &seed))"))
+        }
+        if Bool.random(using: &seed) { filters.append(Filter(field: "count", value: "\(Int.random(in: 0...200, using: &seed)),1000")) }
+        parameters.filters = filters
+        parameters.fields = ["brand", "price", "category"].filter { _ in Bool.random(using: &seed) }
+        parameters.returnsAllFields = Int.random(in: 0..<5, using: &seed) == 0
+        if Bool.random(using: &seed) {
+            parameters.facets = [["category"], ["brand", "price"], ["count", "subcategory"], ["*"]].randomElement(using: &seed) ?? []
+            parameters.facetsLimit = Int.random(in: 1...12, using: &seed)
+            parameters.facetsShowCount = Bool.random(using: &seed)
+        }
+        func bound() -> Float { Float(String(format: "%.2f", Double(Int.random(in: 0...100, using: &seed)) / 100)) ?? 0 }
+        if Bool.random(using: &seed) {
+            let (a, b) = (bound(), bound())
+            parameters.scoreMin = min(a, b)
+            parameters.scoreMax = max(a, b)
+        }
+        parameters.deduplicates = Bool.random(using: &seed)
+        if parameters.deduplicates && Bool.random(using: &seed) { parameters.dedupScoreThreshold = max(0.5, bound()) }
+        return parameters
+    }
+
+    @Test("random parameter sets (TestSeed): identical answers on search, colorsearch and recommendations")
+    func randomParameterSets() async throws {
+        var seed = TestSeed("ParityTests.randomParameterSets")
+        let names = ["chelsea_cat", "coffee_cup", "astronaut", "grace_hopper", "falcon9_rocket"]
+        try await withPair { pair in
+            for round in 0..<30 {
+                let parameters = Self.randomParameters(&seed)
+                let name = names.randomElement(using: &seed) ?? "chelsea_cat"
+                let label = "round \(round), \(name), seed \(seed.seed)"
+                let search = SearchRequest(imageName: name, parameters: parameters)
+                try Self.same(try await pair.engine.search(search), try await pair.client.search(search), "search (\(label))")
+                let recommendations = RecommendationsRequest(imageName: name, parameters: parameters)
+                try Self.same(try await pair.engine.recommendations(recommendations), try await pair.client.recommendations(recommendations),
+                              "recommendations (\(label))")
+                let color = ColorSearchRequest(color: try HexColor(parsing: String(format: "%06x", Int.random(in: 0...0xFFFFFF, using: &seed))),
+                                               parameters: parameters)
+                try Self.same(try await pair.engine.colorSearch(color), try await pair.client.colorSearch(color), "colorsearch (\(label))")
+            }
         }
     }
 

@@ -60,6 +60,7 @@ struct SecurityTests {
              ("file://" + root + "/link.jpg", "a symbolic link to an image outside"),
              ("file://" + root + "/passwd", "a symbolic link to /etc/passwd"),
              ("file://" + root + "/up/secret.jpg", "through a symbolic link to a folder outside"),
+             ("file://" + root + "/up/../root-evil/x.jpg", "`..` after a symbolic link to a folder outside"),
              ("file://" + base + "/root-evil/x.jpg", "a sibling folder whose name starts with the root's")]
         }
     }
