@@ -158,15 +158,37 @@ struct HostileRequestTests {
         #expect(again.json["im_id"] as? String == first.json["im_id"] as? String)
     }
 
-    @Test("a body over the limit: 413 at once from Content-Length; the server keeps answering")
+    @Test("a body over the limit: 413 from Content-Length alone, before a byte of it is sent; the server keeps answering")
     func oversized() async throws {
         try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
-            var form = MultipartForm()
-            form.append(file: "image", filename: "x.jpg", contentType: "image/jpeg", data: [UInt8](repeating: 0xFF, count: 3 << 20))
-            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST",
-                                                   headers: [("Content-Type", form.contentType)], body: form.encoded)
-            #expect(reply.status == 413)
-            #expect(reply.errors.first?.contains("1048576") == true, "\(reply.errors)")
+            // Only the head: a server that waited for the 3 MiB body would never answer.
+            let connection = try RawConnection(port: running.url.port ?? 0)
+            connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                             + "Content-Length: \(3 << 20)\r\n\r\n")
+            let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
+            #expect(answer.status == 413)
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            #expect(json?["status"] as? String == "fail")
+            #expect((json?["error"] as? [String])?.first == "Request body too large: the limit is 1048576 bytes")
+            try await expectAnswering(running)
+        }
+    }
+
+    @Test("a chunked body (no Content-Length) over the limit: 413 once the limit is passed, not after the whole body")
+    func oversizedChunked() async throws {
+        try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
+            let connection = try RawConnection(port: running.url.port ?? 0)
+            connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                             + "Transfer-Encoding: chunked\r\n\r\n")
+            // 8 MiB in 64 KiB chunks, never terminated: the server must answer once it has counted past 1 MiB.
+            let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x41, count: 0x10000) + Array("\r\n".utf8)
+            // Written on a thread of its own while the answer is read: a server that stops reading must not hold the test up.
+            let body = Array([[UInt8]](repeating: chunk, count: 128).joined())
+            Task.detached { _ = await connection.write(bytes: body) }
+            let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
+            #expect(answer.status == 413)
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            #expect((json?["error"] as? [String])?.first == "Request body too large: the limit is 1048576 bytes")
             try await expectAnswering(running)
         }
     }
@@ -230,11 +252,13 @@ struct HostileRequestTests {
     func concurrencyCap() async throws {
         try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.requestTimeout = 5 }) { running in
             // The holder takes the only slot: its body never finishes arriving, until its deadline.
-            let holder = try stalledUpload(running)
+            var holder = try stalledUpload(running)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             // Until the server has read the holder's head, a search still gets the slot; ask until one is refused.
+            // A search that got there first makes the holder itself the refused one: then hold the slot again.
             var refused: Reply?
             for _ in 0..<200 {
+                if holder.hasAnswer { holder = try stalledUpload(running) }
                 let reply = try await TestServer.reply(search)
                 if reply.status != 200 { refused = reply; break }
             }
@@ -243,7 +267,8 @@ struct HostileRequestTests {
             #expect(busy.errors.first?.contains("busy") == true, "\(busy.errors)")
             // The holder's own answer (its deadline) frees the slot before it is written.
             let held = try #require(await holder.readResponse())
-            #expect(held.status == 503)
+            let message = (try JSONSerialization.jsonObject(with: Data(held.body)) as? [String: Any])?["error"] as? [String]
+            #expect(held.status == 503 && message == ["Request timed out after 5.0 s"], "\(String(describing: message))")
             #expect(try await TestServer.reply(search).status == 200)
         }
     }

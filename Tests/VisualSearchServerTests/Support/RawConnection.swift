@@ -21,7 +21,8 @@ final class RawConnection: @unchecked Sendable {
 
     private let socketDescriptor: Int32
 
-    /// Connects to `127.0.0.1:port`; reads give up after `readTimeout` seconds of silence (generous: a bound, not a measurement).
+    /// Connects to `127.0.0.1:port`; reads and writes give up after `readTimeout` seconds without progress
+    /// (generous: a bound, not a measurement).
     init(port: Int, readTimeout: Int = 30) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
@@ -38,20 +39,38 @@ final class RawConnection: @unchecked Sendable {
         }
         var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         socketDescriptor = fd
     }
 
     deinit { close(socketDescriptor) }
 
-    /// Writes all of `text`.
+    /// Writes all of `text` (a request head: small enough never to block).
     func write(_ text: String) {
-        let bytes = Array(text.utf8)
+        _ = blockingWrite(Array(text.utf8))
+    }
+
+    /// Writes `bytes` on a thread of its own; returns how many were sent before the peer stopped reading or closed.
+    func write(bytes: [UInt8]) async -> Int {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.blockingWrite(bytes)) }
+        }
+    }
+
+    private func blockingWrite(_ bytes: [UInt8]) -> Int {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
+            if n <= 0 { break }
             sent += n
         }
+        return sent
+    }
+
+    /// Whether an answer has begun to arrive (a non-blocking peek; nothing is consumed).
+    var hasAnswer: Bool {
+        var byte: UInt8 = 0
+        return recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
     /// Reads one response: the head, then `Content-Length` bytes of body. Nil when the
