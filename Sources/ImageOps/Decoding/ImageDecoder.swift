@@ -42,6 +42,22 @@ public enum ImageDecoder {
         try bytes.withImageBytes { raw throws(ImageOpsError) in try readHeader(raw, source: source) }
     }
 
+    /// Reads the header and checks it against `limits`, the size a PNG's IHDR
+    /// declares first: a decompression bomb is reported as the limit it
+    /// exceeds even when the codec could not finish reading its header (a
+    /// header-only PNG declaring 100000×100000 has no image data at all).
+    /// - Throws: ``ImageOpsError``; ``ImageOpsError/limitExceeded(source:limit:)`` before anything else is reported.
+    public static func readHeader(_ bytes: [UInt8], source: String, limits: ImageLimits) throws(ImageOpsError) -> ImageHeader {
+        try bytes.withImageBytes { raw throws(ImageOpsError) in
+            try limits.check(byteCount: raw.count, source: source)
+            let decoder = try decoder(for: raw, source: source)
+            if decoder.format == .png, let declared = ImageDecoders.PNG.declaredSize(raw) { try limits.check(declared, source: source) }
+            let header = try decoder.readHeader(raw, source: source)
+            try limits.check(header.storedSize, source: source)
+            return header
+        }
+    }
+
     /// Reads and decodes a file. The file's size is checked against
     /// ``ImageLimits/maxInputBytes`` before it is read.
     public static func decode(fileAt path: String,

@@ -85,7 +85,7 @@ public enum UploadPreparation {
     public static func prepare(_ bytes: [UInt8], source: String, settings: UploadSettings = .standard,
                                box: PixelBox? = nil, boxHandling: BoxHandling = .scale,
                                limits: ImageLimits = .default) throws(ImageOpsError) -> PreparedUpload {
-        let header = try ImageDecoder.readHeader(bytes, source: source)
+        let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let original = header.size
         let region = try box?.region(in: original)
 

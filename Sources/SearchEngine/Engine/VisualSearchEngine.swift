@@ -154,8 +154,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     // MARK: - ProductSearch
 
     public func productSearch(_ request: ProductSearchRequest) async throws(VisualSearchError) -> ProductSearchResponse {
-        var parameters = request.parameters
-        parameters.includesScore = true
+        let parameters = Self.productParameters(request.parameters)
         let response = try await uploadSearch(UploadSearchRequest(request.query, parameters: parameters))
         let snapshot = try await snapshot()
         return ResponseShaper.productResponse(response, method: "product/search_by_image") { name in
@@ -164,14 +163,25 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     }
 
     public func productRecommendations(_ request: ProductRecommendationsRequest) async throws(VisualSearchError) -> ProductSearchResponse {
-        var parameters = request.parameters
-        parameters.includesScore = true
+        let parameters = Self.productParameters(request.parameters)
         let response = try await recommendations(RecommendationsRequest(imageName: request.productID, parameters: parameters))
         let snapshot = try await snapshot()
         let source = { (name: String) in snapshot.index.row(named: name).map { snapshot.index.sources[$0] } }
         var product = ResponseShaper.productResponse(response, method: "product/recommendations", source: source)
         product.productInfo = ProductSearchResponse.Product(productID: request.productID, mainImageURL: source(request.productID))
         return product
+    }
+
+    /// ProductSearch's reading of the shared parameters, as its wire form
+    /// (`SearchParameters(wire:dialect:)`) gives them to a server: scores
+    /// always, and the fields of `attrs_to_get` — every field when none are
+    /// named (ProductSearch has no `get_all_fl`) — so a request gets the same
+    /// answer from the engine as through a client and `vsearch serve`.
+    static func productParameters(_ given: SearchParameters) -> SearchParameters {
+        var parameters = given
+        parameters.includesScore = true
+        parameters.returnsAllFields = parameters.fields.isEmpty
+        return parameters
     }
 
     // MARK: - Data API

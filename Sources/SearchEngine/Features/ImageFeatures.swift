@@ -25,7 +25,7 @@ public enum ImageFeatures {
     /// - Throws: ``ImageOpsError`` naming `source`.
     public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
                              limits: ImageLimits = .default) throws(ImageOpsError) -> (vector: [Float], region: PixelRect) {
-        let header = try ImageDecoder.readHeader(bytes, source: source)
+        let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
         // Decode just large enough that the region keeps ColorFeatures.workingSide pixels.

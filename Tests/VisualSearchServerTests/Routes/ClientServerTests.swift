@@ -1,138 +1,135 @@
 import Foundation
 import ImageOps
+import Networking
+import TestSupport
 import Testing
-@testable import VisualSearch
+import VisualSearch
 @testable import VisualSearchServer
 
-/// The typed client against a real server on loopback: every endpoint, and
-/// filters, paging, facets and scores behave exactly as the engine's.
-@Suite("Client ⇄ server over loopback")
+/// The typed client against a real server on loopback, where the socket is
+/// the point: credentials as the client sends them, ProductSearch settings,
+/// the server's errors as the client reports them, and the data API's
+/// asynchronous inserts. (That every endpoint answers exactly as the engine
+/// does is ``ParityTests``.)
+@Suite("Client ⇄ server over loopback", .timeLimit(.minutes(5)))
 struct ClientServerTests {
-    func parameters(_ configure: (inout SearchParameters) -> Void = { _ in }) -> SearchParameters {
-        var parameters = SearchParameters()
-        parameters.includesScore = true
-        configure(&parameters)
-        return parameters
-    }
-
-    /// The same answer as the engine's, but for the request id.
-    func same(_ remote: SearchResponse, _ local: SearchResponse) {
-        var remote = remote, local = local
-        remote.requestID = nil
-        local.requestID = nil
-        #expect(remote == local)
-    }
-
-    @Test("/search: filters, paging, facets, fl and scores as in the engine")
-    func search() async throws {
-        let (url, server) = await TestServer.shared.get()
-        let client = TestServer.client(url)
-        let cases: [SearchParameters] = [
-            parameters(),
-            parameters { $0.limit = 5; $0.page = 3 },
-            parameters { $0.filters = [Filter(field: "category", value: "food")]; $0.fields = ["brand", "price"] },
-            parameters { $0.filters = [Filter(field: "price", value: "10,100")]; $0.facets = ["category", "price"]; $0.facetsShowCount = true },
-            parameters { $0.scoreMin = 0.8; $0.returnsAllFields = true; $0.deduplicates = true },
-        ]
-        for parameters in cases {
-            let remote = try await client.search(imageName: "chelsea_cat", parameters: parameters)
-            same(remote, try server.engine.search(imageName: "chelsea_cat", parameters: parameters))
-            #expect(remote.requestID?.count == 19)
+    @Test("an app key (access_key) and an access key with its secret (Basic) reach a server with keys; a wrong key is a 401 saying so")
+    func credentials() async throws {
+        let keys = try ServerCredentials(lines: "app-1\nACCESS:SECRET")
+        try await TestServer.with({ $0.credentials = keys }) { running in
+            let request = SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.limit = 2 })
+            let viaAppKey = try await TestServer.client(running.url, credentials: .appKey("app-1")).search(request)
+            #expect(viaAppKey.status == .ok && viaAppKey.result.count == 2)
+            let viaBasic = try await TestServer.client(running.url, credentials: .accessKey("ACCESS", secret: "SECRET")).search(request)
+            #expect(viaBasic.result == viaAppKey.result)
+            for credentials: ClientConfiguration.Credentials in [.appKey("nope"), .accessKey("ACCESS", secret: "WRONG"), .none] {
+                do {
+                    _ = try await TestServer.client(running.url, credentials: credentials).search(request)
+                    Issue.record("\(credentials): expected a 401")
+                } catch {
+                    guard case .http(401, _, let message?)? = error as? ClientError else {
+                        Issue.record("\(credentials): expected a 401 with a message, got \(error)")
+                        continue
+                    }
+                    #expect(!message.isEmpty && String(describing: error).contains("check the app key"), "\(error)")
+                }
+            }
         }
     }
 
-    @Test("/recommendations and the singular /recommendation")
-    func recommendations() async throws {
-        let (url, server) = await TestServer.shared.get()
-        let remote = try await TestServer.client(url).recommendations(imageName: "coffee_cup", parameters: parameters { $0.limit = 4 })
-        same(remote, try server.engine.recommendations(imageName: "coffee_cup", parameters: parameters { $0.limit = 4 }))
-        let singular = try await TestServer.raw(URL(string: "\(url)/recommendation?im_name=coffee_cup&limit=4")!)
-        #expect(singular.status == 200 && (singular.json["result"] as? [Any])?.count == 4)
-    }
-
-    @Test("/colorsearch, with and without #")
-    func color() async throws {
-        let (url, server) = await TestServer.shared.get()
-        let remote = try await TestServer.client(url).colorSearch("#C45B3B", parameters: parameters { $0.limit = 3 })
-        same(remote, try server.engine.colorSearch("c45b3b", parameters: parameters { $0.limit = 3 }))
-    }
-
-    @Test("/uploadsearch: prepared bytes with a scaled box; then the returned im_id; then im_url of a local file")
-    func upload() async throws {
-        let (url, server) = await TestServer.shared.get()
-        let client = TestServer.client(url)
-        let bytes = TestServer.bytes("astronaut.jpg")
-        let box = PixelBox(x1: 100, y1: 50, x2: 400, y2: 450)
-        let remote = try await client.uploadSearch(.bytes(bytes), box: box, parameters: parameters { $0.limit = 5 })
-        #expect(remote.result.first?.imageName == "astronaut")
-        // The server saw exactly what the client prepared: the engine on that upload agrees.
-        let prepared = try UploadPreparation.prepare(bytes, source: "t", box: box)
-        same(remote, try server.engine.uploadSearch(.bytes(prepared.jpeg), box: prepared.box, parameters: parameters { $0.limit = 5 }).withoutImageID(remote.imageID))
-        let imageID = try #require(remote.imageID)
-        let again = try await client.uploadSearch(.imageID(imageID), parameters: parameters { $0.limit = 5 })
-        #expect(again.result.first?.imageName == "astronaut" && again.imageID == imageID)
-        let byURL = try await client.uploadSearch(.url(TestServer.images + "/coffee_cup.jpg"), parameters: parameters { $0.limit = 1 })
-        #expect(byURL.result.first?.imageName == "coffee_cup")
-    }
-
-    @Test("/discoversearch: one object for the whole image, with its own results")
-    func discover() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let response = try await TestServer.client(url).discoverSearch(.file(TestServer.images + "/chelsea_cat.jpg"), parameters: parameters(), resultLimit: 3)
-        #expect(response.objects?.count == 1 && response.objects?.first?.result.count == 3)
-        #expect(response.objects?.first?.result.first?.imageName == "chelsea_cat")
-    }
-
-    @Test("ProductSearch: search_by_image and recommendations/{product_id}")
+    @Test("ProductSearch with its own app key and placement: search_by_image and recommendations; an unknown product is a 404 with the service's message")
     func productSearch() async throws {
-        let (url, server) = await TestServer.shared.get()
-        let client = ProductSearchClient(configuration: ProductSearchConfiguration(baseURL: url, appKey: "any", placementID: 7, retry: .none))
-        let found = try await client.searchByImage(.file(TestServer.images + "/grace_hopper.jpg"), parameters: parameters { $0.fields = ["brand"]; $0.limit = 3 })
-        #expect(found.method == "product/search_by_image" && found.result?.first?.productID == "grace_hopper")
-        #expect(found.result?.first?.data?["brand"] == .string("matplotlib"))
-        let recs = try await client.recommendations(productID: "grace_hopper", parameters: parameters { $0.limit = 3 })
-        var local = try server.engine.productRecommendations(productID: "grace_hopper", parameters: parameters { $0.limit = 3; $0.returnsAllFields = true })  // ProductSearch returns all fields unless attrs_to_get says otherwise
-        local.requestID = recs.requestID
-        #expect(recs == local)
-        do {
-            _ = try await client.recommendations(productID: "no_such", parameters: parameters())
-            Issue.record("expected a failure")
-        } catch {
-            guard case .http(404, _, let message) = error else { Issue.record("\(error)"); return }
-            #expect(message == "Image not found with im_name.")
+        try await TestServer.with({ $0.credentials = ServerCredentials(appKeys: ["product-key"]) }) { running in
+            let client = ViSearchClient(configuration: ClientConfiguration(
+                baseURL: running.url, credentials: .appKey("not-for-products"),
+                productSearch: ProductSearchConfiguration(baseURL: running.url, appKey: "product-key", placementID: 7), retry: .none))
+            let found = try await client.productSearch(ProductSearchRequest(ImageQuery(.file(Repository.images + "/grace_hopper.jpg")),
+                                                                             parameters: Corpus.parameters { $0.fields = ["brand"]; $0.limit = 3 }))
+            #expect(found.method == "product/search_by_image" && found.result?.first?.productID == "grace_hopper")
+            #expect(found.result?.first?.data == ["brand": .string("matplotlib")])
+            #expect(found.requestID?.count == 19 && found.imageID?.hasSuffix(".jpg") == true)
+            let recommended = try await client.productRecommendations(ProductRecommendationsRequest(productID: "grace_hopper",
+                                                                                                    parameters: Corpus.parameters { $0.limit = 3 }))
+            #expect(recommended.result?.count == 3 && recommended.productInfo?.productID == "grace_hopper")
+            #expect(recommended.result?.contains { $0.productID == "grace_hopper" } == false)
+            do {
+                _ = try await client.productRecommendations(ProductRecommendationsRequest(productID: "no_such"))
+                Issue.record("expected a 404")
+            } catch {
+                #expect(error as? ClientError == .http(status: 404, url: running.url.absoluteString + "/v1/product/recommendations/no_such?app_key=***&limit=10&page=1&placement_id=7",
+                                       message: "Image not found with im_name."))
+            }
+            // ViSearch calls go with the ViSearch key, which this server does not know.
+            await #expect(throws: ClientError.self) { try await client.search(SearchRequest(imageName: "grace_hopper")) }
         }
     }
 
-    @Test("data API: insert runs asynchronously, status reports it, search finds it, remove takes it out")
+    @Test("a request the server refuses: the HTTP status with the server's message, sent once")
+    func refusals() async throws {
+        try await TestServer.with { running in
+            let client = ViSearchClient(configuration: ClientConfiguration(baseURL: running.url, credentials: .none))  // default retries
+            let cases: [(SearchRequest, Int, String)] = [
+                (SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.page = 0 }), 400, "Invalid parameter page"),
+                (SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.filters = [Filter(field: "nope", value: "1")] }), 400,
+                 "Unknown field nope"),
+                (SearchRequest(imageName: "nothing_here"), 404, "Image not found with im_name."),
+            ]
+            for (request, status, message) in cases {
+                do {
+                    _ = try await client.search(request)
+                    Issue.record("expected HTTP \(status)")
+                } catch {
+                    guard case .http(let got, _, let text?)? = error as? ClientError else {
+                        Issue.record("expected HTTP \(status), got \(error)")
+                        continue
+                    }
+                    #expect(got == status && text.hasPrefix(message), "\(error)")
+                }
+            }
+        }
+    }
+
+    @Test("data API: insert runs asynchronously, status reports each failure, search finds the new image, remove takes it out")
     func dataAPI() async throws {
-        let (url, _) = await TestServer.start()
-        let client = TestServer.client(url)
-        let items = [InsertItem(imageName: "new_cat", imageURL: TestServer.images + "/chelsea_cat.jpg", metadata: ["brand": "acme", "shelf": "7"]),
-                     InsertItem(imageName: "broken", imageURL: TestServer.badInput + "/truncated/" + ((try? FileManager.default.contentsOfDirectory(atPath: TestServer.badInput + "/truncated"))?.sorted().first ?? "x")),
-                     InsertItem(imageName: "far", imageURL: "https://example.com/a.jpg")]
-        let inserted = try await client.insert(items)
-        #expect(inserted.status == .ok && inserted.total == 3)
-        let id = try #require(inserted.transactionID)
-        var progress = try await client.insertStatus(transactionID: id).result.first
-        for _ in 0..<100 where progress?.isFinished != true {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            progress = try await client.insertStatus(transactionID: id).result.first
-        }
-        #expect(progress?.isFinished == true && progress?.successCount == 1 && progress?.failCount == 2)
-        #expect(progress?.errorList.map(\.imageName) == ["broken", "far"])
-        let found = try await client.search(imageName: "new_cat", parameters: parameters { $0.filters = [Filter(field: "shelf", value: "7")]; $0.fields = ["brand"] })
-        #expect(found.result.map(\.imageName) == ["new_cat"] && found.result.first?.valueMap == ["brand": "acme"])
-        let removed = try await client.remove(["new_cat"])
-        #expect(removed.total == 1)
-        await #expect(throws: ClientError.self) { try await client.search(imageName: "new_cat", parameters: parameters()) }
-        await #expect(throws: ClientError.self) { try await client.insertStatus(transactionID: "123") }
-    }
-}
+        let truncated = Repository.badInput + "/truncated/trunc_50pct.jpg"
+        try await TestServer.with({ $0.imageRoots = [Repository.images, Repository.badInput] }) { running in
+            let client = TestServer.client(running.url)
+            let items = [InsertItem(imageName: "new_cat", imageURL: "file://" + Repository.images + "/chelsea_cat.jpg", metadata: ["brand": "acme", "shelf": "7"]),
+                         InsertItem(imageName: "broken", imageURL: truncated),
+                         InsertItem(imageName: "far", imageURL: "https://example.com/a.jpg")]
+            let inserted = try await client.insert(InsertRequest(items: items))
+            #expect(inserted.status == .ok && inserted.total == 3)
+            let id = try #require(inserted.transactionID)
+            var progress = try await client.insertStatus(InsertStatusRequest(transactionID: id)).result.first
+            for _ in 0..<1200 where progress?.isFinished != true {  // a minute at most: a bound, not a measurement
+                try await Task.sleep(for: .milliseconds(50))
+                progress = try await client.insertStatus(InsertStatusRequest(transactionID: id)).result.first
+            }
+            let finished = try #require(progress)
+            #expect(finished.isFinished && finished.total == 3 && finished.successCount == 1 && finished.failCount == 2)
+            #expect(finished.errorList.map(\.imageName) == ["broken", "far"])
+            #expect(finished.errorList.map(\.index) == [1, 2])
+            #expect(finished.errorList.first?.message.contains("truncated JPEG") == true, "\(finished.errorList)")
+            #expect(finished.errorList.last?.message.contains("--allow-remote-fetch") == true, "\(finished.errorList)")
 
-extension SearchResponse {
-    func withoutImageID(_ id: String?) -> SearchResponse {
-        var copy = self
-        copy.imageID = id
-        return copy
+            let search = SearchRequest(imageName: "new_cat", parameters: Corpus.parameters { $0.filters = [Filter(field: "shelf", value: "7")]; $0.fields = ["brand"] })
+            let found = try await client.search(search)
+            #expect(found.result.map(\.imageName) == ["new_cat"] && found.result.first?.valueMap == ["brand": "acme"])
+            let removed = try await client.remove(RemoveRequest(imageNames: ["new_cat"]))
+            #expect(removed.status == .ok && removed.total == 1)
+            do {
+                _ = try await client.search(search)
+                Issue.record("the removed image was found")
+            } catch {
+                guard case .http(404, _, _)? = error as? ClientError else { Issue.record("expected a 404, got \(error)"); return }
+            }
+            do {
+                _ = try await client.insertStatus(InsertStatusRequest(transactionID: "123"))
+                Issue.record("an unknown transaction had a status")
+            } catch {
+                guard case .http(400, _, let message?)? = error as? ClientError else { Issue.record("expected a 400, got \(error)"); return }
+                #expect(message.contains("no insert transaction 123"))
+            }
+        }
     }
 }

@@ -1,54 +1,94 @@
 import Foundation
+import Networking
+import TestSupport
 import Testing
 import Tracking
+import VisualSearch
 @testable import VisualSearchServer
 
-/// The local collector in `vsearch serve`, reached by the real HTTP transport.
-@Suite("Tracking collector")
+/// The local collector in `vsearch serve`: the tracker's real HTTP
+/// transport against a server on loopback (the socket is the point), and
+/// the routes' answers to bodies no tracker sends, in process.
+@Suite("Tracking collector", .timeLimit(.minutes(5)))
 struct CollectorTests {
     @Test("the tracker's HTTP transport delivers batches; a bad event is rejected alone; resends are deduplicated")
     func batches() async throws {
-        let (url, server) = await TestServer.start()
-        let transport = HTTPEventTransport(endpoint: .custom(url), code: "dev")
-        var good = TrackingEvent.productClick(queryId: "1", pid: "chelsea_cat", imgUrl: "u", pos: 1)
-        good.eventID = "g1"
-        var bad = good
-        bad.eventID = "b1"
-        bad.currency = "usd"
-        let outcome = await transport.send([good, bad], uid: "u1")
-        guard case .results(let results) = outcome else { Issue.record("\(outcome)"); return }
-        #expect(results[0] == .accepted)
-        guard case .rejected(let reason) = results[1] else { Issue.record("\(results)"); return }
-        #expect(reason.contains("currency"))
-        #expect(await transport.send([good], uid: nil) == .results([.accepted]))
-        #expect(try server.events.count() == 1)
+        try await TestServer.with { running in
+            let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev")
+            var good = TrackingEvent.productClick(queryId: "1", pid: "chelsea_cat", imgUrl: "u", pos: 1)
+            good.eventID = "g1"
+            var bad = good
+            bad.eventID = "b1"
+            bad.currency = "usd"
+            let outcome = await transport.send([good, bad], uid: "u1")
+            guard case .results(let results) = outcome, results.count == 2 else {
+                Issue.record("expected two per-event results, got \(outcome)")
+                return
+            }
+            #expect(results[0] == .accepted)
+            guard case .rejected(let reason) = results[1] else {
+                Issue.record("expected the bad event rejected, got \(results[1])")
+                return
+            }
+            #expect(reason.contains("currency"))
+            #expect(await transport.send([good], uid: nil) == .results([.accepted]))
+            let stored = try await running.server.store.eventCount()
+            #expect(stored == 1)
+        }
     }
 
-    @Test("pixel mode: one GET per event, stored; garbage batch bodies get 400 JSON")
+    @Test("pixel mode: one GET per event, each stored")
     func pixel() async throws {
-        let (url, server) = await TestServer.start()
-        let transport = HTTPEventTransport(endpoint: .custom(url), code: "dev", mode: .pixel)
-        let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "u", pos: $0) }
-        #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted, .accepted]))
-        #expect(try server.events.stats().actions["product_view"] == 3)
-        let garbage = try await TestServer.raw(URL(string: "\(url)/v3/events?code=x")!, method: "POST",
-                                               headers: [("Content-Type", "application/json")], body: Array("{\"nope\":1}".utf8))
-        #expect(garbage.status == 400 && (garbage.json["error"] as? [String: Any])?["code"] as? Int == 400)
+        try await TestServer.with { running in
+            let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev", mode: .pixel)
+            let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "u", pos: $0) }
+            #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted, .accepted]))
+            let stats = try await running.server.store.stats(since: nil, limit: 10)
+            #expect(stats.actions["product_view"] == 3 && stats.total == 3)
+        }
+    }
+
+    @Test("bodies no tracker sends: 400 in the tracking error shape, nothing stored",
+          arguments: ["{\"nope\":1}", "not json", ""])
+    func garbageBatch(body: String) async throws {
+        let server = try await InProcess.server()
+        let before = try await server.store.eventCount()
+        let reply = try await InProcess.test(server) { client in
+            try await client.send("/v3/events?code=x", method: .post, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+        }
+        #expect(reply.status == 400 && reply.json["status"] as? String == "fail")
+        #expect((reply.json["error"] as? [String: Any])?["code"] as? Int == 400)
+        #expect((reply.json["reqid"] as? String)?.count == 19)
+        #expect(try await server.store.eventCount() == before)
+    }
+
+    @Test("a pixel missing its action: 400 naming the problem, nothing stored")
+    func badPixel() async throws {
+        let server = try await InProcess.server()
+        let before = try await server.store.eventCount()
+        let reply = try await InProcess.test(server) { try await $0.send("/v3/__va.gif?code=x&pid=p") }
+        #expect(reply.status == 400 && ((reply.json["error"] as? [String: Any])?["message"] as? String)?.isEmpty == false)
+        #expect(try await server.store.eventCount() == before)
     }
 
     @Test("server down, then up: a tracker with the real transport delivers everything once")
     func downThenUp() async throws {
-        let queue = try EventQueue(path: TestServer.temporaryDirectory() + "/queue.sqlite")
-        let down = Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(URL(string: "http://127.0.0.1:9")!), code: "dev", timeout: 2),
-                           configuration: .init(backoff: Backoff(base: 0.01, cap: 0.02)))
+        let queue = try EventQueue(path: Repository.temporaryDirectory("queue") + "/queue.sqlite")
+        let closed = LoopbackStub.closedPort()
+        let down = Tracker(queue: queue,
+                           transport: HTTPEventTransport(endpoint: .custom(URL(string: "http://127.0.0.1:\(closed)")!), code: "dev", timeout: 2),
+                           configuration: .init(retry: RetryPolicy(maxAttempts: .max, baseDelay: 0.01, maxDelay: 0.02, maxRetryAfter: 1)))
         for index in 0..<120 { try await down.track(.productClick(queryId: "q\(index % 4)", pid: "p", imgUrl: "u", pos: 1)) }
         let failed = await down.flush(maxFailures: 2)
         #expect(failed.sent == 0 && failed.remaining == 120)
-        let (url, server) = await TestServer.start()
-        let up = Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(url), code: "dev"))
-        let report = await up.flush()
-        #expect(report.sent == 120 && report.remaining == 0)
-        #expect(try server.events.count() == 120)
-        #expect(try queue.counters().retried >= 100)
+        try await TestServer.with { running in
+            let up = Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(running.url), code: "dev"))
+            let report = await up.flush()
+            #expect(report.sent == 120 && report.remaining == 0)
+            let stored = try await running.server.store.eventCount()
+            #expect(stored == 120)
+            let counters = try queue.counters()
+            #expect(counters.retried >= 100)
+        }
     }
 }

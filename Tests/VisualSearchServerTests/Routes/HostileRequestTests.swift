@@ -1,180 +1,326 @@
 import Foundation
+import HummingbirdTesting
+import TestSupport
 import Testing
-@testable import VisualSearch
+import VisualSearch
 @testable import VisualSearchServer
 
 /// Requests no SDK would send: each gets a 4xx with the API's error JSON,
-/// and the server keeps answering.
-@Suite("Hostile requests")
+/// never a 5xx, and the server keeps answering. In process (the router),
+/// except where the socket is the point: bodies that are too large or stop
+/// arriving, and the concurrency cap.
+@Suite("Hostile requests", .timeLimit(.minutes(10)))
 struct HostileRequestTests {
-    func stillAnswering(_ url: URL) async throws {
-        let health = try await TestServer.raw(URL(string: "\(url)/health")!)
-        #expect(health.status == 200 && health.json["status"] as? String == "OK")
-    }
-
     @Test("invalid parameters: 400 with the ViSearch error shape naming the problem",
           arguments: [("search?im_name=chelsea_cat&page=0", "page"), ("search?im_name=chelsea_cat&fq=nope:1", "nope"),
                       ("search?im_name=chelsea_cat&limit=x", "limit"), ("colorsearch?color=zz00zz", "color"),
                       ("uploadsearch?im_id=1efad566233d148c4a7d7036c7505d9e.jpg&box=10,10,5,5", "box"),
                       ("search", "im_name"), ("uploadsearch", "image"), ("search?im_name=chelsea_cat&score=perhaps", "score"),
-                      ("uploadsearch?im_url=ftp://x/y.jpg", "im_url")])
+                      ("uploadsearch?im_url=ftp://x/y.jpg", "im_url"), ("discoversearch?im_id=x&point=1", "point"),
+                      ("insert/status/not%20an%20id", "trans_id"), ("search?im_name=chelsea_cat&score_min=0.9&score_max=0.2", "score_min")])
     func invalidParameters(path: String, mentions: String) async throws {
-        let (url, _) = await TestServer.shared.get()
-        let response = try await TestServer.raw(URL(string: "\(url)/\(path)")!)
-        #expect(response.status == 400)
-        #expect(response.json["status"] as? String == "fail")
-        let errors = response.json["error"] as? [String] ?? []
-        #expect(errors.first?.contains(mentions) == true, "\(errors)")
-        #expect(response.json["result"] as? [Any] != nil && response.headers["x-log-id"] == response.json["reqid"] as? String)
+        let server = try await InProcess.server()
+        let reply = try await InProcess.test(server) { try await $0.send("/" + path) }
+        #expect(reply.status == 400)
+        #expect(reply.json["status"] as? String == "fail")
+        #expect(reply.errors.count == 1)
+        #expect(reply.errors.first?.contains(mentions) == true, "\(reply.errors)")
+        #expect(reply.json["result"] as? [Any] != nil)
+        let requestID = try #require(reply.json["reqid"] as? String)
+        #expect(requestID.count == 19 && reply.headers["x-log-id"] == requestID)
     }
 
     @Test("an unknown im_name: 404 with the service's own message")
     func notFound() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let response = try await TestServer.raw(URL(string: "\(url)/search?im_name=nothing_here")!)
-        #expect(response.status == 404 && (response.json["error"] as? [String]) == ["Image not found with im_name."])
+        let server = try await InProcess.server()
+        let reply = try await InProcess.test(server) { try await $0.send("/search?im_name=nothing_here") }
+        #expect(reply.status == 404 && reply.errors == ["Image not found with im_name."])
     }
 
-    @Test("every file in badinput uploaded: never a 5xx, bad images get 400 with a reason")
-    func badInputs() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let files = FileManager.default.enumerator(atPath: TestServer.badInput)?.compactMap { $0 as? String }
-            .filter { !$0.hasSuffix(".md") && !$0.hasSuffix(".tsv") }.sorted() ?? []
-        #expect(files.count > 100)
-        var refused = 0
-        for file in files {
-            var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: TestServer.badInput + "/" + file, isDirectory: &isDirectory)
-            if isDirectory.boolValue { continue }
-            var form = MultipartForm()
-            form.append(file: "image", filename: "x", contentType: "application/octet-stream",
-                        data: (try? Data(contentsOf: URL(fileURLWithPath: TestServer.badInput + "/" + file))).map(Array.init) ?? [])
-            let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch?limit=1")!, method: "POST",
-                                                    headers: [("Content-Type", form.contentType)], body: form.encoded)
-            #expect(response.status == 200 || response.status == 400, "\(file): \(response.status)")
-            #expect(response.json["status"] as? String == (response.status == 200 ? "OK" : "fail"), "\(file)")
-            if response.status == 400 {
-                refused += 1
-                let message = (response.json["error"] as? [String])?.first ?? ""
-                #expect(message.hasPrefix("Invalid image") || message.hasPrefix("Invalid parameter image"), "\(file): \(message)")  // an empty file is no image at all
-            }
+    @Test("an unknown path: 404 in the API family's error shape")
+    func unknownPath() async throws {
+        let server = try await InProcess.server()
+        let (viSearch, product) = try await InProcess.test(server) { client in
+            (try await client.send("/nowhere"), try await client.send("/v1/product/nowhere"))
         }
-        #expect(refused > 30)
-        try await stillAnswering(url)
+        #expect(viSearch.status == 404 && viSearch.errors.first?.contains("/nowhere") == true)
+        #expect(product.status == 404 && (product.json["error"] as? [String: Any])?["code"] as? Int == 404)
     }
+
+    // MARK: - Every file of badinput uploaded
+
+    /// One row of `Tests/Fixtures/badinput/README.tsv`.
+    struct BadInput: CustomTestStringConvertible, Sendable {
+        var file: String
+        var expected: String
+        var testDescription: String { file }
+
+        enum Outcome { case decodes, refused, either }
+
+        /// What the table says a robust service does with the file.
+        var outcome: Outcome {
+            let text = expected.lowercased()
+            if text.hasPrefix("decode correctly or reject") || text.contains("supported") { return .either }
+            if text.hasPrefix("decode correctly") { return .decodes }
+            if text.hasPrefix("reject") { return .refused }
+            return .either
+        }
+
+        /// What a refusal's message must say, from the table's reason: one of these, lower-cased.
+        var refusalMentions: [String] {
+            let text = expected.lowercased()
+            if text.contains("unsupported") { return ["unsupported format"] }
+            if text.contains("pixel limit") { return ["exceeds the pixel limit", "exceeds the side limit"] }
+            if text.contains("not an image") { return ["not a jpeg or png image"] }
+            if text.contains("incomplete") { return ["truncated", "corrupt"] }
+            // No reason given: any of the decoder's named problems.
+            return ["truncated", "corrupt", "not a jpeg or png image", "unsupported format", "unusable size", "empty file",
+                    "exceeds the", "send a multipart image part"]
+        }
+
+        static let all: [BadInput] = {
+            guard let table = try? String(contentsOfFile: Repository.badInput + "/README.tsv", encoding: .utf8) else { return [] }
+            return table.split(separator: "\n").dropFirst().compactMap { line in
+                let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                return columns.count >= 4 ? BadInput(file: columns[0], expected: columns[3]) : nil
+            }
+        }()
+    }
+
+    @Test("the badinput table lists all 231 files, each present")
+    func badInputTable() {
+        #expect(BadInput.all.count == 231)
+        for row in BadInput.all {
+            #expect(FileManager.default.fileExists(atPath: Repository.badInput + "/" + row.file), "\(row.file)")
+        }
+    }
+
+    @Test("each badinput file uploaded: 200 when the table says it decodes, 400 naming the problem when refused, never a 5xx",
+          arguments: BadInput.all)
+    func badInput(_ row: BadInput) async throws {
+        let server = try await InProcess.server()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Repository.badInput + "/" + row.file))
+        var upload = MultipartForm()
+        upload.append(file: "image", filename: "upload", contentType: "application/octet-stream", data: Array(bytes))
+        let form = upload
+        let (reply, health) = try await InProcess.test(server) { client in
+            (try await client.post("/uploadsearch?limit=1", form: form), try await client.send("/health"))
+        }
+        let message = reply.errors.first ?? ""
+        switch (row.outcome, reply.status) {
+        case (.decodes, 200), (.either, 200):
+            #expect(reply.json["status"] as? String == "OK")
+            #expect(reply.names.count == 1, "a decoded upload finds its nearest catalog image")
+        case (.refused, 400), (.either, 400):
+            #expect(reply.json["status"] as? String == "fail")
+            if bytes.isEmpty {
+                // An empty part is no image at all.
+                #expect(message == "Invalid parameter image: send a multipart image part, im_url or im_id")
+            } else {
+                #expect(message.hasPrefix("Invalid image: query image: "), "\(message)")
+            }
+            #expect(row.refusalMentions.contains { message.lowercased().contains($0) }, "\(row.expected) → \(message)")
+        default:
+            Issue.record("\(row.expected): got HTTP \(reply.status) \(message)")
+        }
+        #expect(health.status == 200)
+    }
+
+    // MARK: - Bodies
 
     @Test("garbage multipart bodies: 400, server still answering",
-          arguments: ["not multipart at all", "--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--", "--B\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n\u{FF}\u{D8}"])
+          arguments: ["not multipart at all", "--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--",
+                      "--B\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n\u{FF}\u{D8}"])
     func garbageMultipart(body: String) async throws {
-        let (url, _) = await TestServer.shared.get()
-        let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch")!, method: "POST",
-                                                headers: [("Content-Type", "multipart/form-data; boundary=B")], body: Array(body.utf8))
-        #expect(response.status == 400 && response.json["status"] as? String == "fail")
-        try await stillAnswering(url)
+        let server = try await InProcess.server()
+        let (reply, health) = try await InProcess.test(server) { client in
+            (try await client.send("/uploadsearch", method: .post, headers: [("Content-Type", "multipart/form-data; boundary=B")], body: Array(body.utf8)),
+             try await client.send("/health"))
+        }
+        #expect(reply.status == 400 && reply.json["status"] as? String == "fail")
+        #expect(reply.errors.count == 1)
+        #expect(health.status == 200 && health.json["status"] as? String == "OK")
     }
 
     @Test("the Swift SDK's zero-part multipart body with im_id in the query works")
     func zeroPartBody() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let first = try await TestServer.client(url).uploadSearch(.bytes(TestServer.bytes("coffee_cup.jpg")), parameters: SearchParameters())
-        let form = MultipartForm()
-        let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch?im_id=\(first.imageID ?? "")&limit=1")!, method: "POST",
-                                                headers: [("Content-Type", form.contentType)], body: form.encoded)
-        #expect(response.status == 200 && ((response.json["result"] as? [[String: Any]])?.first?["im_name"] as? String) == "coffee_cup")
-    }
-
-    @Test("a body over the limit: 413 at once from Content-Length; the server keeps answering")
-    func oversized() async throws {
-        let (url, _) = await TestServer.start { $0.maxBodyBytes = 1 << 20 }
-        var form = MultipartForm()
-        form.append(file: "image", filename: "x.jpg", contentType: "image/jpeg", data: [UInt8](repeating: 0xFF, count: 3 << 20))
-        let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch")!, method: "POST",
-                                                headers: [("Content-Type", form.contentType)], body: form.encoded)
-        #expect(response.status == 413 && (response.json["error"] as? [String])?.first?.contains("1048576") == true)
-        try await stillAnswering(url)
-    }
-
-    @Test("auth: wrong or missing credentials get 401 JSON; app key, Basic and ProductSearch app_key pass")
-    func auth() async throws {
-        let (url, _) = await TestServer.start { $0.credentials = try! ServerCredentials(lines: "app-1\nACCESS:SECRET") }
-        let path = "\(url)/search?im_name=chelsea_cat&limit=1"
-        #expect(try await TestServer.raw(URL(string: path)!).status == 401)
-        let wrong = try await TestServer.raw(URL(string: path + "&access_key=nope")!)
-        #expect(wrong.status == 401 && (wrong.json["error"] as? [String]) == ["Invalid access key"])
-        #expect(try await TestServer.raw(URL(string: path)!, headers: [("Authorization", "Basic " + Data("ACCESS:WRONG".utf8).base64EncodedString())]).status == 401)
-        let viaAppKey = try await TestServer.client(url, credentials: .appKey("app-1")).search(imageName: "chelsea_cat", parameters: SearchParameters())
-        #expect(viaAppKey.status == .ok)
-        let viaBasic = try await TestServer.client(url, credentials: .accessKey("ACCESS", secret: "SECRET")).search(imageName: "chelsea_cat", parameters: SearchParameters())
-        #expect(viaBasic.status == .ok)
-        let product = try await TestServer.raw(URL(string: "\(url)/v1/product/recommendations/chelsea_cat?app_key=nope&placement_id=1")!)
-        #expect(product.status == 401 && (product.json["error"] as? [String: Any])?["code"] as? Int == 401)
-        #expect(try await TestServer.raw(URL(string: "\(url)/v1/product/recommendations/chelsea_cat?app_key=app-1&placement_id=1")!).status == 200)
-        #expect(try await TestServer.raw(URL(string: "\(url)/health")!).status == 200)
-    }
-
-    @Test("the request deadline: a slow request gets 503 JSON")
-    func deadline() async throws {
-        let (url, _) = await TestServer.start { $0.requestTimeout = 0.3 }
-        // A body that never finishes arriving keeps the request open past the deadline.
-        let stalled = Task { () -> (Int, String?) in
-            let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch")!, method: "POST",
-                                                    headers: [("Content-Type", "multipart/form-data; boundary=B"), ("Content-Length", "100000")],
-                                                    body: Array("--B\r\n".utf8))
-            return (response.status, (response.json["error"] as? [String])?.first)
+        let server = try await InProcess.server()
+        var image = MultipartForm()
+        image.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: Repository.bytes("coffee_cup.jpg"))
+        let upload = image
+        let (first, again) = try await InProcess.test(server) { client in
+            let first = try await client.post("/uploadsearch?limit=1", form: upload)
+            let id = first.json["im_id"] as? String ?? ""
+            return (first, try await client.post("/uploadsearch?im_id=\(id)&limit=1", form: MultipartForm()))
         }
-        if let (status, message) = try? await stalled.value { #expect(status == 503 && message?.contains("timed out") == true) }
-        try await stillAnswering(url)
+        #expect(first.status == 200 && (first.json["im_id"] as? String)?.hasSuffix(".jpg") == true)
+        #expect(again.status == 200 && again.names == ["coffee_cup"])
+        #expect(again.json["im_id"] as? String == first.json["im_id"] as? String)
     }
 
-    @Test("more requests in flight than the cap: 503 with Retry-After, then normal service")
+    @Test("a body over the limit: 413 from Content-Length alone, before a byte of it is sent; the server keeps answering")
+    func oversized() async throws {
+        try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
+            // Only the head: a server that waited for the 3 MiB body would never answer.
+            let connection = try RawConnection(port: running.url.port ?? 0)
+            connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                             + "Content-Length: \(3 << 20)\r\n\r\n")
+            let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
+            #expect(answer.status == 413)
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            #expect(json?["status"] as? String == "fail")
+            #expect((json?["error"] as? [String])?.first == "Request body too large: the limit is 1048576 bytes")
+            try await expectAnswering(running)
+        }
+    }
+
+    @Test("a chunked body (no Content-Length) over the limit: 413 once the limit is passed, not after the whole body")
+    func oversizedChunked() async throws {
+        try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
+            let connection = try RawConnection(port: running.url.port ?? 0)
+            connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                             + "Transfer-Encoding: chunked\r\n\r\n")
+            // 8 MiB in 64 KiB chunks, never terminated: the server must answer once it has counted past 1 MiB.
+            let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x41, count: 0x10000) + Array("\r\n".utf8)
+            // Written on a thread of its own while the answer is read: a server that stops reading must not hold the test up.
+            let body = Array([[UInt8]](repeating: chunk, count: 128).joined())
+            Task.detached { _ = await connection.write(bytes: body) }
+            let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
+            #expect(answer.status == 413)
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            #expect((json?["error"] as? [String])?.first == "Request body too large: the limit is 1048576 bytes")
+            try await expectAnswering(running)
+        }
+    }
+
+    // MARK: - Auth
+
+    @Test("auth: wrong or missing credentials get 401 JSON; app key, Basic and ProductSearch app_key pass; /health needs none")
+    func auth() async throws {
+        let credentials = try ServerCredentials(lines: "app-1\nACCESS:SECRET")
+        let server = try await InProcess.server { $0.credentials = credentials }
+        try await InProcess.test(server) { client in
+            let path = "/search?im_name=chelsea_cat&limit=1"
+            let missing = try await client.send(path)
+            #expect(missing.status == 401 && missing.errors.first?.hasPrefix("Missing credentials") == true)
+            let wrong = try await client.send(path + "&access_key=nope")
+            #expect(wrong.status == 401 && wrong.errors == ["Invalid access key"])
+            #expect(try await client.send(path, headers: Self.basic("ACCESS:WRONG")).status == 401)
+            #expect(try await client.send(path, headers: [("Authorization", "Bearer x")]).status == 401)
+            #expect(try await client.send(path + "&access_key=app-1").status == 200)
+            #expect(try await client.send(path, headers: Self.basic("ACCESS:SECRET")).status == 200)
+            let product = try await client.send("/v1/product/recommendations/chelsea_cat?app_key=nope&placement_id=1")
+            #expect(product.status == 401 && (product.json["error"] as? [String: Any])?["code"] as? Int == 401)
+            #expect(try await client.send("/v1/product/recommendations/chelsea_cat?app_key=app-1&placement_id=1").status == 200)
+            #expect(try await client.send("/health").status == 200)
+        }
+    }
+
+    static func basic(_ pair: String) -> [(String, String)] {
+        [("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())]
+    }
+
+    // MARK: - Deadline and concurrency (real sockets: a body that stops arriving)
+
+    /// Opens a connection and sends the head of an upload whose body stops after its first line.
+    func stalledUpload(_ running: TestServer.Running) throws -> RawConnection {
+        let connection = try RawConnection(port: running.url.port ?? 0)
+        connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                         + "Content-Length: 100000\r\n\r\n--B\r\n")
+        return connection
+    }
+
+    func expectAnswering(_ running: TestServer.Running) async throws {
+        let health = try await TestServer.reply(running.url.appending(path: "health"))
+        #expect(health.status == 200 && health.json["status"] as? String == "OK")
+    }
+
+    @Test("the request deadline: a request whose body stops arriving gets 503 JSON saying it timed out")
+    func deadline() async throws {
+        try await TestServer.with({ $0.requestTimeout = 0.5 }) { running in
+            let connection = try stalledUpload(running)
+            let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
+            #expect(answer.status == 503)
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            #expect(json?["status"] as? String == "fail")
+            #expect((json?["error"] as? [String])?.first == "Request timed out after 0.5 s")
+            try await expectAnswering(running)
+        }
+    }
+
+    @Test("more requests in flight than the cap: 503 with Retry-After, then normal service once the slot is free")
     func concurrencyCap() async throws {
-        let (url, _) = await TestServer.start { $0.maxConcurrentRequests = 1; $0.requestTimeout = 2 }
-        // The first request holds the only slot: its body never finishes arriving.
-        let holder = Task { _ = try? await TestServer.raw(URL(string: "\(url)/uploadsearch")!, method: "POST",
-                                                          headers: [("Content-Type", "multipart/form-data; boundary=B"), ("Content-Length", "100000")],
-                                                          body: Array("--B\r\n".utf8)) }
-        try await Task.sleep(nanoseconds: 300_000_000)
-        let refused = try await TestServer.raw(URL(string: "\(url)/search?im_name=chelsea_cat")!)
-        #expect(refused.status == 503 && refused.headers["retry-after"] == "1")
-        #expect((refused.json["error"] as? [String])?.first?.contains("busy") == true)
-        _ = await holder.value
-        #expect(try await TestServer.raw(URL(string: "\(url)/search?im_name=chelsea_cat")!).status == 200)
+        try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.requestTimeout = 5 }) { running in
+            // The holder takes the only slot: its body never finishes arriving, until its deadline.
+            var holder = try stalledUpload(running)
+            let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
+            // Until the server has read the holder's head, a search still gets the slot; ask until one is refused.
+            // A search that got there first makes the holder itself the refused one: then hold the slot again.
+            var refused: Reply?
+            for _ in 0..<200 {
+                if holder.hasAnswer { holder = try stalledUpload(running) }
+                let reply = try await TestServer.reply(search)
+                if reply.status != 200 { refused = reply; break }
+            }
+            let busy = try #require(refused, "no request was refused while the holder held the only slot")
+            #expect(busy.status == 503 && busy.headers["retry-after"] == "1")
+            #expect(busy.errors.first?.contains("busy") == true, "\(busy.errors)")
+            // The holder's own answer (its deadline) frees the slot before it is written.
+            let held = try #require(await holder.readResponse())
+            let message = (try JSONSerialization.jsonObject(with: Data(held.body)) as? [String: Any])?["error"] as? [String]
+            #expect(held.status == 503 && message == ["Request timed out after 5.0 s"], "\(String(describing: message))")
+            #expect(try await TestServer.reply(search).status == 200)
+        }
     }
 }
 
 /// Parameters arrive wherever an SDK puts them (wire-protocol.md §1.5).
-@Suite("Parameter merging")
+@Suite("Parameter merging", .timeLimit(.minutes(5)))
 struct ParameterMergingTests {
     @Test("Java: a form-urlencoded POST body")
     func formBody() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let response = try await TestServer.raw(URL(string: "\(url)/recommendations")!, method: "POST",
-                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                                body: Array("im_name=coffee_cup&limit=2&fl=brand&fq=category%3Afood".utf8))
-        #expect(response.status == 200 && (response.json["result"] as? [[String: Any]])?.count == 2)
-        #expect(((response.json["result"] as? [[String: Any]])?.first?["value_map"] as? [String: String])?["brand"] != nil)
+        let server = try await InProcess.server()
+        let reply = try await InProcess.test(server) { client in
+            try await client.send("/recommendations", method: .post, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                  body: Array("im_name=coffee_cup&limit=2&fl=brand&fq=category%3Afood".utf8))
+        }
+        #expect(reply.status == 200 && reply.results.count == 2)
+        #expect(reply.results.allSatisfy { ($0["value_map"] as? [String: String])?["brand"] != nil })
     }
 
     @Test("Java/JS: multipart text parts beside the image; a body value overrides the query string")
     func multipartTextParts() async throws {
-        let (url, _) = await TestServer.shared.get()
-        var form = MultipartForm()
-        form.append(field: "limit", value: "3")
-        form.append(field: "facets", value: "brand,category")
-        form.append(file: "image", filename: "photo.jpg", contentType: "image/jpeg", data: TestServer.bytes("coffee_cup.jpg"))
-        let response = try await TestServer.raw(URL(string: "\(url)/uploadsearch?limit=9")!, method: "POST",
-                                                headers: [("Content-Type", form.contentType)], body: form.encoded)
-        #expect(response.status == 200 && response.json["limit"] as? Int == 3)
-        #expect((response.json["facets"] as? [[String: Any]])?.map { $0["key"] as? String } == ["brand", "category"])
+        let server = try await InProcess.server()
+        var parts = MultipartForm()
+        parts.append(field: "limit", value: "3")
+        parts.append(field: "facets", value: "brand,category")
+        parts.append(file: "image", filename: "photo.jpg", contentType: "image/jpeg", data: Repository.bytes("coffee_cup.jpg"))
+        let form = parts
+        let reply = try await InProcess.test(server) { try await $0.post("/uploadsearch?limit=9", form: form) }
+        #expect(reply.status == 200 && reply.json["limit"] as? Int == 3 && reply.results.count == 3)
+        #expect((reply.json["facets"] as? [[String: Any]])?.map { $0["key"] as? String } == ["brand", "category"])
     }
 
     @Test("Android: GET /uploadsearch with im_url only; ProductSearch with no body at all")
     func noBody() async throws {
-        let (url, _) = await TestServer.shared.get()
-        let get = try await TestServer.raw(URL(string: "\(url)/uploadsearch?im_url=\(TestServer.images)/coffee_cup.jpg&limit=1")!)
-        #expect(get.status == 200 && ((get.json["result"] as? [[String: Any]])?.first?["im_name"] as? String) == "coffee_cup")
-        let post = try await TestServer.raw(URL(string: "\(url)/v1/product/search_by_image?app_key=a&placement_id=1&im_url=\(TestServer.images)/coffee_cup.jpg&limit=1")!,
-                                            method: "POST")
-        #expect(post.status == 200 && ((post.json["result"] as? [[String: Any]])?.first?["product_id"] as? String) == "coffee_cup")
+        let server = try await InProcess.server { $0.imageRoots = [Repository.images] }
+        let file = "file://" + Repository.images + "/coffee_cup.jpg"
+        let (get, post) = try await InProcess.test(server) { client in
+            (try await client.send("/uploadsearch?im_url=\(file)&limit=1"),
+             try await client.send("/v1/product/search_by_image?app_key=a&placement_id=1&im_url=\(file)&limit=1", method: .post))
+        }
+        #expect(get.status == 200 && get.names == ["coffee_cup"])
+        #expect(post.status == 200 && post.results.first?["product_id"] as? String == "coffee_cup")
+    }
+
+    @Test("Python and PHP: the singular /recommendation answers as /recommendations")
+    func singularRecommendation() async throws {
+        let server = try await InProcess.server()
+        let (singular, plural) = try await InProcess.test(server) { client in
+            (try await client.send("/recommendation?im_name=coffee_cup&limit=4&score=True"),
+             try await client.send("/recommendations?im_name=coffee_cup&limit=4&score=true"))
+        }
+        #expect(singular.status == 200 && singular.names.count == 4)
+        #expect(singular.names == plural.names && !singular.names.contains("coffee_cup"))
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
+import Networking
 import Synchronization
+import TestSupport
 import Testing
 @testable import VisualSearch
 
 /// The client's failure matrix against a real loopback socket: what is
 /// retried, how often, with which waits, and which error comes out.
-@Suite("Client failure matrix (scripted loopback stub)")
+@Suite("Client failure matrix (scripted loopback stub)", .timeLimit(.minutes(5)))
 struct ClientFailureTests {
     /// Records the backoff waits instead of sleeping.
     final class Waits: Sendable {
@@ -24,7 +26,12 @@ struct ClientFailureTests {
     }
 
     func search(_ client: ViSearchClient) async -> Result<SearchResponse, ClientError> {
-        do { return .success(try await client.search(imageName: "a", parameters: SearchParameters())) } catch { return .failure(error) }
+        do throws(ClientError) { return .success(try await client.search(SearchRequest(imageName: "a"))) } catch { return .failure(error) }
+    }
+
+    /// The URL of `search(_:)` as errors show it: every parameter the Swift SDK sends, the app key redacted.
+    static func searchURL(_ port: Int) -> String {
+        "http://127.0.0.1:\(port)/search?access_key=***&get_all_fl=false&im_name=a&limit=10&page=1&score=false&score_max=1.000000&score_min=0.000000"
     }
 
     @Test("connection refused: retried up to the attempt limit, then a transport error")
@@ -43,8 +50,8 @@ struct ClientFailureTests {
         defer { stub.stop() }
         let waits = Waits()
         let result = await search(client(port: stub.port, attempts: 2, timeout: 0.5, waits: waits))
-        guard case .failure(.timeout) = result else { Issue.record("expected timeout, got \(result)"); return }
-        #expect(stub.requests.count == 2)
+        #expect(result == .failure(.timeout(url: Self.searchURL(stub.port), seconds: 0.5)))
+        #expect(stub.requests.count == 2 && waits.recorded.count == 1)
     }
 
     @Test("429 with Retry-After: waits exactly that long, then succeeds")
@@ -64,7 +71,7 @@ struct ClientFailureTests {
         defer { stub.stop() }
         let waits = Waits()
         let result = await search(client(port: stub.port, waits: waits))
-        #expect(result == .failure(.http(status: status, url: "http://127.0.0.1:\(stub.port)/search?access_key=k&get_all_fl=false&im_name=a&limit=10&page=1&score=false&score_max=1.000000&score_min=0.000000", message: "boom")))
+        #expect(result == .failure(.http(status: status, url: Self.searchURL(stub.port), message: "boom")))
         #expect(stub.requests.count == 3)
         #expect(waits.recorded.count == 2)
     }
@@ -110,12 +117,11 @@ struct ClientFailureTests {
     func truncated() async {
         let stub = LoopbackStub([.truncated(declared: 500, body: String(Self.ok.prefix(40)))])
         defer { stub.stop() }
-        let result = await search(client(port: stub.port, waits: Waits()))
-        switch result {
-        case .failure(.transport), .failure(.decoding): break
-        default: Issue.record("expected a transport or decoding error, got \(result)")
-        }
-        if case .failure(.transport) = result { #expect(stub.requests.count == 3) }
+        let waits = Waits()
+        let result = await search(client(port: stub.port, waits: waits))
+        guard case .failure(.transport(let url, _)) = result else { Issue.record("expected a transport error, got \(result)"); return }
+        #expect(url == Self.searchURL(stub.port))
+        #expect(stub.requests.count == 3 && waits.recorded.count == 2)
     }
 
     @Test("an oversized body is abandoned with responseTooLarge, not buffered")
@@ -123,7 +129,7 @@ struct ClientFailureTests {
         let stub = LoopbackStub([.oversized(bytes: 4 << 20)])
         defer { stub.stop() }
         let result = await search(client(port: stub.port, waits: Waits(), maxResponseBytes: 1 << 20))
-        #expect(result == .failure(.responseTooLarge(url: "http://127.0.0.1:\(stub.port)/search?access_key=k&get_all_fl=false&im_name=a&limit=10&page=1&score=false&score_max=1.000000&score_min=0.000000", limit: 1 << 20)))
+        #expect(result == .failure(.responseTooLarge(url: Self.searchURL(stub.port), limit: 1 << 20)))
         #expect(stub.requests.count == 1)
     }
 
@@ -146,13 +152,74 @@ struct ClientFailureTests {
         let stub = LoopbackStub([.respond(503, body: "{}")])
         defer { stub.stop() }
         let client = client(port: stub.port, waits: Waits())
-        do {
-            _ = try await client.insert([InsertItem(imageName: "a", imageURL: "http://127.0.0.1/a.jpg")])
+        do throws(ClientError) {
+            _ = try await client.insert(InsertRequest(items: [InsertItem(imageName: "a", imageURL: "http://127.0.0.1/a.jpg")]))
             Issue.record("expected a failure")
         } catch {
-            #expect(error == .http(status: 503, url: "http://127.0.0.1:\(stub.port)/insert?access_key=k", message: nil))
+            #expect(error == .http(status: 503, url: "http://127.0.0.1:\(stub.port)/insert?access_key=***", message: nil))
         }
         #expect(stub.requests.count == 1)
+    }
+
+    @Test("insert after a refused connection is retried: the server certainly never saw it")
+    func insertRetriedWhenRefused() async {
+        let waits = Waits()
+        let client = client(port: LoopbackStub.closedPort(), waits: waits)
+        do throws(ClientError) {
+            _ = try await client.insert(InsertRequest(items: [InsertItem(imageName: "a", imageURL: "http://127.0.0.1/a.jpg")]))
+            Issue.record("expected a failure")
+        } catch {
+            guard case .transport(_, let reason) = error else { Issue.record("expected a transport error, got \(error)"); return }
+            #expect(reason.contains("refused"))
+        }
+        #expect(waits.recorded.count == 2)
+    }
+
+    @Test("408 and 429 without Retry-After are retried with backoff like 5xx", arguments: [408, 429])
+    func retryableClientStatuses(status: Int) async throws {
+        let stub = LoopbackStub([.respond(status, body: "{}"), .respond(200, body: Self.ok)])
+        defer { stub.stop() }
+        let waits = Waits()
+        let response = try await search(client(port: stub.port, waits: waits)).get()
+        #expect(response.status == .ok && stub.requests.count == 2)
+        #expect(waits.recorded.count == 1 && waits.recorded[0] <= 0.5)
+    }
+
+    @Test("a Retry-After longer than the policy allows ends the retries at once, with the status")
+    func retryAfterTooLong() async {
+        let stub = LoopbackStub([.respond(503, headers: ["Retry-After": "120"], body: #"{"status":"fail","error":["maintenance"]}"#)])
+        defer { stub.stop() }
+        let waits = Waits()
+        let result = await search(client(port: stub.port, waits: waits))
+        #expect(result == .failure(.http(status: 503, url: Self.searchURL(stub.port), message: "maintenance")))
+        #expect(stub.requests.count == 1 && waits.recorded.isEmpty)
+    }
+
+    @Test("an upload whose file cannot be read is an invalid request, and nothing is sent")
+    func unreadableUpload() async {
+        let stub = LoopbackStub([])
+        defer { stub.stop() }
+        let client = client(port: stub.port, waits: Waits())
+        do throws(ClientError) {
+            _ = try await client.uploadSearch(UploadSearchRequest(ImageQuery(.file("/nonexistent/photo.jpg"))))
+            Issue.record("expected a failure")
+        } catch {
+            guard case .invalidRequest(let reason) = error else { Issue.record("expected an invalid request, got \(error)"); return }
+            #expect(reason.contains("/nonexistent/photo.jpg"))
+        }
+        #expect(stub.connections == 0)
+    }
+
+    @Test("a redirect is followed for a GET search, and the answer is the target's")
+    func redirectFollowed() async throws {
+        let target = LoopbackStub([.respond(200, body: Self.ok)])
+        let stub = LoopbackStub([.redirect(to: target.url("/search").absoluteString)])
+        defer {
+            stub.stop()
+            target.stop()
+        }
+        let response = try await search(client(port: stub.port, waits: Waits())).get()
+        #expect(response.requestID == "1" && stub.requests.count == 1 && target.requests.count == 1)
     }
 
     @Test("backoff: full jitter under a doubling, capped ceiling; Retry-After beyond the cap stops")

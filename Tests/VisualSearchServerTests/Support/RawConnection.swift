@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One HTTP/1.1 connection to 127.0.0.1 over a plain socket, for requests no
+/// HTTP client sends: a head that promises a body which then stops arriving.
+/// Blocking reads run on a thread of their own, never on Swift's cooperative pool.
+///
+/// ```swift
+/// let connection = try RawConnection(port: port)
+/// connection.write("POST /uploadsearch HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n--B\r\n")
+/// let answer = await connection.readResponse()
+/// ```
+final class RawConnection: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let socketDescriptor: Int32
+
+    /// Connects to `127.0.0.1:port`; reads and writes give up after `readTimeout` seconds without progress
+    /// (generous: a bound, not a measurement).
+    init(port: Int, readTimeout: Int = 30) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "cannot connect to 127.0.0.1:\(port)")
+        }
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        socketDescriptor = fd
+    }
+
+    deinit { close(socketDescriptor) }
+
+    /// Writes all of `text` (a request head: small enough never to block).
+    func write(_ text: String) {
+        _ = blockingWrite(Array(text.utf8))
+    }
+
+    /// Writes `bytes` on a thread of its own; returns how many were sent before the peer stopped reading or closed.
+    func write(bytes: [UInt8]) async -> Int {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.blockingWrite(bytes)) }
+        }
+    }
+
+    private func blockingWrite(_ bytes: [UInt8]) -> Int {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+        return sent
+    }
+
+    /// Whether an answer has begun to arrive (a non-blocking peek; nothing is consumed).
+    var hasAnswer: Bool {
+        var byte: UInt8 = 0
+        return recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    }
+
+    /// Reads one response: the head, then `Content-Length` bytes of body. Nil when the
+    /// connection closed or stayed silent for the read timeout before a whole response arrived.
+    func readResponse() async -> (status: Int, headers: [String: String], body: [UInt8])? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.blockingRead()) }
+        }
+    }
+
+    private func blockingRead() -> (status: Int, headers: [String: String], body: [UInt8])? {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        func receive() -> Bool {
+            let n = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { return false }
+            data += buffer[0..<n]
+            return true
+        }
+        while true {
+            if let end = Self.headEnd(data) {
+                let head = String(decoding: data[0..<end], as: UTF8.self)
+                let lines = head.components(separatedBy: "\r\n")
+                guard let statusText = lines.first?.split(separator: " ").dropFirst().first, let status = Int(statusText) else { return nil }
+                var headers: [String: String] = [:]
+                for line in lines.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                let length = headers["content-length"].flatMap { Int($0) } ?? 0
+                while data.count < end + 4 + length {
+                    guard receive() else { return nil }
+                }
+                return (status, headers, Array(data[(end + 4)..<(end + 4 + length)]))
+            }
+            guard receive() else { return nil }
+        }
+    }
+
+    private static func headEnd(_ data: [UInt8]) -> Int? {
+        guard data.count >= 4 else { return nil }
+        for i in 0...(data.count - 4) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 { return i }
+        return nil
+    }
+}
