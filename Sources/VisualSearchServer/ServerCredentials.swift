@@ -1,7 +1,7 @@
 import Foundation
 import VisualSearch
 
-/// The keys a server accepts (wire-protocol.md §1.3, §4.2):
+/// The keys a server accepts (docs/wire-protocol.md §1.3, §4.2):
 ///
 /// - an **app key** is accepted as `access_key=` (ViSearch mobile SDKs) or
 ///   `app_key=` (ProductSearch);

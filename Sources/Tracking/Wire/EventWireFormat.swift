@@ -1,6 +1,6 @@
 import Foundation
 
-/// The analytics wire format (wire-protocol.md §5): the short parameter
+/// The analytics wire format (docs/wire-protocol.md §5): the short parameter
 /// names, the single-event pixel query string and the batch JSON body —
 /// both ways, since the local collector decodes what the tracker encodes.
 ///

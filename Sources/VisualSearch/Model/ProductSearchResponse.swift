@@ -1,4 +1,4 @@
-/// A ProductSearch response (wire-protocol.md §4.4): products with
+/// A ProductSearch response (docs/wire-protocol.md §4.4): products with
 /// `product_id`, `main_image_url` and `data`, and `error` as an object.
 ///
 /// The offline engine maps catalog images to products: `product_id` is the

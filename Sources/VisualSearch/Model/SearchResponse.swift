@@ -1,7 +1,7 @@
 import Foundation
 
 /// A ViSearch response, encoding to exactly the JSON the hosted service
-/// sends (wire-protocol.md §3): `status`, `method`, `error` (a list of
+/// sends (docs/wire-protocol.md §3): `status`, `method`, `error` (a list of
 /// strings), `page`, `limit`, `total`, `result`, `reqid`, and, when they
 /// apply, `im_id`, `facets`, `product_types`, `objects`.
 ///

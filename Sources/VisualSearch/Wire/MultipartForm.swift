@@ -6,7 +6,7 @@ import Foundation
 /// The client sends what the Swift SDK sends: one part named `image`, file
 /// name `image.jpeg`, type `image/jpeg`, boundary
 /// `visearch.boundary.%08x%08x`; with no image, a body that is only the
-/// closing boundary (wire-protocol.md §1.5, §1.8). The parser accepts that
+/// closing boundary (docs/wire-protocol.md §1.5, §1.8). The parser accepts that
 /// zero-part body, text parts (Java, JS) and file parts, and rejects
 /// anything malformed with a typed error instead of guessing.
 ///

@@ -10,7 +10,7 @@ import Foundation
 /// | filters | `fq=field:value` | `filters=field:value` (and `text_filters`) |
 /// | returned fields | `fl`, `get_all_fl` | `attrs_to_get` |
 ///
-/// Encoding follows the Swift SDK (wire-protocol.md §1.6–1.7, §4.3), so a
+/// Encoding follows the Swift SDK (docs/wire-protocol.md §1.6–1.7, §4.3), so a
 /// request URL can be compared byte for byte with the SDK's; decoding is
 /// lenient, as a server must be.
 ///

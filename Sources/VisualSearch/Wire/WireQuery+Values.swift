@@ -1,7 +1,7 @@
 import Foundation
 
 /// Typed, lenient reading of merged request parameters, as a server must do
-/// because the public SDKs disagree (wire-protocol.md §1.5–1.7, §6):
+/// because the public SDKs disagree (docs/wire-protocol.md §1.5–1.7, §6):
 /// booleans `true`/`True`/`1`, lists repeated or comma-joined, numbers with
 /// or without `%f`'s trailing zeros. Every malformed value is a
 /// ``VisualSearchError/invalidParameter(name:reason:)`` naming the parameter.

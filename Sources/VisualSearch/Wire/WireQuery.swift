@@ -1,7 +1,7 @@
 import Foundation
 
 /// Parameters as they travel in a URL query string, encoded exactly as the
-/// ViSearch Swift SDK does (wire-protocol.md §1.6), so URLs can be compared
+/// ViSearch Swift SDK does (docs/wire-protocol.md §1.6), so URLs can be compared
 /// byte for byte:
 ///
 /// - keys in ascending order (repeated keys keep their relative order);

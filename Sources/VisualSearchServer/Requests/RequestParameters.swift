@@ -4,7 +4,7 @@ import NIOCore
 import VisualSearch
 
 /// A request's parameters, merged from wherever the SDKs put them
-/// (wire-protocol.md §1.5): the query string first, then form fields or
+/// (docs/wire-protocol.md §1.5): the query string first, then form fields or
 /// multipart text parts (so a body value overrides the query string), plus
 /// the multipart `image` file part.
 ///

@@ -274,7 +274,7 @@ struct HostileRequestTests {
     }
 }
 
-/// Parameters arrive wherever an SDK puts them (wire-protocol.md §1.5).
+/// Parameters arrive wherever an SDK puts them (docs/wire-protocol.md §1.5).
 @Suite("Parameter merging", .timeLimit(.minutes(5)))
 struct ParameterMergingTests {
     @Test("Java: a form-urlencoded POST body")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import VisualSearch
 
-/// The sample bodies of wire-protocol.md §3.4 and §4.4, and the SDKs' variants, decode.
+/// The sample bodies of docs/wire-protocol.md §3.4 and §4.4, and the SDKs' variants, decode.
 @Suite("Golden response decoding")
 struct ResponseDecodingTests {
     func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
