@@ -83,6 +83,11 @@ extension URLSessionTransport {
 
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            // FoundationNetworking traps when this handler is called for a task that was cancelled
+            // meanwhile (by the idle watchdog, the caller or invalidation): answer only a task still running.
+            let completionHandler: @Sendable (URLRequest?) -> Void = { next in
+                if task.state == .running { completionHandler(next) }
+            }
             guard let exchange = exchange(for: task) else { return completionHandler(nil) }
             let count = exchange.state.withLock { state -> Int in
                 state.redirects += 1

@@ -41,7 +41,7 @@ func seconds<T>(_ body: () async -> T) async -> (T, Double) {
 }
 
 /// Polls `condition` every 10 ms for up to `limit` seconds.
-func eventually(within limit: Double = 5, _ condition: () -> Bool) async -> Bool {
+func eventually(within limit: Double = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int64(limit * 1000))
     while ContinuousClock.now < deadline {
         if condition() { return true }

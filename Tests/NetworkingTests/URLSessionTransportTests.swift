@@ -32,7 +32,7 @@ struct URLSessionTransportTests {
         defer { stub.stop() }
         let (result, elapsed) = await seconds { await send(URLSessionTransport(), HTTPClientRequest(url: stub.url(), timeout: 1)) }
         #expect(result.failure == .timeout(url: stub.url().absoluteString, seconds: 1))
-        #expect(elapsed >= 0.9 && elapsed < 3, "took \(elapsed) s")
+        #expect(elapsed >= 0.9 && elapsed < 15, "took \(elapsed) s")
     }
 
     @Test("a body that stops arriving fails after the idle timeout")
@@ -41,7 +41,7 @@ struct URLSessionTransportTests {
         defer { stub.stop() }
         let (result, elapsed) = await seconds { await send(URLSessionTransport(), HTTPClientRequest(url: stub.url(), timeout: 1)) }
         #expect(result.failure == .timeout(url: stub.url().absoluteString, seconds: 1))
-        #expect(elapsed >= 0.9 && elapsed < 3, "took \(elapsed) s")
+        #expect(elapsed >= 0.9 && elapsed < 15, "took \(elapsed) s")
     }
 
     @Test("a body cut short is a transport failure")
@@ -64,7 +64,7 @@ struct URLSessionTransportTests {
             await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url(), timeout: 20))
         }
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
-        #expect(elapsed < 5, "took \(elapsed) s")
+        #expect(elapsed < 20, "took \(elapsed) s")
     }
 
     @Test("a large body streamed with a Content-Length over the cap is abandoned")
@@ -73,7 +73,7 @@ struct URLSessionTransportTests {
         defer { stub.stop() }
         let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url())) }
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
-        #expect(elapsed < 5, "took \(elapsed) s: the body was not abandoned")
+        #expect(elapsed < 20, "took \(elapsed) s: the body was not abandoned")
     }
 
     @Test("a chunked body is counted as it arrives and abandoned at the cap")
@@ -82,7 +82,7 @@ struct URLSessionTransportTests {
         defer { stub.stop() }
         let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url())) }
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
-        #expect(elapsed < 5, "took \(elapsed) s: the body was not abandoned")
+        #expect(elapsed < 20, "took \(elapsed) s: the body was not abandoned")
     }
 
     @Test("exactly the cap is accepted, one byte more is not")
@@ -109,7 +109,7 @@ struct URLSessionTransportTests {
             return await task.value
         }
         #expect(result.failure == .cancelled)
-        #expect(elapsed < 2, "took \(elapsed) s")
+        #expect(elapsed < 10, "took \(elapsed) s")
         #expect(stub.requests.count == 1)
     }
 
