@@ -178,7 +178,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.redirect(to: location)])
         defer { stub.stop() }
         let policy = DestinationPolicy(refusesNonPublicAddresses: true, allowedHosts: [stub.hostAndPort])
-        let result = await send(URLSessionTransport(destinationPolicy: policy), HTTPClientRequest(url: stub.url(), timeout: 3))
+        let result = await send(URLSessionTransport(destinationPolicy: policy), HTTPClientRequest(url: stub.url(), timeout: 30))
         guard case .failure(.destinationRefused) = result else {
             Issue.record("not refused: \(result)")
             return

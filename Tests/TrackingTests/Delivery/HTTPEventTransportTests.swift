@@ -74,7 +74,7 @@ struct HTTPEventTransportTests {
             return
         }
         #expect(reason == "HTTP 429")
-        #expect(after.map { $0 > 25 && $0 <= 30 } == true, "\(String(describing: after))")
+        #expect(after.map { $0 > 0 && $0 <= 30 } == true, "\(String(describing: after))")  // whole seconds until the date, however long the run took to get here
     }
 
     @Test("a batch refused as a whole is reported so the tracker can split it")
