@@ -31,7 +31,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(429, headers: ["Retry-After": "2"], body: "{}"), .respond(200, body: "ok")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        let result = await send(client(waits), HTTPClientRequest(url: stub.url()))
+        let result = await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30))
         #expect(try result.get().status == 200)
         #expect(waits.recorded == [2])
         #expect(stub.requests.count == 2)
@@ -43,7 +43,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(429, headers: ["Retry-After": date], body: "{}"), .respond(200, body: "ok")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        let result = await send(client(waits), HTTPClientRequest(url: stub.url()))
+        let result = await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30))
         #expect(try result.get().status == 200)
         let wait = try #require(waits.recorded.first)
         // Whole seconds, measured from when the header is read (a loaded machine may take a while to get there).
@@ -55,7 +55,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(429, headers: ["Retry-After": "3600"], body: "{}")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url())).get().status == 429)
+        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30)).get().status == 429)
         #expect(waits.recorded.isEmpty && stub.requests.count == 1)
     }
 
@@ -64,7 +64,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(status, body: "{}")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url())).get().status == status)
+        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30)).get().status == status)
         #expect(waits.recorded == [0.5, 1])
         #expect(stub.requests.count == 3)
     }
@@ -74,7 +74,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(503, body: "{}"), .respond(502, body: "{}"), .respond(200, body: "ok")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url())).get().body == Array("ok".utf8))
+        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30)).get().body == Array("ok".utf8))
         #expect(waits.recorded == [0.5, 1])
     }
 
@@ -83,7 +83,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.respond(status, body: "{\"error\":\"no\"}")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url())).get().status == status)
+        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30)).get().status == status)
         #expect(waits.recorded.isEmpty && stub.requests.count == 1)
     }
 
@@ -92,7 +92,7 @@ struct HTTPClientTests {
         let stub = LoopbackStub([.truncated(declared: 100, body: "{"), .respond(200, body: "ok")])
         defer { stub.stop() }
         let waits = RecordedWaits()
-        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url())).get().status == 200)
+        #expect(try await send(client(waits), HTTPClientRequest(url: stub.url(), timeout: 30)).get().status == 200)
         #expect(stub.requests.count == 2 && waits.recorded == [0.5])
     }
 
@@ -138,7 +138,7 @@ struct HTTPClientTests {
             sleeping.store(true, ordering: .relaxed)
             try await Task.sleep(for: .seconds(60))
         }
-        let task = Task { await send(http, HTTPClientRequest(url: stub.url())) }
+        let task = Task { await send(http, HTTPClientRequest(url: stub.url(), timeout: 30)) }
         #expect(await eventually { sleeping.load(ordering: .relaxed) })
         let (result, elapsed) = await seconds { () async -> Result<HTTPClientResponse, HTTPClientError> in
             task.cancel()

@@ -48,7 +48,7 @@ struct URLSessionTransportTests {
     func truncated() async {
         let stub = LoopbackStub([.truncated(declared: 500, body: "{\"status\":")])
         defer { stub.stop() }
-        let result = await send(URLSessionTransport(), HTTPClientRequest(url: stub.url()))
+        let result = await send(URLSessionTransport(), HTTPClientRequest(url: stub.url(), timeout: 30))
         guard case .failure(.transport) = result else {
             Issue.record("expected a transport failure, got \(result)")
             return
@@ -71,7 +71,7 @@ struct URLSessionTransportTests {
     func oversizedStreamed() async {
         let stub = LoopbackStub([.oversized(bytes: 64 << 20)])
         defer { stub.stop() }
-        let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url())) }
+        let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url(), timeout: 30)) }
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
         #expect(elapsed < 20, "took \(elapsed) s: the body was not abandoned")
     }
@@ -80,7 +80,7 @@ struct URLSessionTransportTests {
     func oversizedChunked() async {
         let stub = LoopbackStub([.oversizedChunked(bytes: 64 << 20)])
         defer { stub.stop() }
-        let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url())) }
+        let (result, elapsed) = await seconds { await send(URLSessionTransport(maxResponseBytes: 1 << 20), HTTPClientRequest(url: stub.url(), timeout: 30)) }
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
         #expect(elapsed < 20, "took \(elapsed) s: the body was not abandoned")
     }
@@ -91,10 +91,10 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.respond(200, body: body), .respond(200, body: body + "b"), .oversizedChunked(bytes: 1000), .oversizedChunked(bytes: 1001)])
         defer { stub.stop() }
         let transport = URLSessionTransport(maxResponseBytes: 1000)
-        #expect(try await transport.send(HTTPClientRequest(url: stub.url())).body.count == 1000)
-        #expect(await send(transport, HTTPClientRequest(url: stub.url())).failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1000))
-        #expect(try await transport.send(HTTPClientRequest(url: stub.url())).body.count == 1000)
-        #expect(await send(transport, HTTPClientRequest(url: stub.url())).failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1000))
+        #expect(try await transport.send(HTTPClientRequest(url: stub.url(), timeout: 30)).body.count == 1000)
+        #expect(await send(transport, HTTPClientRequest(url: stub.url(), timeout: 30)).failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1000))
+        #expect(try await transport.send(HTTPClientRequest(url: stub.url(), timeout: 30)).body.count == 1000)
+        #expect(await send(transport, HTTPClientRequest(url: stub.url(), timeout: 30)).failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1000))
     }
 
     @Test("cancelling the task stops a stalled request at once")
@@ -120,7 +120,7 @@ struct URLSessionTransportTests {
         let transport = URLSessionTransport()
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return await send(transport, HTTPClientRequest(url: stub.url()))
+            return await send(transport, HTTPClientRequest(url: stub.url(), timeout: 30))
         }
         #expect(await task.value.failure == .cancelled)
         #expect(stub.connections == 0)
@@ -149,7 +149,7 @@ struct URLSessionTransportTests {
     func firstURLChecked() async {
         let stub = LoopbackStub([])
         defer { stub.stop() }
-        let result = await send(URLSessionTransport(destinationPolicy: .publicOnly), HTTPClientRequest(url: stub.url()))
+        let result = await send(URLSessionTransport(destinationPolicy: .publicOnly), HTTPClientRequest(url: stub.url(), timeout: 30))
         #expect(result.failure == .destinationRefused(url: stub.url().absoluteString, reason: "127.0.0.1 is a loopback address"))
         #expect(stub.connections == 0)
     }
@@ -161,7 +161,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.redirect(to: "http://localhost:\(target.port)/admin")])
         defer { stub.stop() }
         let policy = DestinationPolicy(refusesNonPublicAddresses: true, allowedHosts: [stub.hostAndPort])
-        let result = await send(URLSessionTransport(destinationPolicy: policy), HTTPClientRequest(url: stub.url()))
+        let result = await send(URLSessionTransport(destinationPolicy: policy), HTTPClientRequest(url: stub.url(), timeout: 30))
         guard case .failure(.destinationRefused(let url, let reason)) = result else {
             Issue.record("not refused: \(result)")
             return
@@ -190,7 +190,7 @@ struct URLSessionTransportTests {
     func redirectToOtherScheme() async {
         let stub = LoopbackStub([.redirect(to: "ftp://127.0.0.1/file")])
         defer { stub.stop() }
-        let result = await send(URLSessionTransport(), HTTPClientRequest(url: stub.url()))
+        let result = await send(URLSessionTransport(), HTTPClientRequest(url: stub.url(), timeout: 30))
         guard case .failure(.destinationRefused) = result else {
             Issue.record("not refused: \(result)")
             return
