@@ -23,6 +23,8 @@ public final class LoopbackStub: @unchecked Sendable {
     public enum Step: Sendable {
         /// Answer with a status, headers and a body (`Content-Length`, `Connection: close`).
         case respond(Int, headers: [String: String] = [:], body: String)
+        /// Answer 200 with binary content (an image, say).
+        case serve(contentType: String, bytes: [UInt8])
         /// Read the request, then never answer (until the stub stops).
         case stall
         /// Declare `declared` bytes of body, send `body`, close: a body cut short.
@@ -120,6 +122,11 @@ public final class LoopbackStub: @unchecked Sendable {
                 for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
                 write(connection, text + "\r\n" + body)
                 close(connection)
+            case .serve(let contentType, let bytes):
+                if write(connection, "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n") {
+                    sendAll(connection, bytes)
+                }
+                close(connection)
             case .stall:
                 open.append(connection)
             case .truncated(let declared, let body):
@@ -193,7 +200,11 @@ public final class LoopbackStub: @unchecked Sendable {
 
     @discardableResult
     private func write(_ connection: Int32, _ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        sendAll(connection, Array(text.utf8))
+    }
+
+    @discardableResult
+    private func sendAll(_ connection: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -189,11 +189,11 @@ struct SecurityTests {
 
     @Test("without --allow-remote-fetch an http(s) im_url is refused, saying how to allow it; nothing is connected to")
     func remoteFetchOff() async throws {
-        let host = ImageHost(serving: Repository.bytes("coffee_cup.jpg"))
+        let host = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("coffee_cup.jpg"))])
         defer { host.stop() }
         let server = try await InProcess.server { $0.allowedFetchHosts = [host.hostAndPort] }  // an allowed host does not switch fetching on
         let replies = try await InProcess.test(server) { client in
-            [try await client.send("/uploadsearch?im_url=" + Self.escaped(host.url("/x.jpg"))),
+            [try await client.send("/uploadsearch?im_url=" + Self.escaped(host.url("/x.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped("https://example.com/x.jpg"))]
         }
         for reply in replies {
@@ -204,10 +204,10 @@ struct SecurityTests {
 
     @Test("with --allow-remote-fetch, loopback is refused by address and by name, before any connection")
     func remoteFetchLoopback() async throws {
-        let host = ImageHost(serving: Repository.bytes("coffee_cup.jpg"))
+        let host = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("coffee_cup.jpg"))])
         defer { host.stop() }
         let server = try await InProcess.server { $0.allowRemoteFetch = true }
-        let locations = [host.url("/x.jpg"), "http://localhost:\(host.port)/", "http://LOCALHOST.:\(host.port)/x.jpg",
+        let locations = [host.url("/x.jpg").absoluteString, "http://localhost:\(host.port)/", "http://LOCALHOST.:\(host.port)/x.jpg",
                          "http://[::1]:\(host.port)/x.jpg", "http://[::ffff:127.0.0.1]:\(host.port)/x.jpg",
                          "http://127.1:\(host.port)/x.jpg", "http://2130706433:\(host.port)/x.jpg", "http://0x7f.0.0.1:\(host.port)/x.jpg",
                          "http://0.0.0.0:\(host.port)/x.jpg", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/x.jpg",
@@ -228,10 +228,10 @@ struct SecurityTests {
 
     @Test("an allowed host is fetched; its redirect to cloud metadata or to another loopback host is refused, and that host never sees a connection")
     func remoteFetchAllowedAndRedirects() async throws {
-        let image = ImageHost(serving: Repository.bytes("coffee_cup.jpg"))
-        let other = ImageHost(serving: Repository.bytes("chelsea_cat.jpg"))
+        let image = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("coffee_cup.jpg"))])
+        let other = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("chelsea_cat.jpg"))])
         let toMetadata = LoopbackStub([.redirect(to: "http://169.254.169.254/latest/meta-data")])
-        let toOther = LoopbackStub([.redirect(to: other.url("/x.jpg"))])
+        let toOther = LoopbackStub([.redirect(to: other.url("/x.jpg").absoluteString)])
         let toFile = LoopbackStub([.redirect(to: "file:///etc/passwd")])
         defer {
             image.stop()
@@ -245,7 +245,7 @@ struct SecurityTests {
             $0.allowedFetchHosts = [image.hostAndPort, toMetadata.hostAndPort, toOther.hostAndPort, toFile.hostAndPort]
         }
         let (fetched, metadata, redirected, file) = try await InProcess.test(server) { client in
-            (try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(image.url("/coffee.jpg"))),
+            (try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(image.url("/coffee.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(toMetadata.url("/a.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(toOther.url("/b.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(toFile.url("/c.jpg").absoluteString)))

@@ -82,8 +82,17 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     /// Where a catalog image came from (its indexed path or URL).
     public func source(of imageName: String) async -> String? {
-        guard let snapshot = try? await snapshot(), let row = snapshot.index.row(named: imageName) else { return nil }
-        return snapshot.index.sources[row]
+        await sources(of: [imageName])[imageName]
+    }
+
+    /// Where catalog images came from, from one snapshot; unknown names are left out.
+    public func sources(of imageNames: [String]) async -> [String: String] {
+        guard let snapshot = try? await snapshot() else { return [:] }
+        var sources: [String: String] = [:]
+        for name in imageNames {
+            if let row = snapshot.index.row(named: name) { sources[name] = snapshot.index.sources[row] }
+        }
+        return sources
     }
 
     // MARK: - ViSearch
@@ -251,7 +260,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             }
         }
         return shaper.searchResponse(method: method, ranked: ranked,
-                                     rows: ResponseShaper.Rows(names: index.names, sources: index.sources, ids: index.ids),
+                                     rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
                                      valueMaps: maps, facets: facets, requestID: RequestID.make())
     }
 }

@@ -4,15 +4,13 @@ import VisualSearch
 /// six decimals (only with `score=true`), `value_map` (only when fields were
 /// asked for), facets, and the ProductSearch product shape. Pure: table-tested.
 public struct ResponseShaper: Sendable {
-    /// What the ranked rows are called and where they came from.
+    /// What the ranked rows are called: their names and catalog ids.
     public struct Rows: Sendable {
         public var names: [String]
-        public var sources: [String]
         public var ids: [Int64]
 
-        public init(names: [String], sources: [String], ids: [Int64]) {
+        public init(names: [String], ids: [Int64]) {
             self.names = names
-            self.sources = sources
             self.ids = ids
         }
     }

@@ -99,10 +99,10 @@ enum QueryOutput {
             Terminal.out(ResultTable.render(response, query: query.title))
         }
         guard let html = options.html else { return }
-        var sources: [String: String] = [:]
-        for result in response.result + (response.objects ?? []).flatMap(\.result) {
-            if let engine, let source = await engine.source(of: result.imageName) { sources[result.imageName] = source }
-            else if let url = result.valueMap?["im_url"] { sources[result.imageName] = url }
+        let results = response.result + (response.objects ?? []).flatMap(\.result)
+        var sources = await engine?.sources(of: results.map(\.imageName)) ?? [:]
+        for result in results where sources[result.imageName] == nil {
+            if let url = result.valueMap?["im_url"] { sources[result.imageName] = url }
         }
         let page = ResultsPage.render(response, query: query, parameters: try options.parameters(), sources: sources)
         do throws(ImageOpsError) { try FileIO.writeAtomically(Array(page.utf8), to: html) } catch {

@@ -4,7 +4,7 @@ import VisualSearch
 
 @Suite("ResponseShaper", .timeLimit(.minutes(1)))
 struct ResponseShaperTests {
-    static let rows = ResponseShaper.Rows(names: ["a", "b", "c"], sources: ["/i/a.jpg", "/i/b.jpg", "https://x/c.jpg"], ids: [10, 20, 30])
+    static let rows = ResponseShaper.Rows(names: ["a", "b", "c"], ids: [10, 20, 30])
     static let ranked = Ranking.Ranked(page: [Ranking.Entry(row: 2, score: 0.123_456_78), Ranking.Entry(row: 0, score: 0.5)],
                                        total: 7, matchedRows: nil)
     static let maps: [Int64: [String: String]] = [30: ["brand": "zeta", "price": "9.5"]]
