@@ -16,7 +16,10 @@ import VisualSearch
 /// - every write is one transaction: after a crash, all of it or none of it;
 /// - ``upsert(_:schema:)`` replaces by `im_name`; metadata values that do not
 ///   fit their field's type are rejected before anything is written;
-/// - ``version()`` moves on every committed change, by any process;
+/// - vectors are ``ColorFeatures/dimensions`` long; a batch holding another
+///   length is refused before anything is written;
+/// - ``version()`` moves on every committed change, by any process, and only
+///   then: a write that changes nothing (an empty batch, unknown names) leaves it;
 /// - filters: `string` exact, `text` by words (every word must occur, any
 ///   order, case- and accent-insensitive), numbers exact or `min,max`
 ///   inclusive; an undeclared field is ``VisualSearchError/unknownField(_:)``;

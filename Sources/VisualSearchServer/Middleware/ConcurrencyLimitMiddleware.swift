@@ -22,7 +22,7 @@ public struct ConcurrencyLimitMiddleware<Context: VisualSearchRequestContext>: R
         defer { inFlight.value.wrappingSubtract(1, ordering: .relaxed) }
         guard current <= limit else {
             let path = request.uri.path
-            var response = Responses.failure(.busy(limit: limit), family: Routes.family(of: path), method: Routes.method(of: path),
+            var response = Responses.failure(.busy(limit: limit), family: RoutePath.family(of: path), method: RoutePath.method(of: path),
                                              requestID: context.requestID)
             response.headers[.retryAfter] = "1"
             return response

@@ -24,7 +24,7 @@ public struct RequestLogMiddleware<Context: VisualSearchRequestContext>: RouterM
             let path = request.uri.path
             let failure: ServerError = (error as? HTTPError)?.status == .notFound ? .notFound(path: path)
                 : (error as? ServerError) ?? .badBody("\(error)")
-            response = Responses.failure(failure, family: Routes.family(of: path), method: Routes.method(of: path), requestID: context.requestID)
+            response = Responses.failure(failure, family: RoutePath.family(of: path), method: RoutePath.method(of: path), requestID: context.requestID)
         }
         response.headers[.init("X-Log-ID")!] = context.requestID
         let elapsed = start.duration(to: .now)

@@ -115,20 +115,13 @@ struct ColorCommand: AsyncParsableCommand, QueryCommand {
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
                                                     discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike.")
     @OptionGroup var catalog: CatalogOptions
-    @Argument(help: "The colour, e.g. c45b3b.") var hex: String
+    @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var color: HexColor
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
-
-    func validate() throws {
-        do { _ = try HexColor(parsing: hex) } catch { throw ValidationError(error.message) }
-    }
 
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
         try await service.colorSearch(ColorSearchRequest(color: color, parameters: options.searchParameters))
     }
-
-    /// The colour, once ``validate()`` has passed.
-    var color: HexColor { (try? HexColor(parsing: hex)) ?? HexColor(red: 0, green: 0, blue: 0) }
 
     var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: color.description, color: color) }
 
@@ -176,5 +169,12 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     func run() async throws {
         try image.checkFile()
         try await runQuery()
+    }
+}
+
+extension HexColor {
+    /// Parses a command-line colour; the error is argument-parser's message for it.
+    static func argument(_ text: String) throws -> HexColor {
+        do { return try HexColor(parsing: text) } catch { throw ValidationError(error.message) }
     }
 }

@@ -105,14 +105,16 @@ struct IndexerTests {
         #expect(index.row(named: "cup").map { index.sources[$0] } == "https://shop.example/cup.jpg")
     }
 
-    @Test("a second run decodes nothing unchanged; a changed file is indexed again")
+    @Test("a second run decodes nothing unchanged and leaves the version; a changed file is indexed again")
     func unchanged() async throws {
         let store = try Self.store()
         let input = try Self.folder()
         _ = try await Indexer(store: store).run(directory: input)
         let before = try await store.loadIndex()
+        let version = try await store.version()
         let again = try await Indexer(store: store).run(directory: input)
         #expect(again.indexed == 0 && again.unchanged == 3 && again.failed == 1)
+        #expect(try await store.version() == version, "a run that changed nothing must not make servers reload")
         let after = try await store.loadIndex()
         #expect(after.ids == before.ids && after.vectors == before.vectors)
 

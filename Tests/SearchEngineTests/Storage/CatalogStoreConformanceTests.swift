@@ -202,9 +202,28 @@ struct CatalogStoreConformanceTests {
         #expect(exported[4].metadata == ["brand": "Acme", "count": "7"])
     }
 
+    @Test("upsert refuses a vector of another length than ColorFeatures.dimensions, naming the image, and writes none of the batch",
+          arguments: StoreFactory.all)
+    func upsertRefusesWrongLengthVectors(factory: StoreFactory) async throws {
+        let sut = try await factory.make()
+        let store = sut.store
+        var short = Items.item("short", seed: 2)
+        short.features.removeLast()
+        for bad in [short, CatalogItem(imageName: "empty", source: "/x.jpg", width: 1, height: 1, contentHash: "h",
+                                       features: [], palette: Items.palette(1), metadata: [:])] {
+            await #expect {
+                try await store.upsert([Items.item("good", seed: 1), bad], schema: Self.schema)
+            } throws: { error in
+                guard case VisualSearchError.invalidParameter(let name, let reason) = error else { return false }
+                return name == "features" && reason.contains(bad.imageName) && reason.contains("\(ColorFeatures.dimensions)")
+            }
+        }
+        #expect(try await store.count() == 0)
+    }
+
     // MARK: - Version
 
-    @Test("the version moves on every committed change, and another instance on the same location sees it", arguments: StoreFactory.all)
+    @Test("the version moves on every committed change and only then; another instance on the same location sees it", arguments: StoreFactory.all)
     func version(factory: StoreFactory) async throws {
         let sut = try await factory.make()
         let store = sut.store
@@ -228,6 +247,14 @@ struct CatalogStoreConformanceTests {
         try await expectMoved("a metadata update")
         #expect(try await store.remove(["a"]) == 1)
         try await expectMoved("a removal")
+
+        // Writes that change nothing leave it where it is.
+        let settled = try await store.version()
+        try await store.upsert([], schema: Self.schema)
+        try await store.declare(FieldSchema(fields: ["brand": .string]))
+        try await store.updateMetadata([MetadataUpdate(imageName: "nobody", metadata: ["brand": "z"])], schema: Self.schema)
+        #expect(try await store.remove(["a", "nobody"]) == 0)
+        #expect(try await store.version() == settled, "a write that changed nothing moved the version")
 
         // Another instance's writes are seen here too.
         try await other.upsert([Items.item("b", seed: 3)], schema: Self.schema)

@@ -223,6 +223,8 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// Inserts or replaces items by `im_name`, all in one transaction.
     /// Metadata that does not fit the schema is refused before anything is written.
     public func upsert(_ items: [CatalogItem], schema: FieldSchema) throws(VisualSearchError) {
+        guard !items.isEmpty else { return }
+        try CatalogItem.checkVectors(of: items)
         try SQLiteCatalogStore.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
         let now = Date().timeIntervalSince1970
         try write { db in
@@ -263,11 +265,13 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) throws(VisualSearchError) {
         try SQLiteCatalogStore.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
         try write { db in
+            var updated = 0
             for update in updates {
                 guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [update.imageName]) else { continue }
                 try SQLiteCatalogStore.replaceValues(of: id, with: update.metadata, schema: schema, in: db)
+                updated += 1
             }
-            try SQLiteCatalogStore.bumpVersion(db)
+            if updated > 0 { try SQLiteCatalogStore.bumpVersion(db) }
         }
     }
 
@@ -283,7 +287,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 try db.execute(sql: "DELETE FROM images WHERE id = ?", arguments: [id])
                 removed += 1
             }
-            try SQLiteCatalogStore.bumpVersion(db)
+            if removed > 0 { try SQLiteCatalogStore.bumpVersion(db) }
             return removed
         }
     }
