@@ -12,8 +12,8 @@
 //                                   VisualSearchService protocol and the HTTP clients (no GRDB, no engine)
 //   Tracking            ← Networking, GRDB, Logging, ServiceLifecycle
 //                                   analytics events, validation, durable queue, delivery; the collector's store protocol
-//   SearchEngine        ← VisualSearch, Tracking, ImageOps, GRDB
-//                                   the offline engine: CatalogStore protocol + SQLite store, features,
+//   SearchEngine        ← VisualSearch, Tracking, ImageOps, GRDB, PostgresNIO
+//                                   the offline engine: CatalogStore protocol + SQLite and PostgreSQL stores, features,
 //                                   feature index, ranking, facets, response shaping, indexer
 //   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging
 //                                   routes for any VisualSearchService and CollectorStore, mountable in an app
@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -60,7 +62,13 @@ let package = Package(
         ),
         .target(
             name: "SearchEngine",
-            dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "VisualSearch", "Tracking", "ImageOps", "Networking",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "VisualSearchServer",

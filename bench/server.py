@@ -69,10 +69,14 @@ def wrk(url, connections, duration, script=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--vsearch", help="use this vsearch binary (no build), e.g. .build-perf/release/vsearch")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration", type=int, default=8)
     args = parser.parse_args()
+    global VSEARCH
+    if args.vsearch:
+        VSEARCH, args.no_build = os.path.abspath(args.vsearch), True
 
     ensure_wrk()
     if not args.no_build:

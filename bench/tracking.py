@@ -72,10 +72,14 @@ def python_peer(count):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--vsearch", help="use this vsearch binary (no build), e.g. .build-perf/release/vsearch")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--events", type=int, default=20000)
     args = parser.parse_args()
+    global VSEARCH
+    if args.vsearch:
+        VSEARCH, args.no_build = os.path.abspath(args.vsearch), True
     if not args.no_build:
         subprocess.run(["swift", "build", "-c", "release", "--product", "vsearch"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     os.makedirs(WORK, exist_ok=True)

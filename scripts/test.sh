@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs missing system packages, then `swift test -c release`
+# Runs the whole test suite: installs missing system packages, starts PostgreSQL, then `swift test -c release`
 # (release: the pixel loops are ~150x slower unoptimised, and the CLI tests run the binary).
 # Ends with a plain "N passed, N failed" line summarising Swift Testing's result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# A real PostgreSQL 18 + pgvector for the PostgreSQL store's tests (scripts/postgres.sh),
+# started here on a free loopback port with a fresh test database, stopped at the end.
+./scripts/postgres.sh start >/dev/null
+trap 'rm -f "$log"; ./scripts/postgres.sh stop || true' EXIT
+./scripts/postgres.sh psql -q -d postgres -c "DROP DATABASE IF EXISTS vsearch_test WITH (FORCE)" >/dev/null
+VSEARCH_TEST_POSTGRES="$(./scripts/postgres.sh start)"
+export VSEARCH_TEST_POSTGRES
 set +e
 swift test -c release "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

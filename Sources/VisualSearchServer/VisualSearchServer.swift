@@ -33,7 +33,7 @@ public struct VisualSearchServer: Sendable {
     /// Opens the catalog (it must exist) and loads the engine.
     /// - Throws: ``VisualSearchError`` for a missing or unusable catalog.
     public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
-        let store = try configuration.catalog.open(creating: false)
+        let store = try await configuration.catalog.open(creating: false)
         var engineConfiguration = VisualSearchEngine.Configuration()
         engineConfiguration.imageSources = configuration.imageSourcePolicy
         try await self.init(configuration: configuration, store: store,

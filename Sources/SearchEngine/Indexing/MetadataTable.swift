@@ -123,6 +123,16 @@ public struct MetadataTable: Sendable {
         return records
     }
 
+    /// Refuses metadata that does not fit the schema, before a store writes anything.
+    /// - Throws: ``VisualSearchError/invalidMetadata(row:field:reason:)``; `row` counts the entries from 1.
+    public static func check(_ entries: [(imageName: String, metadata: [String: String])], schema: FieldSchema) throws(VisualSearchError) {
+        for (offset, entry) in entries.enumerated() {
+            if let problem = validate(entry.metadata, schema: schema) {
+                throw .invalidMetadata(row: offset + 1, field: problem.field, reason: "\(entry.imageName): \(problem.reason)")
+            }
+        }
+    }
+
     /// Checks one row against a schema: int and float values must parse.
     public static func validate(_ values: [String: String], schema: FieldSchema) -> (field: String, reason: String)? {
         for (field, value) in values.sorted(by: { $0.key < $1.key }) where !value.isEmpty {

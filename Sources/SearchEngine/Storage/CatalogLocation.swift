@@ -8,12 +8,12 @@ import VisualSearch
 ///
 /// ```swift
 /// let location = CatalogLocation(parsing: "demo-output/catalog.sqlite")
-/// let store = try location.open(creating: false)   // refuses a missing catalog
+/// let store = try await location.open(creating: false)   // refuses a missing catalog
 /// ```
 public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
     /// A SQLite file (the embedded default).
     case sqlite(path: String)
-    /// A PostgreSQL database URL.
+    /// A PostgreSQL database URL (see ``PostgreSQLSettings`` for its parameters).
     case postgreSQL(URL)
 
     /// `.vsearch/catalog.sqlite` in the working directory.
@@ -39,20 +39,20 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sqlite(let path): path
-        case .postgreSQL(let url): Redaction.url(url)
+        case .postgreSQL(let url): (try? PostgreSQLSettings(url: url.absoluteString))?.description ?? Redaction.url(url)
         }
     }
 
-    /// Opens the store. Only `creating` (`vsearch index`) makes a new catalog.
+    /// Opens the store. Only `creating` (`vsearch index`, `catalog migrate`) makes a new catalog.
     /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
-    ///   catalog, ``VisualSearchError/catalog(location:reason:)`` for one that cannot be used.
-    public func open(creating: Bool = false) throws(VisualSearchError) -> any CatalogStore & CollectorStore {
+    ///   catalog, ``VisualSearchError/catalog(location:reason:)`` for one that cannot be used,
+    ///   ``VisualSearchError/unavailable(location:reason:)`` for a database that cannot be reached.
+    public func open(creating: Bool = false) async throws(VisualSearchError) -> any CatalogStore & CollectorStore {
         switch self {
         case .sqlite(let path):
             return try SQLiteCatalogStore(path: path, creating: creating)
-        case .postgreSQL:
-            throw .catalog(location: description,
-                           reason: "PostgreSQL catalogs are not available in this version of vsearch yet; give a SQLite file path")
+        case .postgreSQL(let url):
+            return try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating)
         }
     }
 }

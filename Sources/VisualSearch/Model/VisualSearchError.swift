@@ -29,6 +29,9 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
     case catalog(location: String, reason: String)
     /// A storage statement failed; `sql` is the statement, never with user values inlined.
     case storage(reason: String, sql: String?)
+    /// The catalog's database cannot be reached right now (down, restarting,
+    /// refusing connections): HTTP 503, worth retrying. `location` has no password.
+    case unavailable(location: String, reason: String)
 
     /// The message clients see in the response's `error` list.
     public var message: String {
@@ -43,6 +46,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case .catalogNotFound(let location): "No catalog at \(location)"
         case .catalog(let location, let reason): "Catalog \(location): \(reason)"
         case .storage(let reason, _): "Storage error: \(reason)"
+        case .unavailable(let location, let reason): "Catalog unavailable at \(location): \(reason)"
         }
     }
 
@@ -52,6 +56,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidParameter, .unknownField, .image, .invalidMetadata, .fetch: 400
         case .imageNotFound: 404
         case .catalogNotFound, .catalog, .storage: 500
+        case .unavailable: 503
         }
     }
 

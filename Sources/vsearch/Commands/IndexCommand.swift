@@ -48,7 +48,7 @@ struct IndexCommand: AsyncParsableCommand {
         do {
             let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
             let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-            let indexer = Indexer(store: try catalog.open(creating: true), configuration: configuration)
+            let indexer = Indexer(store: try await catalog.open(creating: true), configuration: configuration)
             var excluded: String?
             if case .sqlite(let path) = location { excluded = (path as NSString).deletingLastPathComponent }
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
@@ -106,7 +106,7 @@ struct CatalogCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                let store = try catalog.open()
+                let store = try await catalog.open()
                 var bytes: Int?
                 if case .sqlite(let path) = catalog.location {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int

@@ -120,7 +120,7 @@ struct TrackSendCommand: AsyncParsableCommand {
         if let catalog {
             let location = CatalogLocation(parsing: catalog)
             do {
-                let store = try location.open()
+                let store = try await location.open()
                 var event = self.event
                 event.timestamp = Int64(Date().timeIntervalSince1970 * 1000)
                 event.eventID = UUID().uuidString.lowercased()

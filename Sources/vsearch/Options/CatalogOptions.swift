@@ -6,23 +6,23 @@ import VisualSearch
 
 /// `--catalog`, shared by every command that reads or writes a catalog.
 struct CatalogOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The catalog: a SQLite file. Default: $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.",
-                               valueName: "path"))
+    @Option(help: ArgumentHelp("The catalog: a SQLite file, or postgresql://user@host:port/db (password from $PGPASSWORD or ~/.pgpass). "
+                               + "Default: $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.", valueName: "path|url"))
     var catalog: String?
 
     /// The location in effect.
     var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
 
     /// Opens the catalog; only `creating` (vsearch index) makes a new one.
-    func open(creating: Bool = false) throws -> any CatalogStore & CollectorStore {
-        do { return try location.open(creating: creating) } catch {
+    func open(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
+        do { return try await location.open(creating: creating) } catch {
             throw CLIError.report(error)
         }
     }
 
     /// The offline engine over the catalog, reading the user's own files and URLs.
     func engine() async throws -> VisualSearchEngine {
-        let store = try open()
+        let store = try await open()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         do { return try await VisualSearchEngine(store: store, configuration: configuration) } catch {

@@ -29,8 +29,17 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
         return StoreUnderTest(store: store, openAnother: { try SQLiteCatalogStore(path: path) })
     }
 
-    /// Every store the conformance suites run against.
-    static let all: [StoreFactory] = [.sqlite]
+    /// PostgreSQL + pgvector in a fresh schema of the database `$VSEARCH_TEST_POSTGRES`
+    /// names (`scripts/test.sh` starts one). In CI a missing server fails the suite.
+    static let postgreSQL = StoreFactory(name: "PostgreSQL") {
+        let settings = try PostgreSQLTestDatabase.freshSchema()
+        let store = try await PostgreSQLCatalogStore.open(settings, creating: true)
+        return StoreUnderTest(store: store, openAnother: { try await PostgreSQLCatalogStore.open(settings) })
+    }
+
+    /// Every store the conformance suites run against: SQLite always;
+    /// PostgreSQL when a test server is configured, and always in CI.
+    static let all: [StoreFactory] = PostgreSQLTestDatabase.isRequired ? [.sqlite, .postgreSQL] : [.sqlite]
 }
 
 /// Catalog items for storage tests: no pixels, deterministic vectors.

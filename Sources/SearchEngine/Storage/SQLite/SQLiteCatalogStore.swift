@@ -208,16 +208,6 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    /// Refuses metadata that does not fit the schema, before anything is written.
-    /// - Throws: ``VisualSearchError/invalidMetadata(row:field:reason:)``; `row` counts the entries from 1.
-    static func check(_ entries: [(imageName: String, metadata: [String: String])], schema: FieldSchema) throws(VisualSearchError) {
-        for (offset, entry) in entries.enumerated() {
-            if let problem = MetadataTable.validate(entry.metadata, schema: schema) {
-                throw .invalidMetadata(row: offset + 1, field: problem.field, reason: "\(entry.imageName): \(problem.reason)")
-            }
-        }
-    }
-
     // MARK: - Writing
 
     /// Inserts or replaces items by `im_name`, all in one transaction.
@@ -225,7 +215,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     public func upsert(_ items: [CatalogItem], schema: FieldSchema) throws(VisualSearchError) {
         guard !items.isEmpty else { return }
         try CatalogItem.checkVectors(of: items)
-        try SQLiteCatalogStore.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
         let now = Date().timeIntervalSince1970
         try write { db in
             for item in items {
@@ -263,7 +253,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// Replaces the metadata of existing images (their features are kept), in one transaction.
     public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) throws(VisualSearchError) {
-        try SQLiteCatalogStore.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
         try write { db in
             var updated = 0
             for update in updates {

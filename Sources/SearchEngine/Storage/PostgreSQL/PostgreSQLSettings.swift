@@ -1,0 +1,155 @@
+import Foundation
+import Networking
+import VisualSearch
+
+/// How to reach a PostgreSQL catalog, read from a `postgresql://` URL the way
+/// libpq reads it, plus vsearch's own settings.
+///
+/// ```text
+/// postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE?sslmode=require&schema=shop&ef_search=100
+/// ```
+///
+/// - The password comes from the URL, else `$PGPASSWORD`, else the password
+///   file (`$PGPASSFILE` or `~/.pgpass`, `host:port:database:user:password`
+///   lines with `*` wildcards). It is never part of ``description``.
+/// - `sslmode`: `disable`, `allow`/`prefer` (the default: TLS when the server
+///   offers it), `require` (TLS, certificate not checked), `verify-ca`,
+///   `verify-full` (TLS with the system's trust roots).
+/// - `connect_timeout` (seconds, default 5): how long a connection attempt,
+///   and any statement waiting for a connection, may take before the
+///   catalog is reported unavailable (HTTP 503, exit 69).
+/// - `schema` (default `public`): the PostgreSQL schema holding the
+///   catalog's tables, so several catalogs can share one database.
+/// - `ef_search` (default 100): pgvector's `hnsw.ef_search` for approximate
+///   k-NN; `knn` = `auto` (default), `exact` or `approximate` (see docs/decisions.md).
+/// - `pool_size` (default 10): the most connections one process opens.
+/// - `application_name` is passed on to the server.
+public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
+    /// How k-NN queries use the HNSW index.
+    public enum NearestNeighbourMode: String, Sendable, Hashable, CaseIterable {
+        /// Exact when the filters leave few candidates, the index otherwise.
+        case auto
+        /// Always the exact scan (recall 1, cost linear in the candidates).
+        case exact
+        /// Always the HNSW index, with iterative scans for filters.
+        case approximate
+    }
+
+    /// TLS, as libpq's `sslmode` names it.
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        case disable, allow, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var tls: TLSMode = .prefer
+    /// The PostgreSQL schema holding the catalog's tables.
+    public var schema = "public"
+    /// Seconds a connection attempt (or a wait for one) may take.
+    public var connectTimeout: Double = 5
+    public var efSearch = 100
+    public var nearestNeighbours: NearestNeighbourMode = .auto
+    public var poolSize = 10
+    public var applicationName = "vsearch"
+
+    /// The query parameters a URL may carry.
+    public static let knownParameters = ["sslmode", "connect_timeout", "schema", "ef_search", "knn", "pool_size", "application_name"]
+
+    /// Reads a `postgresql://` or `postgres://` URL.
+    /// - Parameter environment: where `PGPASSWORD`, `PGPASSFILE`, `PGUSER` and `HOME` are read.
+    /// - Throws: ``VisualSearchError/catalog(location:reason:)`` naming what is wrong, without the password.
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(VisualSearchError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "postgresql" || scheme == "postgres" else {
+            throw .catalog(location: Redaction.url(text), reason: "not a postgresql:// URL")
+        }
+        let shown = components.url.map(Redaction.url) ?? Redaction.url(text)
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        port = components.port ?? 5432
+        user = components.user.flatMap { $0.removingPercentEncoding }.flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["PGUSER"] ?? environment["USER"] ?? "postgres"
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = (path.removingPercentEncoding ?? path).isEmpty ? user : (path.removingPercentEncoding ?? path)
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            func number<T: LosslessStringConvertible & Comparable>(_ type: T.Type, at least: T) throws(VisualSearchError) -> T {
+                guard let parsed = T(value), parsed >= least else {
+                    throw .catalog(location: shown, reason: "\(item.name)=\(value) is not a number of at least \(least)")
+                }
+                return parsed
+            }
+            switch item.name {
+            case "sslmode":
+                guard let mode = TLSMode(rawValue: value) else {
+                    throw .catalog(location: shown, reason: "sslmode=\(value) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                tls = mode
+            case "connect_timeout": connectTimeout = max(1, try number(Double.self, at: 0))
+            case "schema":
+                guard !value.isEmpty, value.utf8.count <= 63 else { throw .catalog(location: shown, reason: "schema= needs a name of 1 to 63 bytes") }
+                schema = value
+            case "ef_search": efSearch = try number(Int.self, at: 1)
+            case "knn":
+                guard let mode = NearestNeighbourMode(rawValue: value) else {
+                    throw .catalog(location: shown, reason: "knn=\(value) is not one of \(NearestNeighbourMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                nearestNeighbours = mode
+            case "pool_size": poolSize = try number(Int.self, at: 1)
+            case "application_name": applicationName = value
+            default:
+                throw .catalog(location: shown, reason: "unknown URL parameter \(item.name) (known: \(Self.knownParameters.joined(separator: ", ")))")
+            }
+        }
+        password = components.password.flatMap { $0.removingPercentEncoding }
+            ?? environment["PGPASSWORD"]
+            ?? Self.passwordFile(environment).flatMap { PasswordFile.password(in: $0, host: host, port: port, database: database, user: user) }
+    }
+
+    static func passwordFile(_ environment: [String: String]) -> String? {
+        let path = environment["PGPASSFILE"] ?? environment["HOME"].map { $0 + "/.pgpass" }
+        return path.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+    }
+
+    /// The URL without its password, for messages and logs.
+    public var description: String {
+        var text = "postgresql://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+        if schema != "public" { text += "?schema=\(schema)" }
+        return text
+    }
+
+    /// The catalog schema as a quoted SQL identifier.
+    var quotedSchema: String { "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+}
+
+/// libpq's password file: `hostname:port:database:username:password` per
+/// line, `*` matching anything, `\:` and `\\` escaping; the first match wins.
+enum PasswordFile {
+    static func password(in text: String, host: String, port: Int, database: String, user: String) -> String? {
+        for line in text.split(whereSeparator: \.isNewline) where !line.hasPrefix("#") {
+            let fields = split(String(line))
+            guard fields.count == 5 else { continue }
+            let wanted = [host, String(port), database, user]
+            if zip(fields.prefix(4), wanted).allSatisfy({ $0 == "*" || $0 == $1 }) { return fields[4] }
+        }
+        return nil
+    }
+
+    /// Splits on unescaped colons, unescaping `\:` and `\\`.
+    static func split(_ line: String) -> [String] {
+        var fields: [String] = [], current = "", escaped = false
+        for character in line {
+            if escaped { current.append(character); escaped = false }
+            else if character == "\\" { escaped = true }
+            else if character == ":" { fields.append(current); current = "" }
+            else { current.append(character) }
+        }
+        fields.append(current)
+        return fields
+    }
+}
