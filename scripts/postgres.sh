@@ -237,6 +237,8 @@ write_conf() {  # $1 = port
 listen_addresses = '127.0.0.1'
 port = $1
 unix_socket_directories = '$base'
+# The suites open many small pools at once (each store under test has its own).
+max_connections = 300
 EOF
   [ "$uid" -eq 0 ] && chown "$pg_os_user:$pg_os_user" "$tmp"
   mv "$tmp" "$data/vsearch.conf"

@@ -15,8 +15,10 @@ public enum PostgreSQLTestDatabase {
     /// in CI, where a missing one fails them instead of skipping.
     public static var isRequired: Bool { url != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
 
-    /// A URL for a new, empty schema (`t_` and random hex) in the test database.
-    public static func freshURL(_ extra: String = "") throws -> String {
+    /// A URL for a new, empty schema (`t_` and random hex) in the test database,
+    /// with small pools (the suites open many at once) and a generous connect
+    /// timeout (a loaded CI machine is slow to hand out connections).
+    public static func freshURL(_ extra: String = "&pool_size=3&connect_timeout=30") throws -> String {
         guard let url else {
             throw Missing()
         }

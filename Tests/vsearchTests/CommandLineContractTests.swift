@@ -29,8 +29,8 @@ struct CommandLineContractTests {
     @Test("a postgresql:// catalog is recognised as a database, never made into a local folder")
     func postgresURL() throws {
         let folder = CLI.temporaryDirectory()
-        let run = try CLI.run(["similar", "x", "--catalog", "postgresql://shop:hunter2@db.example/catalog"], directory: folder)
-        #expect(run.status == 74 && run.stderr.contains("PostgreSQL"), "\(run.stderr)")
+        let run = try CLI.run(["similar", "x", "--catalog", "postgresql://shop:hunter2@db.example/catalog?connect_timeout=1"], directory: folder)
+        #expect(run.status == 69 && run.stderr.contains("postgresql://shop@db.example:5432/catalog"), "\(run.stderr)")
         #expect(!run.stderr.contains("hunter2"), "the password is never printed")
         #expect(CLI.files(under: folder).isEmpty, "nothing is created in the working directory")
     }

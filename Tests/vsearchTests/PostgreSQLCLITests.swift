@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The command line on a PostgreSQL catalog (`--catalog postgresql://…`),
+/// against the real server `scripts/test.sh` starts: the same answers as
+/// SQLite, the same refusals, kill -9 safety, and several indexers at once.
+@Suite("vsearch on PostgreSQL", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(10)))
+struct PostgreSQLCLITests {
+    typealias CLI = CLITests
+
+    static func index(_ catalog: String, _ extra: [String] = []) throws -> CLI.Run {
+        try CLI.run(["index", CLI.repository + "/corpus/images", "--metadata", CLI.repository + "/corpus/catalog.csv",
+                     "--catalog", catalog] + extra)
+    }
+
+    /// The JSON answer without what differs between runs (request and upload ids).
+    static func answer(_ run: CLI.Run) throws -> NSDictionary {
+        guard var object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any] else {
+            Issue.record("not a JSON object: \(run.stdout.prefix(200)) \(run.stderr)")
+            return [:]
+        }
+        object["reqid"] = nil
+        object["im_id"] = nil
+        return object as NSDictionary
+    }
+
+    @Test("every query command answers the same from PostgreSQL as from SQLite")
+    func sameAnswers() throws {
+        let sqlite = CLI.temporaryDirectory() + "/catalog.sqlite"
+        let postgres = try PostgreSQLTestDatabase.freshURL()
+        #expect(try Self.index(sqlite).status == 0)
+        let indexed = try Self.index(postgres, ["--json"])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let image = CLI.repository + "/corpus/images/falcon9_rocket.jpg"
+        let queries: [[String]] = [
+            ["similar", "chelsea_cat", "--fl", "brand", "--fl", "price", "--limit", "20"],
+            ["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--facets-show-count", "--get-all-fl"],
+            ["similar", "astronaut", "--fq", "price:0,50", "--facets", "*", "--page", "2", "--limit", "5", "--dedup"],
+            ["recommend", "coffee_cup", "--fl", "title", "--score-min", "0.5"],
+            ["color", "c45b3b", "--facets", "category"],
+            ["search", "--image", image, "--fq", "category=photo", "--facets", "brand", "--box", "0,0,300,300"],
+            ["product", "search", "--image", image, "--limit", "4"],
+            ["product", "recommend", "coffee_cup"],
+            ["discover", "--image", image],
+        ]
+        for query in queries {
+            let local = try CLI.run(query + ["--catalog", sqlite, "--json"])
+            let remote = try CLI.run(query + ["--catalog", postgres, "--json"])
+            #expect(local.status == 0 && remote.status == 0, "\(query): \(local.stderr) \(remote.stderr)")
+            #expect(try Self.answer(local) == Self.answer(remote), "\(query.joined(separator: " "))")
+        }
+        let stats = try CLI.run(["catalog", "stats", "--catalog", postgres, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok")
+        #expect((report?["location"] as? String)?.hasPrefix("postgresql://postgres@127.0.0.1:") == true)
+    }
+
+    @Test("a database without a catalog is refused (66) and left without tables; only index creates one")
+    func missingCatalog() throws {
+        let postgres = try PostgreSQLTestDatabase.freshURL()
+        let run = try CLI.run(["similar", "chelsea_cat", "--catalog", postgres])
+        #expect(run.status == 66, "\(run.stderr)")
+        #expect(run.stderr.contains("no catalog at postgresql://") && run.stderr.contains("vsearch index"))
+        let again = try CLI.run(["catalog", "stats", "--catalog", postgres])
+        #expect(again.status == 66, "reading must not have created the catalog: \(again.stderr)")
+    }
+
+    @Test("an unreachable server exits 69 naming the address, and no output holds the password")
+    func unreachable() throws {
+        let run = try CLI.run(["similar", "chelsea_cat", "--catalog", "postgresql://shop:s3cret@127.0.0.1:1/catalog?connect_timeout=1"])
+        #expect(run.status == 69, "\(run.stderr)")
+        #expect(run.stderr.contains("postgresql://shop@127.0.0.1:1/catalog"))
+        #expect(!run.stderr.contains("s3cret") && !run.stdout.contains("s3cret"))
+        let fromEnvironment = try CLI.run(["catalog", "stats"],
+                                          environment: ["VSEARCH_CATALOG": "postgresql://shop@127.0.0.1:1/catalog?connect_timeout=1",
+                                                        "PGPASSWORD": "s3cret"])
+        #expect(fromEnvironment.status == 69 && !fromEnvironment.stderr.contains("s3cret"))
+    }
+
+    @Test("kill -9 at random moments, 8 times: every acknowledged batch is in PostgreSQL, integrity ok; a re-run completes exactly")
+    func killDuringIndexing() throws {
+        let (folder, count) = try EngineCLITests.largeFolder()
+        let catalog = try PostgreSQLTestDatabase.freshURL()
+        var generator = SystemRandomNumberGenerator()
+        var before = 0
+        for round in 0..<8 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.binary)
+            process.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
+            try process.run()
+            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.8, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let printed = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let acknowledged = printed.split(separator: "\n").compactMap { line in
+                line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
+            }.last ?? 0
+            let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+            if stats.status == 66 {
+                #expect(acknowledged == 0, "round \(round): acknowledged \(acknowledged) with no catalog")
+                continue
+            }
+            #expect(stats.status == 0, "round \(round): \(stats.stderr)")
+            let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+            #expect(report?["integrity"] as? String == "ok", "round \(round)")
+            let after = report?["images"] as? Int ?? -1
+            #expect(after >= before + acknowledged, "round \(round): \(after) rows, \(before) before + \(acknowledged) acknowledged")
+            #expect(after <= count)
+            before = after
+        }
+        let finish = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        #expect(finish.status == 0, "\(finish.stderr)")
+        let again = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+        #expect(summary?["indexed"] as? Int == 0 && summary?["catalog_count"] as? Int == count)
+    }
+
+    @Test("three indexers at once into one new catalog: each image once, every field declared once, nothing lost")
+    func concurrentIndexers() throws {
+        let (folder, count) = try EngineCLITests.largeFolder()
+        let catalog = try PostgreSQLTestDatabase.freshURL()
+        let processes = try (0..<3).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.binary)
+            process.arguments = ["index", folder, "--metadata", CLI.repository + "/corpus/catalog.csv", "--catalog", catalog,
+                                 "--batch-size", "7", "--jobs", "1", "--quiet"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0 || process.terminationStatus == 1)  // 1: metadata rows without images are reported
+        }
+        let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        #expect(report?["images"] as? Int == count && report?["integrity"] as? String == "ok", "\(stats.stdout) \(stats.stderr)")
+    }
+}
