@@ -22,7 +22,7 @@ struct PostgreSQLSettingsTests {
         let settings = try PostgreSQLSettings(url: "postgres://vsearch@/", environment: [:])
         #expect(settings.host == "localhost" && settings.port == 5432 && settings.database == "vsearch")
         #expect(settings.tls == .prefer && settings.schema == "public" && settings.password == nil)
-        #expect(settings.connectTimeout == 5 && settings.efSearch == 100 && settings.nearestNeighbours == .auto)
+        #expect(settings.connectTimeout == 5 && settings.poolSize == 10)
         let fromEnvironment = try PostgreSQLSettings(url: "postgresql://db.example/shop", environment: ["PGUSER": "reader"])
         #expect(fromEnvironment.user == "reader")
     }
@@ -44,20 +44,17 @@ struct PostgreSQLSettingsTests {
         #expect(try PostgreSQLSettings(url: "postgresql://x@elsewhere/db", environment: ["PGPASSFILE": file]).password == "fallback")
     }
 
-    @Test("vsearch's parameters: schema, connect_timeout, ef_search, knn, pool_size")
+    @Test("vsearch's parameters: schema, connect_timeout, pool_size")
     func parameters() throws {
-        let settings = try PostgreSQLSettings(url: "postgresql://u@h/d?schema=shop_1&connect_timeout=2&ef_search=40&knn=exact&pool_size=3",
-                                              environment: [:])
-        #expect(settings.schema == "shop_1" && settings.connectTimeout == 2 && settings.efSearch == 40)
-        #expect(settings.nearestNeighbours == .exact && settings.poolSize == 3)
+        let settings = try PostgreSQLSettings(url: "postgresql://u@h/d?schema=shop_1&connect_timeout=2&pool_size=3", environment: [:])
+        #expect(settings.schema == "shop_1" && settings.connectTimeout == 2 && settings.poolSize == 3)
         #expect(settings.description == "postgresql://u@h:5432/d?schema=shop_1")
     }
 
     @Test("a wrong URL or parameter is a catalog error naming it, never the password", arguments: [
         ("mysql://u:secret@h/d", "not a postgresql:// URL"),
         ("postgresql://u:secret@h/d?sslmode=maybe", "sslmode=maybe"),
-        ("postgresql://u:secret@h/d?ef_search=0", "ef_search=0"),
-        ("postgresql://u:secret@h/d?knn=fast", "knn=fast"),
+        ("postgresql://u:secret@h/d?pool_size=0", "pool_size=0"),
         ("postgresql://u:secret@h/d?colour=red", "unknown URL parameter colour"),
     ])
     func invalid(url: String, expected: String) {

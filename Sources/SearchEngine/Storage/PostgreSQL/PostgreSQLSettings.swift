@@ -6,7 +6,7 @@ import VisualSearch
 /// libpq reads it, plus vsearch's own settings.
 ///
 /// ```text
-/// postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE?sslmode=require&schema=shop&ef_search=100
+/// postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE?sslmode=require&schema=shop
 /// ```
 ///
 /// - The password comes from the URL, else `$PGPASSWORD`, else the password
@@ -20,21 +20,9 @@ import VisualSearch
 ///   catalog is reported unavailable (HTTP 503, exit 69).
 /// - `schema` (default `public`): the PostgreSQL schema holding the
 ///   catalog's tables, so several catalogs can share one database.
-/// - `ef_search` (default 100): pgvector's `hnsw.ef_search` for approximate
-///   k-NN; `knn` = `auto` (default), `exact` or `approximate` (see docs/decisions.md).
 /// - `pool_size` (default 10): the most connections one process opens.
 /// - `application_name` is passed on to the server.
 public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
-    /// How k-NN queries use the HNSW index.
-    public enum NearestNeighbourMode: String, Sendable, Hashable, CaseIterable {
-        /// Exact when the filters leave few candidates, the index otherwise.
-        case auto
-        /// Always the exact scan (recall 1, cost linear in the candidates).
-        case exact
-        /// Always the HNSW index, with iterative scans for filters.
-        case approximate
-    }
-
     /// TLS, as libpq's `sslmode` names it.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
         case disable, allow, prefer, require
@@ -52,13 +40,11 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
     public var schema = "public"
     /// Seconds a connection attempt (or a wait for one) may take.
     public var connectTimeout: Double = 5
-    public var efSearch = 100
-    public var nearestNeighbours: NearestNeighbourMode = .auto
     public var poolSize = 10
     public var applicationName = "vsearch"
 
     /// The query parameters a URL may carry.
-    public static let knownParameters = ["sslmode", "connect_timeout", "schema", "ef_search", "knn", "pool_size", "application_name"]
+    public static let knownParameters = ["sslmode", "connect_timeout", "schema", "pool_size", "application_name"]
 
     /// Reads a `postgresql://` or `postgres://` URL.
     /// - Parameter environment: where `PGPASSWORD`, `PGPASSFILE`, `PGUSER` and `HOME` are read.
@@ -94,12 +80,6 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
             case "schema":
                 guard !value.isEmpty, value.utf8.count <= 63 else { throw .catalog(location: shown, reason: "schema= needs a name of 1 to 63 bytes") }
                 schema = value
-            case "ef_search": efSearch = try number(Int.self, at: 1)
-            case "knn":
-                guard let mode = NearestNeighbourMode(rawValue: value) else {
-                    throw .catalog(location: shown, reason: "knn=\(value) is not one of \(NearestNeighbourMode.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                nearestNeighbours = mode
             case "pool_size": poolSize = try number(Int.self, at: 1)
             case "application_name": applicationName = value
             default:
