@@ -58,8 +58,16 @@ public struct ThumbnailBatch: Sendable {
         public var limits: ImageLimits = .default
         /// How decoding treats recoverable problems. ``FailurePolicy/strict`` by default.
         public var failurePolicy: FailurePolicy = .strict
-        /// The manifest's file name inside the output folder. `manifest.jsonl` by default.
-        public var manifestName = "manifest.jsonl"
+        /// The manifest's file name inside the output folder: `manifest.jsonl`
+        /// by default, `manifest.shard-I-of-N.jsonl` for a part of a sharded job
+        /// (``mergeManifests(in:)`` joins them).
+        public var manifestName: String {
+            get { manifestNameOverride ?? (shard.count > 1 ? ThumbnailBatch.shardManifestName(shard) : ThumbnailBatch.manifestName) }
+            set { manifestNameOverride = newValue }
+        }
+        var manifestNameOverride: String?
+        /// The part of the job this run does (``Shard``). The whole job by default.
+        public var shard: Shard = .whole
 
         /// Creates the default configuration.
         public init() {}
@@ -168,7 +176,7 @@ public struct ThumbnailBatch: Sendable {
     public func run(isCancelled: @escaping @Sendable () -> Bool = { false },
                     onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(ImageOpsError) -> Summary {
         let start = Date()
-        let sources = try ImageFiles.find(in: input, excluding: output)
+        let sources = try ImageFiles.find(in: input, excluding: output).filter(configuration.shard.contains)
         try FileIO.makeDirectory(output)
         Self.removeStaleTemporaries(under: output)
         let total = sources.count

@@ -26,6 +26,9 @@ public struct Indexer: Sendable {
         public var jobs = ProcessInfo.processInfo.activeProcessorCount
         /// Limits for decoding. ``ImageLimits/default`` by default.
         public var limits: ImageLimits = .default
+        /// The part of a folder this run indexes (``Shard``; by each file's
+        /// relative path). The whole folder by default.
+        public var shard: Shard = .whole
         public init() {}
     }
 
@@ -110,7 +113,7 @@ public struct Indexer: Sendable {
         for (name, type) in overrides.fields { declared.fields[name] = type }
         try await store.declare(declared)
         let isFolder = ImageFiles.isDirectory(directory)
-        let sources = files.map { relative -> Source in
+        let sources = files.filter(configuration.shard.contains).map { relative -> Source in
             let path = isFolder ? (directory as NSString).appendingPathComponent(relative) : directory
             let name = (relative as NSString).deletingPathExtension
             return Source(imageName: name, origin: Indexer.absolute(path),
@@ -118,7 +121,8 @@ public struct Indexer: Sendable {
         }
         var summary = try await ingest(sources, updatesMetadataOfUnchanged: metadata != nil, isCancelled: isCancelled, onEvent: onEvent)
         if let metadata {
-            let names = Set(sources.map(\.imageName))
+            // Against every file, not only this shard's: a row of another shard's image is not unmatched.
+            let names = Set(files.map { ($0 as NSString).deletingPathExtension })
             summary.unmatchedMetadata = metadata.order.filter { !names.contains($0) }
         }
         return summary

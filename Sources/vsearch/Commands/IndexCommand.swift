@@ -17,6 +17,11 @@ struct IndexCommand: AsyncParsableCommand {
         transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes.
         Progress, "committed N" lines and the summary go to stderr (--quiet: errors only);
         --json prints the summary to stdout.
+
+        --shard i/n indexes part i (from 0) of the folder split n ways by a stable hash of each
+        file's relative path: n machines (or processes) index one folder into one catalog at once —
+        into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no
+        file of any part has their im_name.
         """
     )
 
@@ -26,6 +31,7 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
     @Option(name: .shortAndLong, help: "Decoding threads. Default: the number of cores.") var jobs = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
     @Flag(help: "Print the summary as JSON on stdout.") var json = false
     @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false
 
@@ -40,6 +46,7 @@ struct IndexCommand: AsyncParsableCommand {
         var configuration = Indexer.Configuration()
         configuration.batchSize = batchSize
         configuration.jobs = jobs
+        configuration.shard = shard
         let reporter = ProgressReporter(quiet: quiet)
         let quiet = self.quiet
         Interrupt.install()

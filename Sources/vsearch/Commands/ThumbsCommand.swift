@@ -2,11 +2,23 @@ import ArgumentParser
 import Foundation
 import ImageOps
 
-/// `vsearch thumbs INPUT OUTPUT`: the Rezolve thumbnail set for every image under INPUT.
+/// `vsearch thumbs`: the thumbnail job (`make`, the default) and the merge of a sharded job's manifests.
 struct ThumbsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "thumbs",
         abstract: "Make 400/800/1200/1600 px thumbnails of every image in a folder.",
+        discussion: "`vsearch thumbs INPUT OUTPUT` runs `make`; see `vsearch thumbs make --help`.",
+        subcommands: [Make.self, MergeManifests.self],
+        defaultSubcommand: Make.self
+    )
+}
+
+extension ThumbsCommand {
+/// `vsearch thumbs [make] INPUT OUTPUT`: the Rezolve thumbnail set for every image under INPUT.
+struct Make: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "make",
+        abstract: "Make 400/800/1200/1600 px thumbnails of every image in a folder (the default).",
         discussion: """
         For each JPEG or PNG under INPUT (recursively) whose longer side M exceeds a size N,
         writes OUTPUT/<same sub-folder>/NAME_thumb_{w}x{h}.{ext} whose longer side is N
@@ -19,6 +31,11 @@ struct ThumbsCommand: ParsableCommand {
         files, and a re-run skips sources whose outputs are newer (use --force to redo).
 
         OUTPUT/manifest.jsonl gets one line per source: {"image": ..., "image_thumbs": [...]}.
+
+        --shard i/n does part i (from 0) of a job split n ways by a stable hash of each file's
+        path, for n machines under a scheduler (Kubernetes Indexed Job, Slurm array, GNU
+        parallel); each part writes OUTPUT/manifest.shard-i-of-n.jsonl, and
+        `vsearch thumbs merge-manifests OUTPUT` joins them once all parts are done.
         Bad sources are reported with their reason and skipped; the exit code is then 1.
         """
     )
@@ -62,6 +79,9 @@ struct ThumbsCommand: ParsableCommand {
     @Flag(help: "Accept images with recoverable damage (e.g. a truncated JPEG) instead of failing them.")
     var lenient = false
 
+    @Option(help: Shard.help, transform: Shard.argument)
+    var shard: Shard = .whole
+
     @Flag(help: "Print the summary and every source's result as JSON on stdout.")
     var json = false
 
@@ -96,6 +116,7 @@ struct ThumbsCommand: ParsableCommand {
         configuration.copiesOriginals = copyOriginals
         configuration.limits.maxPixels = maxPixels
         configuration.failurePolicy = lenient ? .lenient : .strict
+        configuration.shard = shard
 
         let reporter = ProgressReporter(verbose: verbose)
         let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
@@ -152,6 +173,36 @@ struct ThumbsCommand: ParsableCommand {
             return "ok    \(result.source) -> \(result.thumbnails.isEmpty ? "no thumbnails (400 px or less)" : sizes)"
         }
     }
+}
+
+/// `vsearch thumbs merge-manifests OUTPUT`: after every part of a sharded job.
+struct MergeManifests: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge-manifests",
+        abstract: "Join the manifests of a sharded thumbs job into OUTPUT/manifest.jsonl.",
+        discussion: """
+        Run once every `vsearch thumbs INPUT OUTPUT --shard i/n` has finished. The merged
+        manifest is the one a single run writes (same lines, same order); the parts' files
+        are removed. A missing part is named and nothing is changed (exit 66).
+        """
+    )
+
+    @Argument(help: "The OUTPUT folder the parts wrote into.")
+    var output: String
+
+    @Flag(help: "Print the result as JSON on stdout.")
+    var json = false
+
+    func run() throws {
+        do {
+            let summary = try ThumbnailBatch.mergeManifests(in: output)
+            if json { Terminal.json(summary) } else { Terminal.err("merged \(summary.shards) manifests, \(summary.lines) lines: \(summary.manifest)\n") }
+        } catch {
+            Terminal.err("error: \(error.description)\n")
+            throw ExitCodes.code(for: error)
+        }
+    }
+}
 }
 
 extension ThumbnailRule.Fit: ExpressibleByArgument {}
