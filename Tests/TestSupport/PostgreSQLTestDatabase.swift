@@ -39,3 +39,58 @@ public enum PostgreSQLTestDatabase {
         }
     }
 }
+
+/// A PostgreSQL server of a test's own (scripts/postgres.sh with its own
+/// `VSEARCH_PG_BASE`), for tests that stop and start the server — which
+/// the shared one must never do under the other suites.
+public struct PrivatePostgreSQLServer: Sendable {
+    /// Its data lives here (removed by ``remove()``).
+    public let base: String
+    /// `postgresql://postgres@127.0.0.1:PORT/vsearch_test`.
+    public let url: String
+
+    /// Makes and starts a new cluster (initdb, a few seconds).
+    public static func start() throws -> PrivatePostgreSQLServer {
+        let base = "/tmp/vsearch-pg-private-" + UUID().uuidString.prefix(8).lowercased()
+        let url = try script(["start"], base: base).trimmingCharacters(in: .whitespacesAndNewlines)
+        return PrivatePostgreSQLServer(base: base, url: url)
+    }
+
+    /// `pg_ctl stop -m fast`: every connection is closed, the server is down.
+    public func stop() throws { _ = try Self.script(["pgctl", "stop", "-m", "fast", "-w"], base: base) }
+    /// `pg_ctl start`: the same data directory and port.
+    public func restart() throws { _ = try Self.script(["pgctl", "start", "-w"], base: base) }
+    /// Stops the server and deletes its data.
+    public func remove() {
+        _ = try? Self.script(["stop"], base: base)
+        try? FileManager.default.removeItem(atPath: base)
+    }
+
+    /// Runs scripts/postgres.sh with this server's base; returns stdout.
+    @discardableResult
+    static func script(_ arguments: [String], base: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.root + "/scripts/postgres.sh")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["VSEARCH_PG_BASE": base]) { $1 }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let problems = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ScriptFailed(arguments: arguments, status: process.terminationStatus, stderr: String(decoding: problems, as: UTF8.self))
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// scripts/postgres.sh failed.
+    public struct ScriptFailed: Error, CustomStringConvertible {
+        public let arguments: [String]
+        public let status: Int32
+        public let stderr: String
+        public var description: String { "scripts/postgres.sh \(arguments.joined(separator: " ")) exited \(status): \(stderr)" }
+    }
+}

@@ -8,15 +8,16 @@ import VisualSearch
 /// pipeline in batches, in a background task, with progress that
 /// `/insert/status/{trans_id}` reports.
 ///
-/// What a status reports as succeeded is committed, so it survives a stop;
-/// the transaction records themselves live in memory and are forgotten on
-/// restart (re-send an insert to redo it: an insert is an upsert by `im_name`).
+/// The progress is saved in the catalog after every batch
+/// (``CatalogStore/saveInsertTransaction(_:)``), so every server on the
+/// catalog — another replica, this one after a restart — answers the status.
+/// What a status reports as succeeded is committed. A transaction whose
+/// server stopped mid-way keeps its last saved progress (re-send the insert
+/// to finish it: an insert is an upsert by `im_name`).
 final class InsertJobs: Sendable {
     let indexer: Indexer
     let loader: QueryImageLoader
-    let transactions = Mutex<[String: InsertStatusResponse.Progress]>([:])
-    /// Transactions kept for status queries: the most recent 1000.
-    static let retained = 1000
+    var store: any CatalogStore { indexer.store }
     /// Images fetched and committed together.
     static let batchSize = 16
 
@@ -25,28 +26,24 @@ final class InsertJobs: Sendable {
         self.loader = loader
     }
 
-    /// Starts a transaction and returns its id at once.
-    func start(_ items: [InsertItem]) -> String {
+    /// Starts a transaction, saves its first state and returns its id.
+    func start(_ items: [InsertItem]) async throws(VisualSearchError) -> String {
         let id = RequestID.make()
         let now = InsertJobs.timestamp()
         let progress = InsertStatusResponse.Progress(transactionID: id, processedPercent: items.isEmpty ? 100 : 0, total: items.count,
                                                      successCount: 0, failCount: 0, startTime: now, updateTime: now, errorList: [])
-        transactions.withLock { all in
-            if all.count >= InsertJobs.retained, let oldest = all.values.min(by: { ($0.startTime ?? "") < ($1.startTime ?? "") }) {
-                all[oldest.transactionID] = nil
-            }
-            all[id] = progress
-        }
-        Task.detached(priority: .utility) { await self.run(id, items) }
+        try await store.saveInsertTransaction(progress)
+        Task.detached(priority: .utility) { await self.run(progress, items) }
         return id
     }
 
-    /// The progress of a transaction.
-    func status(_ id: String) -> InsertStatusResponse.Progress? {
-        transactions.withLock { $0[id] }
+    /// The progress of a transaction, as last saved by whichever server runs it.
+    func status(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
+        try await store.insertTransaction(id)
     }
 
-    func run(_ id: String, _ items: [InsertItem]) async {
+    func run(_ initial: InsertStatusResponse.Progress, _ items: [InsertItem]) async {
+        var progress = initial
         for batchStart in stride(from: 0, to: items.count, by: InsertJobs.batchSize) {
             let batch = Array(items[batchStart..<min(items.count, batchStart + InsertJobs.batchSize)])
             let sources = await fetch(batch)
@@ -62,19 +59,22 @@ final class InsertJobs: Sendable {
                 outcome = .failure(error)
             }
             let failed = errors.withLock { $0 }
-            record(id, total: items.count, processed: batchStart + batch.count) { progress in
-                switch outcome {
-                case .success:
-                    progress.successCount += batch.count - failed.count
-                    progress.failCount += failed.count
-                    progress.errorList += failed
-                case .failure(let error):
-                    progress.failCount += batch.count
-                    progress.errorList += batch.enumerated().map {
-                        DataAPIError(imageName: $0.element.imageName, index: batchStart + $0.offset, code: 500, message: error.message)
-                    }
+            switch outcome {
+            case .success:
+                progress.successCount += batch.count - failed.count
+                progress.failCount += failed.count
+                progress.errorList += failed
+            case .failure(let error):
+                progress.failCount += batch.count
+                progress.errorList += batch.enumerated().map {
+                    DataAPIError(imageName: $0.element.imageName, index: batchStart + $0.offset, code: 500, message: error.message)
                 }
             }
+            let processed = batchStart + batch.count
+            progress.processedPercent = items.isEmpty ? 100 : min(100, processed * 100 / items.count)
+            progress.updateTime = InsertJobs.timestamp()
+            // A failed save (the database away for a moment) is retried with the next batch's.
+            try? await store.saveInsertTransaction(progress)
         }
     }
 
@@ -93,16 +93,6 @@ final class InsertJobs: Sendable {
             var sources = [Indexer.Source?](repeating: nil, count: batch.count)
             for await (offset, source) in group { sources[offset] = source }
             return sources.compactMap { $0 }
-        }
-    }
-
-    func record(_ id: String, total: Int, processed: Int, _ update: (inout InsertStatusResponse.Progress) -> Void) {
-        transactions.withLock { all in
-            guard var progress = all[id] else { return }
-            update(&progress)
-            progress.processedPercent = total == 0 ? 100 : min(100, processed * 100 / total)
-            progress.updateTime = InsertJobs.timestamp()
-            all[id] = progress
         }
     }
 

@@ -197,12 +197,12 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func insert(_ request: InsertRequest) async throws(VisualSearchError) -> DataAPIResponse {
         guard !request.items.isEmpty else { throw .invalidParameter(name: "im_name[0]", reason: "no images given") }
-        return DataAPIResponse(status: .ok, method: "insert", transactionID: jobs.start(request.items), total: request.items.count)
+        return DataAPIResponse(status: .ok, method: "insert", transactionID: try await jobs.start(request.items), total: request.items.count)
     }
 
     public func insertStatus(_ request: InsertStatusRequest) async throws(VisualSearchError) -> InsertStatusResponse {
-        guard let progress = jobs.status(request.transactionID) else {
-            throw .invalidParameter(name: "trans_id", reason: "no insert transaction \(request.transactionID) on this server")
+        guard let progress = try await jobs.status(request.transactionID) else {
+            throw .invalidParameter(name: "trans_id", reason: "no insert transaction \(request.transactionID) in this catalog")
         }
         return InsertStatusResponse(result: [progress])
     }

@@ -28,7 +28,7 @@ struct BoundedHeap {
                 items.swapAt(child, parent)
                 child = parent
             }
-        } else if let root = items.first, worse(root, item) {
+        } else if capacity > 0, value >= items[0].value, worse(items[0], item) {  // most candidates stop at the first test
             items[0] = item
             var parent = 0
             while true {

@@ -45,15 +45,7 @@ public struct Ranking: Sendable {
     public func rank(scores: [Float], rows: [Int]?, names: [String], excluding: Int? = nil,
                      similarity: (Int, Int) -> Float = { _, _ in 0 }) -> Ranked {
         let low = parameters.scoreMin ?? 0, high = parameters.scoreMax ?? 1
-        let row: (Int) -> Int = { rows?[$0] ?? $0 }
-        let keep: (Int, Float) -> Bool = { index, score in score >= low && score <= high && row(index) != excluding }
-        var total = 0
-        var matched: [Int] = []
         let everythingMatches = rows == nil && excluding == nil && parameters.scoreMin == nil && parameters.scoreMax == nil
-        for (index, score) in scores.enumerated() where keep(index, score) {
-            total += 1
-            if !everythingMatches { matched.append(row(index)) }
-        }
         // Page numbers come from requests unbounded: saturate instead of
         // overflowing, and never keep more than there are candidates.
         let page = max(1, parameters.page), limit = max(0, parameters.limit)
@@ -61,8 +53,26 @@ public struct Ranking: Sendable {
         let needed = overflow ? scores.count : min(product, scores.count)
         let margin = parameters.deduplicates ? needed * 2 + 20 : 0
         var heap = BoundedHeap(capacity: needed + margin, names: names)
-        for (index, score) in scores.enumerated() where keep(index, score) {
-            heap.insert(row: row(index), value: score)
+        var total = 0
+        var matched: [Int] = []
+        // One pass, no closure per candidate: this loop runs once per image in the catalog.
+        scores.withUnsafeBufferPointer { scores in
+            if everythingMatches {  // the common case: every image, nothing excluded, no score range
+                for index in scores.indices where scores[index] >= low && scores[index] <= high {
+                    total += 1
+                    heap.insert(row: index, value: scores[index])
+                }
+                return
+            }
+            for index in scores.indices {
+                let score = scores[index]
+                guard score >= low && score <= high else { continue }
+                let row = rows?[index] ?? index
+                if row == excluding { continue }
+                total += 1
+                matched.append(row)
+                heap.insert(row: row, value: score)
+            }
         }
         var top = heap.sortedDescending().map { Entry(row: $0.row, score: $0.value) }
         if parameters.deduplicates {

@@ -61,7 +61,18 @@ public protocol CatalogStore: Sendable {
     func export() async throws(VisualSearchError) -> [ExportedImage]
     /// A health check of the storage ("ok" when healthy).
     func integrityCheck() async throws(VisualSearchError) -> String
+
+    /// Saves a data API insert transaction's progress (replacing its earlier
+    /// state), so any process on the catalog — another server replica, this
+    /// one after a restart — answers `/insert/status`. The most recent
+    /// ``insertTransactionsKept`` transactions are kept.
+    func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
+    /// An insert transaction's last saved progress; nil for an unknown id.
+    func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
 }
+
+/// How many insert transactions a store keeps for `/insert/status`.
+public let insertTransactionsKept = 1000
 
 /// New metadata for an existing image.
 public struct MetadataUpdate: Sendable, Hashable {

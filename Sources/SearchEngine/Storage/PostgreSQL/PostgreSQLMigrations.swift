@@ -71,5 +71,16 @@ enum PostgreSQLMigrations {
             "CREATE INDEX tracking_events_query ON tracking_events (query_id, action)",
             "CREATE INDEX tracking_events_pid ON tracking_events (pid, action)",
         ]),
+        Step(name: "v3: insert transactions", sql: [
+            // The data API's insert progress, so every replica answers insert/status.
+            """
+            CREATE TABLE insert_transactions (
+                trans_id TEXT PRIMARY KEY,
+                progress TEXT NOT NULL,
+                started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE INDEX insert_transactions_started ON insert_transactions (started_at)",
+        ]),
     ]
 }

@@ -13,7 +13,8 @@ import VisualSearch
 ///   `number_value`, indexed by (field, value) so `fq` filters narrow in SQL;
 /// - `image_text`: an FTS5 index over `text` fields (rowid = `image_values.id`);
 /// - `catalog_state`: the version counter other processes watch;
-/// - `tracking_events`: the collector's events, deduplicated by event id.
+/// - `tracking_events`: the collector's events, deduplicated by event id;
+/// - `insert_transactions`: the data API's insert progress (JSON), by id.
 ///
 /// The file is marked with `PRAGMA application_id` ('vsch'), so a foreign
 /// SQLite file is refused instead of being altered. Every write is one
@@ -169,6 +170,16 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 CREATE INDEX IF NOT EXISTS tracking_events_query ON tracking_events(query_id, action);
                 CREATE INDEX IF NOT EXISTS tracking_events_pid ON tracking_events(pid, action);
                 DROP TABLE IF EXISTS tracking_migrations;
+                """)
+        }
+        migrator.registerMigration("v3: insert transactions") { db in
+            try db.execute(sql: """
+                CREATE TABLE insert_transactions (
+                    trans_id TEXT PRIMARY KEY,
+                    progress TEXT NOT NULL,
+                    started_at DOUBLE NOT NULL
+                );
+                CREATE INDEX insert_transactions_started ON insert_transactions(started_at);
                 """)
         }
         return migrator

@@ -1,0 +1,91 @@
+import Foundation
+import Networking
+import SearchEngine
+import Testing
+import TestSupport
+import VisualSearch
+import VisualSearchServer
+
+/// Several `vsearch serve` replicas on one PostgreSQL catalog behave as one
+/// service: what is inserted or removed through one is seen through the
+/// others within seconds, and any of them answers an insert's status.
+@Suite("Replicas on one PostgreSQL catalog", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(5)))
+struct ReplicaTests {
+    /// A PostgreSQL catalog of the corpus; returns its URL.
+    static func corpusCatalog() async throws -> String {
+        let url = try PostgreSQLTestDatabase.freshURL()
+        let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url), creating: true)
+        _ = try await Indexer(store: store).run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
+        return url
+    }
+
+    /// Polls `check` every 50 ms until it holds or `seconds` pass; returns whether it held.
+    static func eventually(within seconds: Double = 10, _ check: () async -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if await check() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return await check()
+    }
+
+    @Test("insert through one replica, search and status through the other; remove through the other, gone from the first")
+    func insertAndRemoveAcrossReplicas() async throws {
+        let url = try await Self.corpusCatalog()
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.catalog = CatalogLocation(parsing: url)
+            $0.imageRoots = [Repository.images]
+        }
+        let first = await TestServer.start(configure), second = await TestServer.start(configure)
+        do {
+            try await Self.insertAndRemove(a: TestServer.client(first.url), b: TestServer.client(second.url))
+        } catch {
+            Issue.record(error)
+        }
+        await first.stop()
+        await second.stop()
+    }
+
+    static func insertAndRemove(a: ViSearchClient, b: ViSearchClient) async throws {
+
+        let item = InsertItem(imageName: "replica_cat", imageURL: "file://" + Repository.images + "/chelsea_cat.jpg", metadata: ["brand": "acme"])
+        let inserted = try await a.insert(InsertRequest(items: [item]))
+        let id = try #require(inserted.transactionID)
+        let finished = await Self.eventually {
+            (try? await b.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished) == true
+        }
+        #expect(finished, "the other replica never reported the insert finished")
+        let status = try await b.insertStatus(InsertStatusRequest(transactionID: id)).result.first
+        #expect(status?.successCount == 1 && status?.failCount == 0)
+
+        let search = SearchRequest(imageName: "replica_cat", parameters: Corpus.parameters { $0.fields = ["brand"] })
+        // chelsea_cat is the same picture: the two tie at score 1 and rank by name, so look for it anywhere on the page.
+        let found = await Self.eventually { (try? await b.search(search).result.contains { $0.imageName == "replica_cat" }) == true }
+        #expect(found, "the image inserted through one replica was not searchable through the other")
+
+        let removed = try await b.remove(RemoveRequest(imageNames: ["replica_cat"]))
+        #expect(removed.total == 1)
+        let gone = await Self.eventually {
+            do { _ = try await a.search(search); return false } catch { return (error as? ClientError).map { if case .http(404, _, _) = $0 { true } else { false } } ?? false }
+        }
+        #expect(gone, "the image removed through one replica was still found through the other")
+    }
+
+    @Test("a replica started later answers the same as one that ran all along (nothing needed is kept in memory)")
+    func freshReplicaAgrees() async throws {
+        let url = try await Self.corpusCatalog()
+        let configure: (inout ServerConfiguration) -> Void = { $0.catalog = CatalogLocation(parsing: url) }
+        let old = await TestServer.start(configure)
+        let request = SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters {
+            $0.fields = ["brand", "price"]; $0.facets = ["brand"]; $0.facetsShowCount = true; $0.limit = 15
+        })
+        var before = try await TestServer.client(old.url).search(request)
+        await old.stop()
+        let fresh = await TestServer.start(configure)
+        var after = try await TestServer.client(fresh.url).search(request)
+        await fresh.stop()
+        before.requestID = nil
+        after.requestID = nil
+        #expect(before == after)
+    }
+}
