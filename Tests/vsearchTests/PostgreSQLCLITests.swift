@@ -81,42 +81,8 @@ struct PostgreSQLCLITests {
     @Test("kill -9 at random moments, 8 times: every acknowledged batch is in PostgreSQL, integrity ok; a re-run completes exactly")
     func killDuringIndexing() throws {
         let (folder, count) = try EngineCLITests.largeFolder()
-        let catalog = try PostgreSQLTestDatabase.freshURL()
-        var generator = SystemRandomNumberGenerator()
-        var before = 0
-        for round in 0..<8 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]
-            let err = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = err
-            try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.8, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let printed = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let acknowledged = printed.split(separator: "\n").compactMap { line in
-                line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
-            }.last ?? 0
-            let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
-            if stats.status == 66 {
-                #expect(acknowledged == 0, "round \(round): acknowledged \(acknowledged) with no catalog")
-                continue
-            }
-            #expect(stats.status == 0, "round \(round): \(stats.stderr)")
-            let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
-            #expect(report?["integrity"] as? String == "ok", "round \(round)")
-            let after = report?["images"] as? Int ?? -1
-            #expect(after >= before + acknowledged, "round \(round): \(after) rows, \(before) before + \(acknowledged) acknowledged")
-            #expect(after <= count)
-            before = after
-        }
-        let finish = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
-        #expect(finish.status == 0, "\(finish.stderr)")
-        let again = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
-        let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
-        #expect(summary?["indexed"] as? Int == 0 && summary?["catalog_count"] as? Int == count)
+        try EngineCLITests.killWhileIndexing(folder: folder, count: count, catalog: try PostgreSQLTestDatabase.freshURL(),
+                                             rounds: 8, pause: 0.2...0.8)
     }
 
     @Test("three indexers at once into one new catalog: each image once, every field declared once, nothing lost")
@@ -135,7 +101,7 @@ struct PostgreSQLCLITests {
         }
         for process in processes {
             process.waitUntilExit()
-            #expect(process.terminationStatus == 0 || process.terminationStatus == 1)  // 1: metadata rows without images are reported
+            #expect(process.terminationStatus == 0)  // rows of catalog.csv without images are a warning, not a failure
         }
         let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
