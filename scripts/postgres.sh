@@ -32,6 +32,16 @@
 #   scripts/postgres.sh status      say where things are and whether it runs
 set -euo pipefail
 
+# Close every inherited descriptor but stdin, stdout, stderr (and bash's own
+# 255): the server started from here would hold them for its whole life, and
+# a caller that waits for one to close — Foundation's Process watches a socket
+# it hands its child to see it exit — would wait as long as PostgreSQL runs.
+for fd_path in /proc/$$/fd/*; do
+  fd="${fd_path##*/}"
+  if [[ "$fd" =~ ^[0-9]+$ ]] && (( fd > 2 && fd != 255 )); then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+unset fd fd_path
+
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$repo/.build-tools"
 venv="$tools/venv"

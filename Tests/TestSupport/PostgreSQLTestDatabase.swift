@@ -67,23 +67,36 @@ public struct PrivatePostgreSQLServer: Sendable {
     }
 
     /// Runs scripts/postgres.sh with this server's base; returns stdout.
+    ///
+    /// Output goes to files, not pipes: the server that `start` leaves
+    /// running would inherit a pipe's write end and keep it open, so reading
+    /// the pipe to its end would wait for as long as PostgreSQL runs.
     @discardableResult
     static func script(_ arguments: [String], base: String) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vsearch-pg-script-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputURL = folder.appendingPathComponent("stdout"), errorsURL = folder.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorsURL)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Repository.root + "/scripts/postgres.sh")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["VSEARCH_PG_BASE": base]) { $1 }
-        let output = Pipe(), errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try? output.close()
+        try? errors.close()
+        let stdout = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0 else {
-            throw ScriptFailed(arguments: arguments, status: process.terminationStatus, stderr: String(decoding: problems, as: UTF8.self))
+            throw ScriptFailed(arguments: arguments, status: process.terminationStatus,
+                               stderr: (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? "")
         }
-        return String(decoding: data, as: UTF8.self)
+        return stdout
     }
 
     /// scripts/postgres.sh failed.

@@ -56,6 +56,54 @@ struct PostgreSQLCLITests {
         #expect((report?["location"] as? String)?.hasPrefix("postgresql://postgres@127.0.0.1:") == true)
     }
 
+    @Test("catalog migrate: SQLite → PostgreSQL → SQLite keeps every image, value and event, answers the same; track and events stats on PostgreSQL")
+    func migrate() throws {
+        let sqlite = CLI.temporaryDirectory() + "/catalog.sqlite"
+        #expect(try Self.index(sqlite).status == 0)
+        for (action, pid) in [("product_click", "chelsea_cat"), ("product_view", "chelsea_cat"), ("product_view", "coffee_cup")] {
+            let track = try CLI.run(["track", action, "--query-id", "q1", "--pid", pid, "--img-url", "http://x/y.jpg", "--pos", "1",
+                                     "--catalog", sqlite])
+            #expect(track.status == 0, "\(track.stderr)")
+        }
+        let postgres = try PostgreSQLTestDatabase.freshURL()
+        let there = try CLI.run(["catalog", "migrate", sqlite, postgres, "--json", "--batch-size", "40"])
+        #expect(there.status == 0, "\(there.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(there.stdout.utf8)) as? [String: Any]
+        #expect(summary?["images"] as? Int == 102 && summary?["events"] as? Int == 3 && (summary?["values"] as? Int ?? 0) > 400)
+
+        // The copy answers as the original, and its collector holds the events (track and events stats on PostgreSQL).
+        for query in [["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--get-all-fl"], ["color", "c45b3b"]] {
+            let local = try CLI.run(query + ["--catalog", sqlite, "--json"]), remote = try CLI.run(query + ["--catalog", postgres, "--json"])
+            #expect(try Self.answer(local) == Self.answer(remote), "\(query)")
+        }
+        let tracked = try CLI.run(["track", "add_to_cart", "--query-id", "q1", "--pid", "chelsea_cat", "--img-url", "http://x/y.jpg",
+                                   "--pos", "1", "--catalog", postgres])
+        #expect(tracked.status == 0, "\(tracked.stderr)")
+        let stats = try CLI.run(["events", "stats", "--catalog", postgres, "--json"])
+        let counted = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        #expect(counted?["total"] as? Int == 4, "\(stats.stdout) \(stats.stderr)")
+
+        // And back into a new SQLite file: the same export, and the fourth event.
+        let back = CLI.temporaryDirectory() + "/back.sqlite"
+        let returned = try CLI.run(["catalog", "migrate", postgres, back])
+        #expect(returned.status == 0 && returned.stdout.contains("copied 102 images") && returned.stdout.contains("4 events")
+                && returned.stdout.contains("verified"), "\(returned.stdout) \(returned.stderr)")
+        #expect(try CLI.run(["catalog", "export", "--catalog", back]).stdout == CLI.run(["catalog", "export", "--catalog", sqlite]).stdout)
+        let backStats = try CLI.run(["events", "stats", "--catalog", back, "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(backStats.stdout.utf8)) as? [String: Any])?["total"] as? Int == 4)
+
+        // Run again: an interrupted or repeated migrate just completes.
+        #expect(try CLI.run(["catalog", "migrate", sqlite, postgres]).status == 0)
+        // A target holding other images is refused before anything is written; a missing source is 66; same catalog is a usage error.
+        let other = CLI.temporaryDirectory() + "/other.sqlite"
+        #expect(try CLI.run(["index", CLI.repository + "/corpus/images", "--shard", "1/5", "--catalog", other]).status == 0)
+        let refused = try CLI.run(["catalog", "migrate", other, postgres])
+        #expect(refused.status != 0 && refused.stderr.contains("copy into an empty catalog"), "\(refused.stderr)")
+        let missing = try CLI.run(["catalog", "migrate", CLI.temporaryDirectory() + "/none.sqlite", postgres])
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(try CLI.run(["catalog", "migrate", sqlite, sqlite]).status == 64)
+    }
+
     @Test("a database without a catalog is refused (66) and left without tables; only index creates one")
     func missingCatalog() throws {
         let postgres = try PostgreSQLTestDatabase.freshURL()

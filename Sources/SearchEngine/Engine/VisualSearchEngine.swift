@@ -11,13 +11,16 @@ import VisualSearch
 ///
 /// A query runs in visible stages: the query vector (stored for an
 /// `im_name`, computed for an image by ``ImageFeatures``, or a colour) →
-/// `fq` filters in the store → scores over the in-memory ``FeatureIndex`` →
-/// ``Ranking`` (score range, exclusion, ties, dedup, the page) → metadata
-/// and facets from the store → ``ResponseShaper``.
+/// the candidates (``Candidates``: `fq` filters in the store, then scores
+/// over the in-memory ``FeatureIndex`` — or, on a ``NearestNeighbourStore``,
+/// the nearest images as the store finds them) → ``Ranking`` (score range,
+/// exclusion, ties, dedup, the page) → metadata and facets from the store →
+/// ``ResponseShaper``.
 ///
-/// The in-memory index is loaded once and reloaded when the store's version
-/// counter moves (another process indexed or removed images). Thread-safe:
-/// queries may run concurrently.
+/// The in-memory index is loaded when first needed and reloaded when the
+/// store's version counter moves (another process indexed or removed
+/// images); on a ``NearestNeighbourStore`` only colour search needs it.
+/// Thread-safe: queries may run concurrently.
 ///
 /// ```swift
 /// let engine = try await VisualSearchEngine(store: SQLiteCatalogStore(path: "catalog.sqlite"))
@@ -53,13 +56,18 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public static let offlineDetectionNote =
         "offline engine: no object detector; the whole image, or each box or point given, is treated as one object"
 
+    let scopeSizes = Mutex<ScopeSizes>(ScopeSizes())
+
+    /// The catalog as one version of it: its schema and, once loaded, every vector.
     struct Snapshot: Sendable {
         var version: Int
-        var index: FeatureIndex
         var schema: FieldSchema
+        /// Nil on a ``NearestNeighbourStore`` until a query needs it in memory.
+        var index: FeatureIndex?
     }
 
-    /// Creates an engine and loads the catalog's vectors.
+    /// Creates an engine and loads the catalog's vectors (only its schema
+    /// on a ``NearestNeighbourStore``).
     public init(store: any CatalogStore, configuration: Configuration = Configuration()) async throws(VisualSearchError) {
         self.store = store
         self.configuration = configuration
@@ -71,11 +79,16 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         _ = try await snapshot()
     }
 
-    /// The current index and schema, reloaded if the catalog changed.
-    func snapshot() async throws(VisualSearchError) -> Snapshot {
+    /// The store when it runs k-NN itself.
+    var neighbourStore: (any NearestNeighbourStore)? { store as? any NearestNeighbourStore }
+
+    /// The current schema, and the in-memory index when `withIndex` (always
+    /// on a store without k-NN of its own); reloaded when the catalog changed.
+    func snapshot(withIndex: Bool = false) async throws(VisualSearchError) -> Snapshot {
         let version = try await store.version()
-        if let current = state.withLock({ $0 }), current.version == version { return current }
-        let fresh = Snapshot(version: version, index: try await store.loadIndex(), schema: try await store.schema())
+        let needsIndex = withIndex || neighbourStore == nil
+        if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
+        let fresh = Snapshot(version: version, schema: try await store.schema(), index: needsIndex ? try await store.loadIndex() : nil)
         state.withLock { $0 = fresh }
         return fresh
     }
@@ -85,12 +98,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         await sources(of: [imageName])[imageName]
     }
 
-    /// Where catalog images came from, from one snapshot; unknown names are left out.
+    /// Where catalog images came from; unknown names are left out.
     public func sources(of imageNames: [String]) async -> [String: String] {
-        guard let snapshot = try? await snapshot() else { return [:] }
+        if let neighbourStore { return (try? await neighbourStore.sources(of: imageNames)) ?? [:] }
+        guard let index = try? await snapshot().index else { return [:] }
         var sources: [String: String] = [:]
         for name in imageNames {
-            if let row = snapshot.index.row(named: name) { sources[name] = snapshot.index.sources[row] }
+            if let row = index.row(named: name) { sources[name] = index.sources[row] }
         }
         return sources
     }
@@ -99,18 +113,16 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func search(_ request: SearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
-        guard let row = snapshot.index.row(named: request.imageName) else { throw .imageNotFound(request.imageName) }
-        return try await similar(to: snapshot.index.vector(at: row), excluding: nil, method: "search",
-                                 parameters: request.parameters, snapshot: snapshot)
+        let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
+        return try await similar(to: image.vector, excluding: nil, method: "search", parameters: request.parameters, snapshot: snapshot)
     }
 
     public func recommendations(_ request: RecommendationsRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
-        guard let row = snapshot.index.row(named: request.imageName) else { throw .imageNotFound(request.imageName) }
+        let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
         var parameters = request.parameters
         parameters.deduplicates = true
-        return try await similar(to: snapshot.index.vector(at: row), excluding: row, method: "recommendations",
-                                 parameters: parameters, snapshot: snapshot)
+        return try await similar(to: image.vector, excluding: image, method: "recommendations", parameters: parameters, snapshot: snapshot)
     }
 
     public func uploadSearch(_ request: UploadSearchRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -123,15 +135,22 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return response
     }
 
-    public func colorSearch(_ request: ColorSearchRequest) async throws(VisualSearchError) -> SearchResponse {
+    /// Find similar by a feature vector computed elsewhere (a ``ColorFeatures``
+    /// vector, unit length): the filters, ranking and response of ``search(_:)``.
+    public func vectorSearch(_ vector: [Float], parameters: SearchParameters = SearchParameters()) async throws(VisualSearchError) -> SearchResponse {
+        guard vector.count == ColorFeatures.dimensions else {
+            throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
+        }
         let snapshot = try await snapshot()
-        let color = LabColor(request.color)
+        return try await similar(to: vector, excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
+    }
+
+    public func colorSearch(_ request: ColorSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let parameters = request.parameters
         try parameters.validate()
-        let rows = try await candidateRows(parameters, snapshot: snapshot)
-        let scores = (rows ?? Array(0..<snapshot.index.count)).map { snapshot.index.palettes[$0].coverage(of: color) }
-        let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: snapshot.index.names)
-        return try await respond(ranked, method: "colorsearch", parameters: parameters, snapshot: snapshot)
+        let snapshot = try await snapshot(withIndex: true)
+        let candidates = try await coloursInMemory(LabColor(request.color), parameters: parameters, snapshot: snapshot)
+        return try await respond(candidates, method: "colorsearch", parameters: parameters, snapshot: snapshot)
     }
 
     public func discoverSearch(_ request: DiscoverSearchRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -165,19 +184,16 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func productSearch(_ request: ProductSearchRequest) async throws(VisualSearchError) -> ProductSearchResponse {
         let parameters = Self.productParameters(request.parameters)
         let response = try await uploadSearch(UploadSearchRequest(request.query, parameters: parameters))
-        let snapshot = try await snapshot()
-        return ResponseShaper.productResponse(response, method: "product/search_by_image") { name in
-            snapshot.index.row(named: name).map { snapshot.index.sources[$0] }
-        }
+        let sources = await sources(of: response.result.map(\.imageName))
+        return ResponseShaper.productResponse(response, method: "product/search_by_image") { sources[$0] }
     }
 
     public func productRecommendations(_ request: ProductRecommendationsRequest) async throws(VisualSearchError) -> ProductSearchResponse {
         let parameters = Self.productParameters(request.parameters)
         let response = try await recommendations(RecommendationsRequest(imageName: request.productID, parameters: parameters))
-        let snapshot = try await snapshot()
-        let source = { (name: String) in snapshot.index.row(named: name).map { snapshot.index.sources[$0] } }
-        var product = ResponseShaper.productResponse(response, method: "product/recommendations", source: source)
-        product.productInfo = ProductSearchResponse.Product(productID: request.productID, mainImageURL: source(request.productID))
+        let sources = await sources(of: response.result.map(\.imageName) + [request.productID])
+        var product = ResponseShaper.productResponse(response, method: "product/recommendations") { sources[$0] }
+        product.productInfo = ProductSearchResponse.Product(productID: request.productID, mainImageURL: sources[request.productID])
         return product
     }
 
@@ -222,45 +238,40 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         do { return (bytes, try ImageFeatures.query(bytes, box: prepared.box, limits: configuration.limits)) } catch { throw .image(error) }
     }
 
-    /// Rows passing the filters, sorted; nil when there are no filters.
-    func candidateRows(_ parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> [Int]? {
-        let ids = try await store.matchingIDs(parameters.filters, schema: snapshot.schema)
-        return ids.map { $0.compactMap { snapshot.index.row(id: $0) }.sorted() }
-    }
-
-    /// Similarity ranking against a query vector, then the response.
-    func similar(to vector: [Float], excluding: Int?, method: String, parameters: SearchParameters,
+    /// Similarity to a query vector: the candidates, ranked, then the response.
+    func similar(to vector: [Float], excluding: CatalogImage?, method: String, parameters: SearchParameters,
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
-        let index = snapshot.index
-        let rows = try await candidateRows(parameters, snapshot: snapshot)
-        let scores = index.dotProducts(with: vector, rows: rows).map(Similarity.score(dot:))
-        let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding) {
-            Similarity.score(dot: index.dot($0, $1))
+        let candidates = if let neighbourStore {
+            try await nearestInStore(neighbourStore, to: vector, excluding: excluding, parameters: parameters, snapshot: snapshot)
+        } else {
+            try await nearestInMemory(to: vector, excluding: excluding, parameters: parameters, snapshot: snapshot)
         }
-        return try await respond(ranked, method: method, parameters: parameters, snapshot: snapshot)
+        return try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
     }
 
     /// Metadata and facets from the store, shaped into the response.
-    func respond(_ ranked: Ranking.Ranked, method: String, parameters: SearchParameters,
+    func respond(_ candidates: Candidates, method: String, parameters: SearchParameters,
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
-        let index = snapshot.index
         let shaper = ResponseShaper(parameters: parameters)
-        let ids = ranked.page.map { index.ids[$0.row] }
+        let ids = candidates.ranked.page.map { candidates.rows.ids[$0.row] }
         let maps = shaper.wantsValues ? try await store.valueMaps(for: ids, fields: shaper.valueFields) : [:]
         var facets: Result<[Facet], VisualSearchError>?
         if !parameters.facets.isEmpty {
             do {
-                let aggregates = try await store.facetCounts(parameters.facets, schema: snapshot.schema,
-                                                             ids: ranked.matchedRows.map { $0.map { index.ids[$0] } },
-                                                             limit: parameters.facetsLimit)
+                let aggregates = switch candidates.facetScope {
+                case .ids(let ids):
+                    try await store.facetCounts(parameters.facets, schema: snapshot.schema, ids: ids, limit: parameters.facetsLimit)
+                case .scope(let scope):
+                    try await neighbourStore?.facetCounts(parameters.facets, schema: snapshot.schema, scope: scope,
+                                                          limit: parameters.facetsLimit) ?? []
+                }
                 facets = .success(FacetShaper.facets(aggregates, showCount: parameters.facetsShowCount))
             } catch {
                 facets = .failure(error)
             }
         }
-        return shaper.searchResponse(method: method, ranked: ranked,
-                                     rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
+        return shaper.searchResponse(method: method, ranked: candidates.ranked, rows: candidates.rows,
                                      valueMaps: maps, facets: facets, requestID: RequestID.make())
     }
 }

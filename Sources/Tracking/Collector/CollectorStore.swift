@@ -15,6 +15,10 @@ public protocol CollectorStore: Sendable {
     func eventCount() async throws(TrackingError) -> Int
     /// Engagement per query and per product, for events at or after `since`.
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats
+    /// Stored events in the order they were stored, at most `limit` after
+    /// `cursor` (0 for the first page, then the last ``StoredEvent/cursor``
+    /// seen): how a collector is copied to another store.
+    func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent]
 }
 
 /// A collector's answer for one event: code 0 accepted (a duplicate too),

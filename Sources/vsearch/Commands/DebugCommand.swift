@@ -10,7 +10,7 @@ struct DebugCommand: AsyncParsableCommand {
         commandName: "debug",
         abstract: "Measurement helpers used by the benchmarks in bench/.",
         shouldDisplay: false,
-        subcommands: [KNN.self, Latency.self, TrackLoad.self, TrackDeliver.self]
+        subcommands: [KNN.self, Latency.self, LoadVectors.self, QueryVectors.self, TrackLoad.self, TrackDeliver.self]
     )
 
     static func milliseconds(_ body: () throws -> Void) rethrows -> Double {

@@ -90,12 +90,12 @@ struct IndexCommand: AsyncParsableCommand {
     }
 }
 
-/// `vsearch catalog stats|remove|export`.
+/// `vsearch catalog stats|remove|export|migrate`.
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
         abstract: "Inspect or change the local catalog.",
-        subcommands: [Stats.self, Remove.self, Export.self]
+        subcommands: [Stats.self, Remove.self, Export.self, Migrate.self]
     )
 
     struct Stats: AsyncParsableCommand {

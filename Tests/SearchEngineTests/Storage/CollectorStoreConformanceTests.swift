@@ -28,6 +28,24 @@ struct CollectorStoreConformanceTests {
         #expect(try await store.stats(since: nil, limit: 10).actions == ["product_click": 2])
     }
 
+    @Test("storedEvents pages through every stored event once, in the order stored, each with its id", arguments: StoreFactory.all)
+    func storedEventsPage(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        let sent = (0..<7).map { Self.click($0, id: "e\($0)") } + [Self.click(9)]
+        _ = try await store.receive(sent)
+        _ = try await store.receive([sent[0]])  // a duplicate is not stored again
+        var cursor: Int64 = 0, read: [TrackingEvent] = []
+        while true {
+            let page = try await store.storedEvents(after: cursor, limit: 3)
+            guard let last = page.last else { break }
+            #expect(page.count <= 3 && page.map(\.cursor) == page.map(\.cursor).sorted())
+            read += page.map(\.event)
+            cursor = last.cursor
+        }
+        #expect(read.map(\.eventID) == (0..<7).map { "e\($0)" } + [sent[7].contentID])
+        #expect(read.map(\.pid) == sent.map(\.pid))
+    }
+
     @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.all)
     func deduplication(factory: StoreFactory) async throws {
         let store = try await factory.make().store

@@ -51,11 +51,41 @@ struct PostgreSQLSettingsTests {
         #expect(settings.description == "postgresql://u@h:5432/d?schema=shop_1")
     }
 
+    @Test("k-NN settings: knn, ef_search and exact_below, with documented defaults")
+    func nearestNeighbourSettings() throws {
+        let defaults = try PostgreSQLSettings(url: "postgresql://u@h/d", environment: [:])
+        #expect(defaults.nearestNeighbours == .auto && defaults.efSearch == 100 && defaults.exactBelow == 10_000)
+        let set = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=approximate&ef_search=40&exact_below=500", environment: [:])
+        #expect(set.nearestNeighbours == .approximate && set.efSearch == 40 && set.exactBelow == 500)
+        // pgvector allows ef_search up to 1000.
+        #expect(try PostgreSQLSettings(url: "postgresql://u@h/d?ef_search=5000", environment: [:]).efSearch == 1000)
+    }
+
+    @Test("auto scans exactly for few matches, a score range or a deep page; the index otherwise", arguments: [
+        // (count, matching, score range, exact?)
+        (10, 1_000_000, false, false),
+        (10, 10_000, false, true),     // a filter leaving exact_below images
+        (10, 10_001, false, false),
+        (10, 1_000_000, true, true),   // a score range: the total needs the scan anyway
+        (1_001, 1_000_000, false, true),  // deeper than approximateDepth
+        (1_000, 1_000_000, false, false),
+    ])
+    func autoChoice(count: Int, matching: Int, scoreRange: Bool, exact: Bool) throws {
+        let auto = try PostgreSQLSettings(url: "postgresql://u@h/d", environment: [:])
+        #expect(auto.scansExactly(count: count, matching: matching, scoreRange: scoreRange) == exact)
+        let exactly = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=exact", environment: [:])
+        #expect(exactly.scansExactly(count: count, matching: matching, scoreRange: scoreRange))
+        let approximately = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=approximate", environment: [:])
+        #expect(!approximately.scansExactly(count: count, matching: matching, scoreRange: scoreRange))
+    }
+
     @Test("a wrong URL or parameter is a catalog error naming it, never the password", arguments: [
         ("mysql://u:secret@h/d", "not a postgresql:// URL"),
         ("postgresql://u:secret@h/d?sslmode=maybe", "sslmode=maybe"),
         ("postgresql://u:secret@h/d?pool_size=0", "pool_size=0"),
         ("postgresql://u:secret@h/d?colour=red", "unknown URL parameter colour"),
+        ("postgresql://u:secret@h/d?knn=fast", "knn=fast is not one of auto, exact, approximate"),
+        ("postgresql://u:secret@h/d?ef_search=0", "ef_search=0"),
     ])
     func invalid(url: String, expected: String) {
         #expect {

@@ -36,6 +36,12 @@ final class MemoryCollector: CollectorStore {
         return EventStats(total: actions.values.reduce(0, +), actions: actions, queries: [], products: [])
     }
 
+    /// In no particular order (a dictionary): delivery tests do not page.
+    func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
+        let all = events.withLock { Array($0.values) }
+        return all.enumerated().dropFirst(Int(cursor)).prefix(limit).map { StoredEvent(cursor: Int64($0.offset + 1), event: $0.element) }
+    }
+
     /// Events stored, for synchronous assertions.
     func count() -> Int { events.withLock { $0.count } }
 }

@@ -57,6 +57,22 @@ extension PostgreSQLCatalogStore: CollectorStore {
         return results
     }
 
+    public func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
+        let query: PostgresQuery = "SELECT id, payload FROM tracking_events WHERE id > \(cursor) ORDER BY id LIMIT \(max(0, limit))"
+        do {
+            return try await withConnection { connection in
+                let decoder = JSONDecoder()
+                var events: [StoredEvent] = []
+                for try await (id, payload) in try await connection.query(query, logger: Self.silent).decode((Int64, String).self) {
+                    events.append(StoredEvent(cursor: id, event: try decoder.decode(TrackingEvent.self, from: Data(payload.utf8))))
+                }
+                return events
+            }
+        } catch {
+            throw .storage(path: location, reason: error.description)
+        }
+    }
+
     /// The array element standing for "no value" (`chr(1)` in SQL): arrays of
     /// optionals cannot be bound, and no accepted value holds this character.
     static let absent = "\u{1}"

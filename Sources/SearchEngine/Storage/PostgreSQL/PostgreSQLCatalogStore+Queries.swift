@@ -67,8 +67,15 @@ extension PostgreSQLCatalogStore {
     /// - Throws: ``VisualSearchError/unknownField(_:known:)``, or an invalid `fq`
     ///   parameter for a malformed number or a text filter without words.
     static func filterQuery(_ filters: [Filter], schema: FieldSchema) throws(VisualSearchError) -> PostgresQuery {
-        var clauses: [String] = []
         var binds = PostgresBindings()
+        let clauses = try filterClauses(filters, schema: schema, binds: &binds)
+        return PostgresQuery(unsafeSQL: clauses.joined(separator: " AND "), binds: binds)
+    }
+
+    /// One SQL condition per filter, their values appended to `binds`.
+    static func filterClauses(_ filters: [Filter], schema: FieldSchema,
+                              binds: inout PostgresBindings) throws(VisualSearchError) -> [String] {
+        var clauses: [String] = []
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
             return "$\(binds.count)"
@@ -97,7 +104,7 @@ extension PostgreSQLCatalogStore {
                 }
             }
         }
-        return PostgresQuery(unsafeSQL: clauses.joined(separator: " AND "), binds: binds)
+        return clauses
     }
 
     public func valueMaps(for ids: [Int64], fields: [String]?) async throws(VisualSearchError) -> [Int64: [String: String]] {
@@ -121,24 +128,34 @@ extension PostgreSQLCatalogStore {
     /// (`COLLATE "C"`, as SQLite compares), or a numeric field's bounds.
     public func facetCounts(_ fields: [String], schema: FieldSchema, ids: [Int64]?,
                             limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
+        var binds = PostgresBindings()
+        var scope: String?
+        if let ids {
+            binds.append(ids)
+            scope = "image_id = ANY($1::bigint[])"
+        }
+        return try await facetCounts(fields, schema: schema, scope: scope, binds: binds, limit: limit)
+    }
+
+    /// Facets over the images whose `image_id` meets `scope` (every image when nil).
+    func facetCounts(_ fields: [String], schema: FieldSchema, scope: String?, binds: PostgresBindings,
+                     limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
         let names = try FacetShaper.fields(fields, schema: schema)
-        let scoped = ids != nil, scope = ids ?? []
         return try await withConnection { connection in
             var aggregates: [FieldAggregate] = []
             for name in names {
                 guard let type = schema.fields[name] else { continue }
+                var query = PostgresQuery(unsafeSQL: "", binds: binds)
+                query.binds.append(name)
+                let field = "$\(query.binds.count)", within = scope.map { " AND " + $0 } ?? ""
                 if type.isNumeric {
-                    let query: PostgresQuery = """
-                        SELECT min(number_value), max(number_value) FROM image_values
-                        WHERE field = \(name) AND (NOT \(scoped) OR image_id = ANY(\(scope)::bigint[]))
-                        """
+                    query.sql = "SELECT min(number_value), max(number_value) FROM image_values WHERE field = \(field)\(within)"
                     var bounds: (Double?, Double?) = (nil, nil)
                     for try await row in try await connection.query(query, logger: Self.silent).decode((Double?, Double?).self) { bounds = row }
                     aggregates.append(.range(field: name, min: bounds.0, max: bounds.1))
                 } else {
-                    let query: PostgresQuery = """
-                        SELECT text_value, count(*) AS n FROM image_values
-                        WHERE field = \(name) AND (NOT \(scoped) OR image_id = ANY(\(scope)::bigint[]))
+                    query.sql = """
+                        SELECT text_value, count(*) AS n FROM image_values WHERE field = \(field)\(within)
                         GROUP BY text_value ORDER BY n DESC, text_value COLLATE "C" LIMIT \(max(0, limit))
                         """
                     var counts: [(value: String, count: Int)] = []

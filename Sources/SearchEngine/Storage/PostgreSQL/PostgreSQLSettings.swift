@@ -6,7 +6,7 @@ import VisualSearch
 /// libpq reads it, plus vsearch's own settings.
 ///
 /// ```text
-/// postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE?sslmode=require&schema=shop
+/// postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE?sslmode=require&schema=shop&ef_search=100
 /// ```
 ///
 /// - The password comes from the URL, else `$PGPASSWORD`, else the password
@@ -20,9 +20,27 @@ import VisualSearch
 ///   catalog is reported unavailable (HTTP 503, exit 69).
 /// - `schema` (default `public`): the PostgreSQL schema holding the
 ///   catalog's tables, so several catalogs can share one database.
+/// - `knn` (default `auto`): how k-NN runs — `exact` (a scan of every
+///   candidate: recall 1, cost linear in the candidates), `approximate` (the
+///   HNSW index, with pgvector's iterative scan when there are filters) or
+///   `auto`: exact when the filters leave at most `exact_below` images
+///   (default 10000), when a score range is asked for, or when a page
+///   reaches deeper than 1000 results; the index otherwise. See docs/decisions.md.
+/// - `ef_search` (default 100): pgvector's `hnsw.ef_search`, the candidate
+///   list of an approximate query (raised to the results a page needs).
 /// - `pool_size` (default 10): the most connections one process opens.
 /// - `application_name` is passed on to the server.
 public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
+    /// How k-NN queries use the HNSW index.
+    public enum NearestNeighbourMode: String, Sendable, Hashable, CaseIterable {
+        /// Exact when the filters leave few candidates, the index otherwise.
+        case auto
+        /// Always the exact scan (recall 1, cost linear in the candidates).
+        case exact
+        /// Always the HNSW index, with iterative scans for filters.
+        case approximate
+    }
+
     /// TLS, as libpq's `sslmode` names it.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
         case disable, allow, prefer, require
@@ -42,9 +60,16 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
     public var connectTimeout: Double = 5
     public var poolSize = 10
     public var applicationName = "vsearch"
+    /// How k-NN queries run.
+    public var nearestNeighbours: NearestNeighbourMode = .auto
+    /// pgvector's `hnsw.ef_search` for approximate queries.
+    public var efSearch = 100
+    /// In `auto`, the most images a filter may leave for the exact scan.
+    public var exactBelow = 10_000
 
     /// The query parameters a URL may carry.
-    public static let knownParameters = ["sslmode", "connect_timeout", "schema", "pool_size", "application_name"]
+    public static let knownParameters = ["sslmode", "connect_timeout", "schema", "pool_size", "application_name",
+                                         "knn", "ef_search", "exact_below"]
 
     /// Reads a `postgresql://` or `postgres://` URL.
     /// - Parameter environment: where `PGPASSWORD`, `PGPASSFILE`, `PGUSER` and `HOME` are read.
@@ -82,6 +107,13 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
                 schema = value
             case "pool_size": poolSize = try number(Int.self, at: 1)
             case "application_name": applicationName = value
+            case "knn":
+                guard let mode = NearestNeighbourMode(rawValue: value) else {
+                    throw .catalog(location: shown, reason: "knn=\(value) is not one of \(NearestNeighbourMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                nearestNeighbours = mode
+            case "ef_search": efSearch = min(try number(Int.self, at: 1), 1000)
+            case "exact_below": exactBelow = try number(Int.self, at: 0)
             default:
                 throw .catalog(location: shown, reason: "unknown URL parameter \(item.name) (known: \(Self.knownParameters.joined(separator: ", ")))")
             }
@@ -101,6 +133,19 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
         var text = "postgresql://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
         if schema != "public" { text += "?schema=\(schema)" }
         return text
+    }
+
+    /// The deepest result an approximate query serves in `auto`; deeper pages scan exactly.
+    public static let approximateDepth = 1000
+
+    /// Whether a k-NN query needing `count` results, over a scope holding
+    /// `matching` images, scans exactly (rather than through the HNSW index).
+    public func scansExactly(count: Int, matching: Int, scoreRange: Bool) -> Bool {
+        switch nearestNeighbours {
+        case .exact: true
+        case .approximate: false
+        case .auto: scoreRange || count > Self.approximateDepth || matching <= exactBelow
+        }
     }
 
     /// The catalog schema as a quoted SQL identifier.

@@ -37,6 +37,20 @@ extension SQLiteCatalogStore: CollectorStore {
         }
     }
 
+    public func storedEvents(after cursor: Int64, limit: Int) throws(TrackingError) -> [StoredEvent] {
+        let decoder = JSONDecoder()
+        do {
+            return try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, payload FROM tracking_events WHERE id > ? ORDER BY id LIMIT ?",
+                                 arguments: [cursor, max(0, limit)]).map { row in
+                    StoredEvent(cursor: row["id"], event: try decoder.decode(TrackingEvent.self, from: Data((row["payload"] as String).utf8)))
+                }
+            }
+        } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
+
     public func stats(since: Date?, limit: Int) throws(TrackingError) -> EventStats {
         let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
         let grouped = { (column: String, db: Database) throws -> [EventStats.Row] in

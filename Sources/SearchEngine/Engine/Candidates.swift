@@ -1,0 +1,145 @@
+import Synchronization
+import VisualSearch
+
+/// What the candidates stage hands to the response stage: the ranked page,
+/// what its rows are called, and the images facets count over.
+struct Candidates: Sendable {
+    /// Where facets are counted.
+    enum FacetScope: Sendable {
+        /// Over these catalog ids; every image when nil.
+        case ids([Int64]?)
+        /// Over a ``NearestNeighbourStore``'s scope.
+        case scope(NeighbourScope)
+    }
+
+    var ranked: Ranking.Ranked
+    var rows: ResponseShaper.Rows
+    var facetScope: FacetScope
+}
+
+/// The catalog image a query starts from (search, recommendations).
+struct CatalogImage: Sendable {
+    var vector: [Float]
+    /// Its row in the in-memory index, when the query runs there.
+    var row: Int?
+    var id: Int64
+}
+
+/// How many images a scope holds, per catalog version: a filtered query's
+/// `total` costs a count over the filter's rows in PostgreSQL, and the same
+/// filters come back again and again (facet clicks, paging). Bounded.
+struct ScopeSizes: Sendable {
+    static let capacity = 4096
+    var version = -1
+    var sizes: [NeighbourScope: Int] = [:]
+}
+
+extension VisualSearchEngine {
+    /// A catalog image by name, from the store's k-NN side or the in-memory index.
+    func catalogImage(named name: String, snapshot: Snapshot) async throws(VisualSearchError) -> CatalogImage {
+        if let neighbourStore {
+            guard let image = try await neighbourStore.image(named: name) else { throw .imageNotFound(name) }
+            return CatalogImage(vector: image.vector, row: nil, id: image.id)
+        }
+        guard let index = snapshot.index, let row = index.row(named: name) else { throw .imageNotFound(name) }
+        return CatalogImage(vector: index.vector(at: row), row: row, id: index.ids[row])
+    }
+
+    // MARK: - In memory (SQLite)
+
+    /// Rows passing the filters, sorted; nil when there are no filters.
+    func filteredRows(_ parameters: SearchParameters, index: FeatureIndex, schema: FieldSchema) async throws(VisualSearchError) -> [Int]? {
+        let ids = try await store.matchingIDs(parameters.filters, schema: schema)
+        return ids.map { $0.compactMap { index.row(id: $0) }.sorted() }
+    }
+
+    /// Every filtered image scored against `vector` over the in-memory index, ranked.
+    func nearestInMemory(to vector: [Float], excluding: CatalogImage?, parameters: SearchParameters,
+                         snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+        guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
+        let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
+        let scores = index.dotProducts(with: vector, rows: rows).map(Similarity.score(dot:))
+        let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding?.row) {
+            Similarity.score(dot: index.dot($0, $1))
+        }
+        return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
+                          facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
+    }
+
+    /// Every filtered image scored by how much of it is near `color`, ranked.
+    func coloursInMemory(_ color: LabColor, parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+        guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
+        let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
+        let scores = (rows ?? Array(0..<index.count)).map { index.palettes[$0].coverage(of: color) }
+        let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names)
+        return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
+                          facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
+    }
+
+    // MARK: - In the store (PostgreSQL)
+
+    /// The nearest images as the store finds them, scored and ranked here
+    /// exactly as in memory (the same dot product, ties by name, dedup over
+    /// their vectors); `total` is the scope's size.
+    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to vector: [Float], excluding: CatalogImage?,
+                        parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+        var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
+        if parameters.scoreMin != nil || parameters.scoreMax != nil {
+            scope.scoreRange = .init(vector: vector, minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
+        }
+        let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
+        // As many as Ranking would keep from a full scan, and a few more so
+        // equal scores at the edge still break by name.
+        let page = max(1, parameters.page), limit = max(0, parameters.limit)
+        let (deepest, overflow) = page.multipliedReportingOverflow(by: limit)
+        let needed = overflow ? matching : min(deepest, matching)
+        let wanted = min(matching, needed + (parameters.deduplicates ? needed * 2 + 20 : 0) + Self.tieMargin)
+        let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, schema: snapshot.schema)
+        let local = FeatureIndex(neighbours: found)
+        let scores = local.dotProducts(with: vector).map(Similarity.score(dot:))
+        var ranked = Ranking(parameters: parameters).rank(scores: scores, rows: nil, names: local.names) {
+            Similarity.score(dot: local.dot($0, $1))
+        }
+        ranked.total = matching
+        ranked.matchedRows = nil
+        return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: local.names, ids: local.ids),
+                          facetScope: scope.isEverything ? .ids(nil) : .scope(scope))
+    }
+
+    /// Candidates fetched beyond a page so equal scores at its edge rank by name.
+    static let tieMargin = 8
+
+    /// How many images `scope` holds, cached per catalog version (scopes
+    /// without a score range; the query image's exclusion is checked apart).
+    func scopeSize(_ scope: NeighbourScope, store: any NearestNeighbourStore, version: Int,
+                   schema: FieldSchema) async throws(VisualSearchError) -> Int {
+        if scope.scoreRange != nil { return try await store.count(scope, schema: schema) }
+        var base = scope
+        base.excluding = nil
+        let cached = scopeSizes.withLock { $0.version == version ? $0.sizes[base] : nil }
+        let size: Int
+        if let cached {
+            size = cached
+        } else {
+            size = try await store.count(base, schema: schema)
+            scopeSizes.withLock { sizes in
+                if sizes.version != version || sizes.sizes.count >= ScopeSizes.capacity { sizes = ScopeSizes(version: version) }
+                sizes.sizes[base] = size
+            }
+        }
+        guard let excluded = scope.excluding else { return size }
+        let inScope = base.isEverything ? true : try await store.contains(excluded, in: base, schema: schema)
+        return inScope ? size - 1 : size
+    }
+}
+
+extension FeatureIndex {
+    /// An index over the candidates a store returned, in their order.
+    init(neighbours: [Neighbour]) {
+        self.init(dimensions: ColorFeatures.dimensions)
+        for neighbour in neighbours where neighbour.vector.count == dimensions {
+            append(id: neighbour.id, name: neighbour.name, source: neighbour.source, vector: neighbour.vector,
+                   palette: DominantColors(entries: []))
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import PostgresNIO
+import VisualSearch
+
+/// k-NN inside PostgreSQL. Two ways to find the candidates:
+/// - **exact**: `ORDER BY features <#> q` (negative inner product). No index
+///   serves that operator, so PostgreSQL scans every row of the scope (after
+///   the filters' own indexes narrowed it) and keeps the top rows: recall 1,
+///   cost linear in the scope, and the order is the engine's own (the dot
+///   product);
+/// - **approximate**: `ORDER BY features <-> q` (L2), served by the HNSW
+///   index with `hnsw.ef_search` from the settings (raised to the rows a page
+///   needs), and `hnsw.iterative_scan = relaxed_order` when the scope has
+///   conditions or a page needs more than 1000 results, so a filter that
+///   rejects most of the first candidates still fills the page (pgvector
+///   keeps walking the graph, up to `hnsw.max_scan_tuples`).
+///
+/// `auto` picks exact when the scope holds at most `exact_below` images, has
+/// a score range (its total needs the scan anyway), or a page reaches deeper
+/// than ``PostgreSQLSettings/approximateDepth`` results; approximate otherwise.
+extension PostgreSQLCatalogStore: NearestNeighbourStore {
+    public func image(named imageName: String) async throws(VisualSearchError) -> Neighbour? {
+        try await withConnection { connection in
+            let rows = try await connection.query("SELECT id, im_name, source, features::real[] FROM images WHERE im_name = \(imageName)",
+                                                  logger: Self.silent)
+            var found: Neighbour?
+            for try await (id, name, source, vector) in rows.decode((Int64, String, String, [Float]).self) {
+                found = Neighbour(id: id, name: name, source: source, vector: vector)
+            }
+            return found
+        }
+    }
+
+    public func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int,
+                        schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
+        guard count > 0, matching > 0 else { return [] }
+        let exact = settings.scansExactly(count: count, matching: matching, scoreRange: scope.scoreRange != nil)
+        var binds = PostgresBindings()
+        let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
+        binds.append(vector)
+        let query = "$\(binds.count)::real[]::vector"
+        binds.append(count)
+        let statement = PostgresQuery(unsafeSQL: """
+            SELECT id, im_name, source, features::real[] FROM images WHERE \(condition)
+            ORDER BY features \(exact ? "<#>" : "<->") \(query) LIMIT $\(binds.count)
+            """, binds: binds)
+        let efSearch = min(1000, max(settings.efSearch, count))
+        // Filters, or more results than the candidate list holds (ef_search stops at 1000): keep walking the graph.
+        let iterative = !scope.isEverything || count > efSearch
+        let run: @Sendable (PostgresConnection) async throws -> [Neighbour] = { connection in
+            var found: [Neighbour] = []
+            found.reserveCapacity(count)
+            for try await (id, name, source, features) in try await connection.query(statement, logger: Self.silent)
+                .decode((Int64, String, String, [Float]).self) {
+                found.append(Neighbour(id: id, name: name, source: source, vector: features))
+            }
+            return found
+        }
+        if exact { return try await withConnection(run) }
+        // Settings local to one transaction, so a pooled connection carries nothing over
+        // (both values are ours, not the request's: an Int and a keyword).
+        let candidateList = PostgresQuery(unsafeSQL: "SET LOCAL hnsw.ef_search = \(efSearch)")
+        let iterativeScan = PostgresQuery(unsafeSQL: "SET LOCAL hnsw.iterative_scan = relaxed_order")
+        return try await withTransaction { connection in
+            try await connection.query(candidateList, logger: Self.silent)
+            if iterative { try await connection.query(iterativeScan, logger: Self.silent) }
+            return try await run(connection)
+        }
+    }
+
+    public func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int {
+        var binds = PostgresBindings()
+        let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
+        let statement = PostgresQuery(unsafeSQL: "SELECT count(*) FROM images WHERE \(condition)", binds: binds)
+        return try await withConnection { connection in
+            var count = 0
+            for try await value in try await connection.query(statement, logger: Self.silent).decode(Int.self) { count = value }
+            return count
+        }
+    }
+
+    public func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Bool {
+        var binds = PostgresBindings()
+        let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
+        binds.append(id)
+        let statement = PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM images WHERE id = $\(binds.count) AND \(condition))",
+                                      binds: binds)
+        return try await withConnection { connection in
+            var found = false
+            for try await value in try await connection.query(statement, logger: Self.silent).decode(Bool.self) { found = value }
+            return found
+        }
+    }
+
+    public func facetCounts(_ fields: [String], schema: FieldSchema, scope: NeighbourScope,
+                            limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
+        var binds = PostgresBindings()
+        let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
+        return try await facetCounts(fields, schema: schema,
+                                     scope: scope.isEverything ? nil : "image_id IN (SELECT id FROM images WHERE \(condition))",
+                                     binds: binds, limit: limit)
+    }
+
+    public func sources(of imageNames: [String]) async throws(VisualSearchError) -> [String: String] {
+        guard !imageNames.isEmpty else { return [:] }
+        return try await withConnection { connection in
+            var sources: [String: String] = [:]
+            let rows = try await connection.query("SELECT im_name, source FROM images WHERE im_name = ANY(\(imageNames)::text[])",
+                                                  logger: Self.silent)
+            for try await (name, source) in rows.decode((String, String).self) { sources[name] = source }
+            return sources
+        }
+    }
+
+    /// The scope as one SQL condition on `images`, its values appended to `binds`.
+    static func scopeCondition(_ scope: NeighbourScope, schema: FieldSchema,
+                               binds: inout PostgresBindings) throws(VisualSearchError) -> String {
+        var clauses = try filterClauses(scope.filters, schema: schema, binds: &binds)
+        if let excluded = scope.excluding {
+            binds.append(excluded)
+            clauses.append("id <> $\(binds.count)")
+        }
+        if let range = scope.scoreRange {
+            binds.append(range.vector)
+            let vector = binds.count
+            binds.append(range.distances.lowerBound)
+            binds.append(range.distances.upperBound)
+            clauses.append("(features <-> $\(vector)::real[]::vector) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
+        }
+        return clauses.isEmpty ? "TRUE" : clauses.joined(separator: " AND ")
+    }
+}

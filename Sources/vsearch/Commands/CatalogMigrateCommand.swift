@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import SearchEngine
+import VisualSearch
+
+extension CatalogCommand {
+    /// `vsearch catalog migrate FROM TO`: a catalog copied between SQLite and PostgreSQL.
+    struct Migrate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a catalog to another store (SQLite ⇄ PostgreSQL), then verify the copy.",
+            discussion: """
+                Copies the declared fields, every image (vector, palette, source, size, content hash, metadata) \
+                and the collector's events, in batches of one transaction each, then checks counts and content \
+                hashes on both sides. FROM must exist; TO is created when missing, and may hold a part of this \
+                same catalog (an interrupted migrate is simply run again), but not other images. \
+                The PostgreSQL password comes from the URL, $PGPASSWORD or ~/.pgpass and is never printed.
+
+                Example: vsearch catalog migrate .vsearch/catalog.sqlite postgresql://vsearch@db:5432/shop
+                """)
+
+        @Argument(help: ArgumentHelp("The catalog to copy: a SQLite file or a postgresql:// URL.", valueName: "from"))
+        var from: String
+        @Argument(help: ArgumentHelp("Where to copy it: a SQLite file or a postgresql:// URL.", valueName: "to"))
+        var to: String
+        @Option(help: "Images per transaction on the target.") var batchSize = 500
+        @Flag(help: "Print the summary as JSON.") var json = false
+        @Flag(help: "Print only errors.") var quiet = false
+
+        func validate() throws {
+            guard CatalogLocation(parsing: from) != CatalogLocation(parsing: to) else {
+                throw ValidationError("FROM and TO are the same catalog")
+            }
+            guard (1...10_000).contains(batchSize) else { throw ValidationError("--batch-size must be 1 to 10000") }
+        }
+
+        func run() async throws {
+            let progress = ProgressReporter(quiet: quiet || json)
+            do {
+                let source = try await CatalogLocation(parsing: from).open()
+                let target = try await CatalogLocation(parsing: to).open(creating: true)
+                var copy = CatalogCopy(from: source, to: target)
+                copy.batchSize = batchSize
+                var begun = false
+                let summary = try await copy.run { done, total in
+                    if !begun { progress.begin(total: total, noun: "images"); begun = true }
+                    progress.item(completed: done, failed: false, line: "copied \(done) of \(total)")
+                }
+                progress.end()
+                if json { Terminal.json(summary); return }
+                Terminal.out("copied \(summary.images) images, \(summary.values) metadata values, \(summary.fields) fields and "
+                             + "\(summary.events) events from \(summary.from) to \(summary.to) "
+                             + "(\(String(format: "%.1f", summary.seconds)) s); verified: counts and content hashes match")
+            } catch {
+                progress.end()
+                throw CLIError.report(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import VisualSearch
+
+/// The engine on a ``NearestNeighbourStore`` (PostgreSQL runs k-NN itself):
+/// with `knn=exact` it answers exactly as on SQLite (the in-memory scan), and
+/// with the HNSW index filtered pages are still full and nearly the same.
+@Suite("The engine with k-NN in PostgreSQL", .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(5)))
+struct EngineOnPostgreSQLTests {
+    static let schema = FieldSchema(fields: ["brand": .string, "title": .text, "price": .float])
+    static let words = ["red", "blue", "shoe", "mug", "café", "bag", "linen", "wool"]
+
+    /// `count` images: ten brands (10 % each), two title words, a price 0–99.
+    static func items(_ count: Int) -> [CatalogItem] {
+        (0..<count).map { i in
+            Items.item(String(format: "img%05d", i), seed: i, metadata: [
+                "brand": "b\(i % 10)", "title": "\(words[i % 8]) \(words[(i / 8) % 8])", "price": String(i % 100),
+            ])
+        }
+    }
+
+    /// The same catalog in SQLite and in PostgreSQL (with `parameters` in its URL).
+    static func engines(_ count: Int, parameters: String) async throws -> (sqlite: VisualSearchEngine, postgres: VisualSearchEngine) {
+        let items = items(count)
+        let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("knn") + "/catalog.sqlite", creating: true)
+        let postgres = try await PostgreSQLCatalogStore.open(
+            try PostgreSQLSettings(url: try PostgreSQLTestDatabase.freshURL("&pool_size=3&connect_timeout=30&" + parameters)), creating: true)
+        for store in [sqlite, postgres] as [any CatalogStore] {
+            try await store.declare(schema)
+            for batch in stride(from: 0, to: items.count, by: 500) {
+                try await store.upsert(Array(items[batch..<min(items.count, batch + 500)]), schema: schema)
+            }
+        }
+        return (try await VisualSearchEngine(store: sqlite), try await VisualSearchEngine(store: postgres))
+    }
+
+    /// A response as JSON without its request id, for equality.
+    static func json(_ response: SearchResponse) throws -> String {
+        var response = response
+        response.requestID = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(response), as: UTF8.self)
+    }
+
+    /// Parameter sets that reach every part of a query: filters of each
+    /// type, score ranges, paging, dedup, facets, fields.
+    static let parameterSets: [(String, @Sendable (inout SearchParameters) -> Void)] = [
+        ("defaults", { _ in }),
+        ("limit 50, scores", { $0.limit = 50 }),
+        ("page 3 of 7", { $0.page = 3; $0.limit = 7 }),
+        ("past the last page", { $0.page = 1000; $0.limit = 10 }),
+        ("string fq", { $0.filters = [Filter(field: "brand", value: "b3")]; $0.limit = 30 }),
+        ("text fq", { $0.filters = [Filter(field: "title", value: "Cafe shoe")] }),
+        ("number range fq", { $0.filters = [Filter(field: "price", value: "10,30")]; $0.limit = 20 }),
+        ("two fq", { $0.filters = [Filter(field: "brand", value: "b1"), Filter(field: "price", value: "0,50")] }),
+        ("fq matching nothing", { $0.filters = [Filter(field: "brand", value: "none")] }),
+        ("score_min", { $0.scoreMin = 0.3; $0.limit = 100 }),
+        ("score range and fq", { $0.scoreMin = 0.28; $0.scoreMax = 0.32; $0.filters = [Filter(field: "brand", value: "b2")] }),
+        ("dedup", { $0.deduplicates = true; $0.dedupScoreThreshold = 0.31; $0.limit = 20 }),
+        ("facets", { $0.facets = ["brand", "price"]; $0.facetsShowCount = true; $0.facetsLimit = 4 }),
+        ("facets under fq", { $0.facets = ["brand", "title"]; $0.filters = [Filter(field: "price", value: "5,9")] }),
+        ("fields", { $0.fields = ["brand", "price"]; $0.limit = 5 }),
+        ("all fields", { $0.returnsAllFields = true; $0.limit = 5 }),
+    ]
+
+    @Test("knn=exact answers every search and recommendation exactly as the in-memory scan over SQLite")
+    func exactEqualsInMemory() async throws {
+        let (sqlite, postgres) = try await Self.engines(400, parameters: "knn=exact")
+        for query in ["img00000", "img00137", "img00399"] {
+            for (label, configure) in Self.parameterSets {
+                var parameters = SearchParameters()
+                parameters.includesScore = true
+                configure(&parameters)
+                let search = SearchRequest(imageName: query, parameters: parameters)
+                #expect(try Self.json(await postgres.search(search)) == Self.json(await sqlite.search(search)), "search \(query) \(label)")
+                let recommend = RecommendationsRequest(imageName: query, parameters: parameters)
+                #expect(try Self.json(await postgres.recommendations(recommend)) == Self.json(await sqlite.recommendations(recommend)),
+                        "recommendations \(query) \(label)")
+            }
+        }
+        let color = ColorSearchRequest(color: try HexColor(parsing: "c84028"), parameters: SearchParameters())
+        #expect(try Self.json(await postgres.colorSearch(color)) == Self.json(await sqlite.colorSearch(color)))
+        #expect(await postgres.sources(of: ["img00001", "nope"]) == ["img00001": "/images/img00001.jpg"])
+        await #expect(throws: VisualSearchError.imageNotFound("nope")) {
+            try await postgres.search(SearchRequest(imageName: "nope"))
+        }
+    }
+
+    @Test("auto (exact at this size) answers as SQLite too, and sees another process's insert at once")
+    func autoFollowsTheCatalog() async throws {
+        let (sqlite, postgres) = try await Self.engines(200, parameters: "knn=auto")
+        var parameters = SearchParameters()
+        parameters.filters = [Filter(field: "brand", value: "b4")]
+        parameters.facets = ["brand"]
+        let request = SearchRequest(imageName: "img00004", parameters: parameters)
+        #expect(try Self.json(await postgres.search(request)) == Self.json(await sqlite.search(request)))
+        #expect(try await postgres.search(request).total == 20)
+        // A new image of brand b4, written by "another process": the cached total moves with the version.
+        let other = try await PostgreSQLCatalogStore.open(try #require(postgres.store as? PostgreSQLCatalogStore).settings)
+        try await other.upsert([Items.item("late", seed: 4, metadata: ["brand": "b4"])], schema: Self.schema)
+        let after = try await postgres.search(request)
+        #expect(after.total == 21 && after.result.map(\.imageName).contains("late"))
+        other.close()
+    }
+
+    @Test("the HNSW index with a 10% filter still fills every page, and finds nearly what the exact scan finds")
+    func approximateFilteredPagesAreFull() async throws {
+        let (sqlite, postgres) = try await Self.engines(3000, parameters: "knn=approximate&ef_search=100")
+        var found = 0, wanted = 0
+        for query in stride(from: 0, to: 3000, by: 150) {
+            let name = String(format: "img%05d", query)
+            for filters in [[], [Filter(field: "brand", value: "b7")]] {
+                var parameters = SearchParameters()
+                parameters.limit = 20
+                parameters.filters = filters
+                let request = SearchRequest(imageName: name, parameters: parameters)
+                let approximate = try await postgres.search(request), exact = try await sqlite.search(request)
+                #expect(approximate.result.count == 20 && approximate.total == exact.total, "\(name) \(filters)")
+                if !filters.isEmpty {
+                    let brands = try await postgres.search(SearchRequest(imageName: name, parameters: {
+                        var p = parameters; p.fields = ["brand"]; return p }()))
+                    #expect(brands.result.allSatisfy { $0.valueMap?["brand"] == "b7" })
+                }
+                found += Set(approximate.result.map(\.imageName)).intersection(exact.result.map(\.imageName)).count
+                wanted += exact.result.count
+            }
+        }
+        let recall = Double(found) / Double(wanted)
+        #expect(recall >= 0.9, "recall@20 \(recall)")
+    }
+}

@@ -1,0 +1,1120 @@
+#!/usr/bin/env python3
+"""k-NN and PostgreSQL at scale (issue 10): 100k and 1M items of 112-float vectors.
+
+For each size, p50/p99 latency (ms per query, one query at a time) and recall@10
+against exact search, without and with a 10% filter (`brand:b3`), of:
+
+  sqlite brute force   vsearch on its SQLite store (the in-memory scan)
+  pg exact             vsearch on PostgreSQL, URL `knn=exact`
+  pg hnsw ef40/ef100   vsearch on PostgreSQL, URL `knn=approximate&ef_search=40|100`
+  faiss hnsw ef40/100  faiss-cpu IndexHNSWFlat(112, 16), efConstruction 128, one thread (the peer)
+
+plus the ingest rate into each store (`vsearch debug load-vectors`), and
+`vsearch serve` throughput with one and two replicas on one PostgreSQL catalog
+(wrk on loopback): req/s, p50/p99, RSS per replica, CPU-seconds per request.
+
+Data: seeded synthetic clustered vectors shaped like vsearch's colour-histogram
+descriptor (non-negative, unit L2 norm), written once to bench/work/scale/.
+Queries come from the same distribution and are not in the base set; 100 of
+them (queries-tune.f32) only choose ef_search, the other 100
+(queries-report.f32) give every reported figure.
+
+    python3 bench/scale.py                          # build (.build-perf), everything, 100k and 1M (~1-2 h on 2 cores)
+    python3 bench/scale.py --no-build --sizes 100000 --reps 1
+    python3 bench/scale.py --only knn --sizes 1000000
+    python3 bench/scale.py --record                 # ... and write the section into bench/RESULTS.md
+    python3 bench/scale.py --reload                 # reload every catalog (and rebuild the faiss index)
+
+Catalogs are kept between runs (SQLite files under bench/work/scale/, PostgreSQL
+schemas scale_N in the database of scripts/postgres.sh) and reused when complete;
+the ingest table then shows the rate measured when they were loaded.
+See bench/README.md ("scale.py").
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import engine  # noqa: E402  (bench/engine.py: run_wait4, ensure_pip, build_vsearch, ...)
+from benchlib import git_rev, machine, replace_section, start_server  # noqa: E402
+from engine import PEER_ENV_SET, build_vsearch, ensure_pip, last_json, loadavg, med, peer_env, remove_db  # noqa: E402
+from server import ensure_wrk, to_ms  # noqa: E402  (bench/server.py)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORK = os.path.join(HERE, "work", "scale")
+REPORT_MD = os.path.join(HERE, "work", "scale-report.md")
+RESULTS_JSON = os.path.join(HERE, "work", "scale-results.json")
+LOADS_JSON = os.path.join(WORK, "loads.json")
+VSEARCH = os.path.join(ROOT, ".build-perf", "release", "vsearch")
+POSTGRES_SH = os.path.join(ROOT, "scripts", "postgres.sh")
+SECTION = "## Issue 10: k-NN and PostgreSQL at scale (bench/scale.py)"
+NCPU = os.cpu_count() or 1
+
+# engine.run_wait4 keeps its scratch files (stdout, stderr, GNU time's output) in engine.WORK.
+engine.WORK = WORK
+
+# ------------------------------------------------------------------ constants
+DIMS = 112
+K = 10
+SEED = 10
+CENTRES = 2000
+CHUNK = 10_000                 # rows per generator chunk: row i depends only on SEED and i // CHUNK
+SIGMA_MEDIAN, SIGMA_SPREAD = 0.03, 0.4   # per-cluster noise: lognormal around 0.03
+ACTIVE_BINS = (4, 16)          # non-zero bins of a cluster centre (inclusive)
+DIRICHLET_ALPHA = 0.7
+N_TUNE = N_REPORT = 100
+WARMUP = 5                     # the first 5 tune queries, run before every query run and not counted
+EFS = (40, 100)
+FQ = "brand:b3"                # rows with i % 10 == 3: 10%
+FQ_MOD, FQ_REST = 10, 3
+HEAD_ROWS = 1000               # --bulk: rows loaded with the index in place (creates the catalog)
+DATA_ID = (f"v1 seed={SEED} centres={CENTRES} chunk={CHUNK} sigma={SIGMA_MEDIAN}x{SIGMA_SPREAD} "
+           f"active={ACTIVE_BINS} alpha={DIRICHLET_ALPHA} queries={N_TUNE}+{N_REPORT}")
+
+RECALL_TARGET = 0.98
+P50_TARGET_MS = 5.0
+SPEEDUP_TARGET = 10.0
+FQ_RECALL_TARGET = 0.95
+TARGET_SIZE = 1_000_000
+
+HNSW_M, HNSW_EFC = 16, 128
+SEARCH_PATH = "/search?im_name=v0000003&limit=10"
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+# ------------------------------------------------------------------ data
+def _np():
+    import numpy as np
+    return np
+
+
+def make_centres():
+    """2000 sparse non-negative histograms (4-16 non-zero bins, Dirichlet weights, unit L2),
+    a noise level per cluster (lognormal) and uneven cluster sizes (lognormal weights)."""
+    np = _np()
+    rng = np.random.default_rng([SEED, 0])
+    centres = np.zeros((CENTRES, DIMS), np.float32)
+    for c in range(CENTRES):
+        k = int(rng.integers(ACTIVE_BINS[0], ACTIVE_BINS[1] + 1))
+        bins = rng.choice(DIMS, k, replace=False)
+        centres[c, bins] = rng.dirichlet(np.full(k, DIRICHLET_ALPHA))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    sigma = np.exp(rng.normal(np.log(SIGMA_MEDIAN), SIGMA_SPREAD, CENTRES)).astype(np.float32)
+    weights = np.exp(rng.normal(0.0, 1.0, CENTRES))
+    return centres, sigma, weights / weights.sum()
+
+
+def make_points(rng, n, model):
+    """n points: a centre (by cluster weight) + gaussian noise of the cluster's sigma on all
+    112 bins, clipped at 0, L2-normalised (float32)."""
+    np = _np()
+    centres, sigma, weights = model
+    labels = rng.choice(CENTRES, n, p=weights)
+    x = centres[labels] + rng.standard_normal((n, DIMS), dtype=np.float32) * sigma[labels, None]
+    np.maximum(x, 0, out=x)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    return (x / norms).astype(np.float32)
+
+
+def base_file(n):
+    return os.path.join(WORK, f"base-{n}.f32")
+
+
+def ensure_data(sizes):
+    """Writes base-N.f32 for every size (row i is the same point in every file: the files are
+    prefixes of one seeded sequence), queries-tune.f32, queries-report.f32 and the query-run
+    files (WARMUP warm-up vectors + the queries). Files from another generator are removed."""
+    np = _np()
+    os.makedirs(WORK, exist_ok=True)
+    meta_path = os.path.join(WORK, "data.json")
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    if meta.get("data_id") != DATA_ID:
+        for f in os.listdir(WORK):
+            if re.match(r"(base-\d+\.f32|queries-.*\.f32|run-.*\.f32|truth-\d+\.npz|faiss-hnsw-\d+\.index)$", f):
+                os.remove(os.path.join(WORK, f))
+        meta = {"data_id": DATA_ID}
+    model = None
+    tune_path, report_path = os.path.join(WORK, "queries-tune.f32"), os.path.join(WORK, "queries-report.f32")
+    if not (os.path.exists(tune_path) and os.path.exists(report_path)):
+        model = model or make_centres()
+        q = make_points(np.random.default_rng([SEED, 2]), N_TUNE + N_REPORT, model)
+        q[:N_TUNE].tofile(tune_path)
+        q[N_TUNE:].tofile(report_path)
+    tune = np.fromfile(tune_path, np.float32).reshape(-1, DIMS)
+    report = np.fromfile(report_path, np.float32).reshape(-1, DIMS)
+    np.concatenate([tune[:WARMUP], tune]).tofile(os.path.join(WORK, "run-tune.f32"))
+    np.concatenate([tune[:WARMUP], report]).tofile(os.path.join(WORK, "run-report.f32"))
+    for n in sorted(set(sizes), reverse=True):
+        path = base_file(n)
+        if os.path.exists(path) and os.path.getsize(path) == n * DIMS * 4:
+            continue
+        larger = [m for m in sizes if m > n and os.path.exists(base_file(m))
+                  and os.path.getsize(base_file(m)) == m * DIMS * 4]
+        t0 = time.time()
+        if larger:
+            with open(base_file(min(larger)), "rb") as src, open(path + ".tmp", "wb") as dst:
+                dst.write(src.read(n * DIMS * 4))
+        else:
+            model = model or make_centres()
+            with open(path + ".tmp", "wb") as out:
+                for chunk in range((n + CHUNK - 1) // CHUNK):
+                    rows = min(CHUNK, n - chunk * CHUNK)
+                    x = make_points(np.random.default_rng([SEED, 1, chunk]), CHUNK, model)
+                    x[:rows].tofile(out)
+        os.replace(path + ".tmp", path)
+        log(f"  wrote {rel(path)} ({n} x {DIMS} float32, {time.time() - t0:.1f} s)")
+    meta["data_id"] = DATA_ID
+    json.dump(meta, open(meta_path, "w"), indent=1)
+
+
+def load_base(n, mmap=True):
+    np = _np()
+    if mmap:
+        return np.memmap(base_file(n), dtype=np.float32, mode="r", shape=(n, DIMS))
+    return np.fromfile(base_file(n), np.float32).reshape(n, DIMS)
+
+
+def load_queries(which):
+    np = _np()
+    return np.fromfile(os.path.join(WORK, f"queries-{which}.f32"), np.float32).reshape(-1, DIMS)
+
+
+def exact_topk(x, queries, k, rows=None, step=50_000):
+    """Exact top-k by inner product (best first; ties: lower row first), over all rows of x or
+    only `rows` (sorted row numbers). Returns (ids, scores), each len(queries) x k."""
+    np = _np()
+    nq = len(queries)
+    best_ids = np.full((nq, 0), -1, np.int64)
+    best_sc = np.full((nq, 0), -np.inf, np.float32)
+    total = len(x) if rows is None else len(rows)
+    for start in range(0, total, step):
+        ids = np.arange(start, min(total, start + step)) if rows is None else rows[start:start + step]
+        block = np.asarray(x[ids[0]:ids[-1] + 1] if rows is None else x[ids], dtype=np.float32)
+        s = queries @ block.T
+        ids_b = np.broadcast_to(ids, s.shape)
+        all_sc = np.concatenate([best_sc, s], axis=1)
+        all_id = np.concatenate([best_ids, ids_b], axis=1)
+        kk = min(k, all_sc.shape[1])
+        part = np.argpartition(-all_sc, kk - 1, axis=1)[:, :kk]
+        best_sc = np.take_along_axis(all_sc, part, 1)
+        best_ids = np.take_along_axis(all_id, part, 1)
+    out_ids = np.empty_like(best_ids)
+    out_sc = np.empty_like(best_sc)
+    for i in range(nq):
+        o = np.lexsort((best_ids[i], -best_sc[i]))  # by score descending, then row ascending
+        out_ids[i], out_sc[i] = best_ids[i, o], best_sc[i, o]
+    return out_ids, out_sc
+
+
+def ensure_truth(n):
+    """Exact top-10 (numpy, inner product) of the tune and report queries, unfiltered and over
+    the filter's rows (i % 10 == 3); cached in truth-N.npz. Also the largest similarity of a
+    query to any base row (a query equal to a base row would show as 1.0)."""
+    np = _np()
+    path = os.path.join(WORK, f"truth-{n}.npz")
+    if os.path.exists(path):
+        t = np.load(path)
+        if str(t["data_id"]) == DATA_ID:
+            return {k: t[k] for k in t.files}
+    t0 = time.time()
+    x = load_base(n)
+    rows = np.arange(FQ_REST, n, FQ_MOD)
+    out = {"data_id": np.array(DATA_ID)}
+    for which in ("tune", "report"):
+        q = load_queries(which)
+        ids, sc = exact_topk(x, q, K + 1)
+        out[which], out[which + "_scores"] = ids[:, :K], sc
+        ids, sc = exact_topk(x, q, K + 1, rows=rows)
+        out[which + "_fq"], out[which + "_fq_scores"] = ids[:, :K], sc
+    np.savez(path, **out)
+    log(f"  ground truth for {n}: {time.time() - t0:.1f} s")
+    return out
+
+
+def recall_at_k(tops, truth):
+    """Mean over queries of |returned top 10 ∩ true top 10| / 10; and the fraction of full pages."""
+    hits, full = [], []
+    for got, want in zip(tops, truth):
+        got = list(got)[:K]
+        hits.append(len(set(got) & set(int(w) for w in want)) / K)
+        full.append(len(got) == K)
+    return sum(hits) / len(hits), sum(full) / len(full)
+
+
+def pct(values, q):
+    np = _np()
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+# ------------------------------------------------------------------ faiss (child processes)
+def faiss_index_file(n):
+    return os.path.join(WORK, f"faiss-hnsw-{n}.index")
+
+
+def peer_faiss_build(n, threads):
+    import faiss
+    faiss.omp_set_num_threads(threads)
+    x = load_base(n, mmap=False)
+    index = faiss.IndexHNSWFlat(DIMS, HNSW_M)
+    index.hnsw.efConstruction = HNSW_EFC
+    t0 = time.perf_counter()
+    index.add(x)
+    seconds = time.perf_counter() - t0
+    faiss.write_index(index, faiss_index_file(n) + ".tmp")
+    os.replace(faiss_index_file(n) + ".tmp", faiss_index_file(n))
+    print(json.dumps({"count": int(index.ntotal), "seconds": seconds, "images_per_second": n / seconds,
+                      "threads": threads}))
+
+
+def peer_faiss_query(n, qfile, ef, filtered, warmup):
+    import numpy as np
+    import faiss
+    faiss.omp_set_num_threads(1)
+    index = faiss.read_index(faiss_index_file(n))
+    index.hnsw.efSearch = ef
+    q = np.fromfile(qfile, np.float32).reshape(-1, DIMS)
+    if filtered:
+        bitmap = np.zeros(n, bool)
+        bitmap[FQ_REST::FQ_MOD] = True
+        selector = faiss.IDSelectorBitmap(np.packbits(bitmap, bitorder="little"))
+        params = faiss.SearchParametersHNSW(sel=selector, efSearch=ef)
+    else:
+        params = faiss.SearchParametersHNSW(efSearch=ef)
+    ms, tops = [], []
+    cpu0 = time.process_time()
+    for i, v in enumerate(q):
+        t0 = time.perf_counter()
+        _, labels = index.search(v[None, :], K, params=params)
+        dt = (time.perf_counter() - t0) * 1000
+        if i >= warmup:
+            ms.append(dt)
+            tops.append([int(x) for x in labels[0] if x >= 0])
+    print(json.dumps({"ms": ms, "tops": tops, "cpu_seconds": time.process_time() - cpu0, "cpu_queries": len(q)}))
+
+
+# ------------------------------------------------------------------ vsearch
+def check_binary(binary):
+    if not os.path.exists(binary):
+        sys.exit(f"no vsearch binary at {binary}")
+    for sub, flag in (("load-vectors", "--vectors"), ("query-vectors", "--queries")):
+        r = subprocess.run([binary, "debug", sub, "--help"], capture_output=True, text=True)
+        if r.returncode != 0 or flag not in r.stdout + r.stderr:
+            sys.exit(f"{binary} has no `vsearch debug {sub}` (its --help does not mention {flag}); "
+                     "build a vsearch that has it, or pass --vsearch PATH")
+
+
+def parse_json(out):
+    try:
+        return json.loads(out)
+    except ValueError:
+        return last_json(out)
+
+
+def row_number(item):
+    """A result as a row number: vsearch prints row numbers; accept image names (v0000003) too."""
+    if isinstance(item, str):
+        return int(item.lstrip("v"))
+    return int(item)
+
+
+def tail(js, nq):
+    """The last nq entries of ms/tops: with --warmup W the command prints either the queries after
+    the warm-up (nq) or every query (W + nq); both end with the measured ones."""
+    ms, tops = list(js["ms"]), [[row_number(r) for r in t] for t in js["tops"]]
+    if len(ms) < nq or len(tops) < nq:
+        raise RuntimeError(f"query-vectors printed {len(ms)} times and {len(tops)} result lists, expected {nq}")
+    return ms[-nq:], tops[-nq:]
+
+
+def vs_query(binary, catalog, qfile, nq, fq):
+    cmd = [binary, "debug", "query-vectors", "--catalog", catalog, "--queries", qfile, "--dims", str(DIMS),
+           "--k", str(K), "--warmup", str(WARMUP)]
+    if fq:
+        cmd += ["--fq", fq]
+    cpu, wall, rss, out = engine.run_wait4(cmd, pin=True)
+    js = parse_json(out)
+    ms, tops = tail(js, nq)
+    return {"ms": ms, "tops": tops, "cpu_seconds": js.get("cpu_seconds"), "cpu_queries": js.get("cpu_queries", len(js["ms"])),
+            "process_cpu": cpu, "process_wall": wall, "rss_mib": rss}
+
+
+def faiss_query(n, qfile, nq, ef, filtered):
+    cmd = [sys.executable, os.path.abspath(__file__), "--_faiss-query", str(n), qfile, str(ef),
+           "1" if filtered else "0", str(WARMUP)]
+    cpu, wall, rss, out = engine.run_wait4(cmd, pin=True, env=peer_env())
+    js = parse_json(out)
+    ms, tops = tail(js, nq)
+    return {"ms": ms, "tops": tops, "cpu_seconds": js.get("cpu_seconds"), "cpu_queries": js.get("cpu_queries", len(js["ms"])),
+            "process_cpu": cpu, "process_wall": wall, "rss_mib": rss}
+
+
+def vs_load(binary, catalog, vectors):
+    cmd = [binary, "debug", "load-vectors", "--catalog", catalog, "--vectors", vectors, "--dims", str(DIMS),
+           "--batch-size", "1000"]
+    cpu, wall, rss, out = engine.run_wait4(cmd, pin=True)
+    js = parse_json(out)
+    return {"count": int(js["count"]), "seconds": float(js["seconds"]),
+            "images_per_second": float(js["images_per_second"]), "process_cpu": cpu, "process_wall": wall,
+            "rss_mib": rss}
+
+
+# ------------------------------------------------------------------ PostgreSQL
+def pg_start():
+    r = subprocess.run([POSTGRES_SH, "start"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("scripts/postgres.sh start failed:\n" + r.stderr[-2000:])
+    return r.stdout.strip().splitlines()[-1]
+
+
+def psql(sql, check=True):
+    """Runs SQL (one string, or a list run in one session) through scripts/postgres.sh psql;
+    returns stdout (unaligned, tuples only), or None on error when check is False."""
+    cmd = [POSTGRES_SH, "psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1"]
+    for s in ([sql] if isinstance(sql, str) else sql):
+        cmd += ["-c", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        if check:
+            raise RuntimeError(f"psql {sql!r} failed:\n{r.stderr[-1500:]}")
+        return None
+    return r.stdout.strip()
+
+
+def pg_postmaster_pid():
+    r = subprocess.run([POSTGRES_SH, "status"], capture_output=True, text=True)
+    m = re.search(r"running, pid (\d+)", r.stderr + r.stdout)
+    return int(m.group(1)) if m else None
+
+
+def with_params(url, **params):
+    parts = urllib.parse.urlsplit(url)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k not in params]
+    query += [(k, str(v)) for k, v in params.items() if v is not None]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+
+
+def schema_of(n):
+    return f"scale_{n}"
+
+
+def pg_count(schema):
+    out = psql(f"SELECT count(*) FROM {schema}.images", check=False)
+    return int(out) if out else 0
+
+
+def pg_index_state(schema):
+    """'valid', 'invalid' or None (no index) for SCHEMA.images_features_hnsw."""
+    out = psql("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+               f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{schema}' "
+               "AND c.relname = 'images_features_hnsw'", check=False)
+    return None if not out else ("valid" if out.strip() == "t" else "invalid")
+
+
+def pg_first_row_matches(schema, n):
+    """Whether v0000000 and the last row hold this data's vectors (catalogs from another data set are reloaded)."""
+    np = _np()
+    x = load_base(n)
+    for row in (0, n - 1):
+        out = psql(f"SELECT features::text FROM {schema}.images WHERE im_name = 'v{row:07d}'", check=False)
+        if not out:
+            return False
+        got = np.array([float(v) for v in out.strip().strip("[]").split(",")], np.float32)
+        if got.shape != (DIMS,) or not np.allclose(got, x[row], atol=1e-6):
+            return False
+    return True
+
+
+def pg_sizes(schema):
+    out = psql(f"SELECT pg_total_relation_size('{schema}.images'), "
+               f"coalesce(pg_relation_size(to_regclass('{schema}.images_features_hnsw')), 0)", check=False)
+    if not out:
+        return None, None
+    total, index = (int(v) for v in out.split("|"))
+    return total / 2**20, index / 2**20
+
+
+def pg_setting(name):
+    return psql(f"SELECT current_setting('{name}')", check=False) or "?"
+
+
+def create_index_sql(schema):
+    return (f"CREATE INDEX images_features_hnsw ON {schema}.images USING hnsw (features vector_l2_ops) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EFC})")
+
+
+def build_pg_index(schema):
+    t0 = time.perf_counter()
+    psql(["SET maintenance_work_mem = '3GB'", f"DROP INDEX IF EXISTS {schema}.images_features_hnsw",
+          create_index_sql(schema)])
+    return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------ loads (ingest)
+RELOADED = set()  # catalogs --reload has already reloaded in this run
+
+
+def reload_now(key, reload):
+    """--reload reloads each catalog once per run (the serve part may ask for a catalog the k-NN part loaded)."""
+    return reload and key not in RELOADED
+
+
+def load_records():
+    return json.load(open(LOADS_JSON)) if os.path.exists(LOADS_JSON) else {}
+
+
+def save_record(key, rec):
+    RELOADED.add(key)
+    recs = load_records()
+    recs[key] = rec
+    json.dump(recs, open(LOADS_JSON, "w"), indent=1)
+
+
+def sqlite_catalog(n):
+    return os.path.join(WORK, f"catalog-{n}.sqlite")
+
+
+def sqlite_count(path):
+    if not os.path.exists(path):
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM images").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def ensure_sqlite(binary, n, reload, want_record):
+    path, key = sqlite_catalog(n), f"sqlite-{n}"
+    reload = reload_now(key, reload)
+    rec = load_records().get(key)
+    stale = rec is not None and rec.get("data_id") != DATA_ID
+    if not reload and not stale and sqlite_count(path) == n and (rec or not want_record):
+        log(f"  sqlite {n}: reusing {rel(path)}")
+        return
+    remove_db(path)
+    log(f"  sqlite {n}: loading {rel(path)}")
+    r = vs_load(binary, path, base_file(n))
+    if r["count"] != n or sqlite_count(path) != n:
+        raise RuntimeError(f"load-vectors into {path}: printed count {r['count']}, table holds {sqlite_count(path)}, want {n}")
+    log(f"    {r['images_per_second']:.0f} images/s ({r['seconds']:.1f} s)")
+    save_record(key, {"store": "sqlite", "size": n, "load": r, "bulk": False, "data_id": DATA_ID,
+                      "date": now_utc().isoformat(timespec="seconds"), "file_mib": os.path.getsize(path) / 2**20})
+
+
+def ensure_pg(binary, base_url, n, reload, bulk, want_record):
+    schema, key = schema_of(n), f"pg-{n}"
+    url = with_params(base_url, schema=schema)
+    reload = reload_now(key, reload)
+    rec = load_records().get(key)
+    stale = rec is not None and rec.get("data_id") != DATA_ID
+    if not reload and not stale and pg_count(schema) == n and (rec or not want_record) and pg_first_row_matches(schema, n):
+        state = pg_index_state(schema)
+        if state != "valid":
+            log(f"  pg {n}: index {state or 'missing'} (an interrupted bulk load?): building it")
+            seconds = build_pg_index(schema)
+            if rec:
+                rec["index_build_s"] = seconds
+                save_record(key, rec)
+        log(f"  pg {n}: reusing schema {schema}")
+        return
+    log(f"  pg {n}: loading schema {schema}{' (bulk: index dropped during the load, built after)' if bulk else ''}")
+    psql([f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}"])
+    rec = {"store": "postgresql", "size": n, "bulk": bulk, "data_id": DATA_ID,
+           "date": now_utc().isoformat(timespec="seconds")}
+    if bulk:
+        head = base_file(min(HEAD_ROWS, n))
+        rec["head"] = vs_load(binary, url, head)
+        log(f"    first {rec['head']['count']} rows (creates the catalog, index maintained): "
+            f"{rec['head']['images_per_second']:.0f} images/s")
+        if pg_index_state(schema) is None:
+            raise RuntimeError(f"no {schema}.images_features_hnsw after vsearch created the catalog")
+        psql(f"DROP INDEX {schema}.images_features_hnsw")
+    r = vs_load(binary, url, base_file(n))
+    rec["load"] = r
+    log(f"    {r['images_per_second']:.0f} images/s ({r['seconds']:.1f} s)")
+    if bulk:
+        log(f"    CREATE INDEX ... USING hnsw (m={HNSW_M}, ef_construction={HNSW_EFC}), maintenance_work_mem 3GB")
+        rec["index_build_s"] = build_pg_index(schema)
+        log(f"    index built in {rec['index_build_s']:.1f} s")
+    count = pg_count(schema)
+    if r["count"] != n or count != n:
+        raise RuntimeError(f"load-vectors into {schema}: printed count {r['count']}, table holds {count}, want {n}")
+    rec["table_mib"], rec["index_mib"] = pg_sizes(schema)
+    save_record(key, rec)
+
+
+def ensure_faiss(n, reload, want_record):
+    key, path = f"faiss-{n}", faiss_index_file(n)
+    reload = reload_now(key, reload)
+    rec = load_records().get(key)
+    stale = rec is not None and rec.get("data_id") != DATA_ID
+    if not reload and not stale and os.path.exists(path) and (rec or not want_record):
+        log(f"  faiss {n}: reusing {rel(path)}")
+        return
+    log(f"  faiss {n}: building IndexHNSWFlat({DIMS}, {HNSW_M}), efConstruction {HNSW_EFC}, {NCPU} threads")
+    env = peer_env()
+    env["OMP_NUM_THREADS"] = str(NCPU)
+    cpu, wall, rss, out = engine.run_wait4([sys.executable, os.path.abspath(__file__), "--_faiss-build", str(n),
+                                            str(NCPU)], pin=False, env=env)
+    js = parse_json(out)
+    js.update({"process_cpu": cpu, "process_wall": wall, "rss_mib": rss})
+    log(f"    built in {js['seconds']:.1f} s")
+    save_record(key, {"store": "faiss", "size": n, "load": js, "data_id": DATA_ID,
+                      "date": now_utc().isoformat(timespec="seconds"), "file_mib": os.path.getsize(path) / 2**20})
+
+
+# ------------------------------------------------------------------ k-NN
+CONFIGS = [  # (label, kind, knn params or ef)
+    ("sqlite brute force", "sqlite", None),
+    ("pg exact", "pg", {"knn": "exact"}),
+    ("pg hnsw ef40", "pg", {"knn": "approximate", "ef_search": 40}),
+    ("pg hnsw ef100", "pg", {"knn": "approximate", "ef_search": 100}),
+    ("faiss hnsw ef40", "faiss", 40),
+    ("faiss hnsw ef100", "faiss", 100),
+]
+
+
+def run_config(binary, base_url, n, config, qfile, nq, fq):
+    label, kind, arg = config
+    if kind == "sqlite":
+        return vs_query(binary, sqlite_catalog(n), qfile, nq, fq)
+    if kind == "pg":
+        return vs_query(binary, with_params(base_url, schema=schema_of(n), **arg), qfile, nq, fq)
+    return faiss_query(n, qfile, nq, arg, bool(fq))
+
+
+def summarise(run, truth):
+    recall, full = recall_at_k(run["tops"], truth)
+    return {"p50": pct(run["ms"], 50), "p99": pct(run["ms"], 99), "recall": recall, "full": full}
+
+
+def bench_knn(binary, base_url, n, reps, truth):
+    tune_file, report_file = os.path.join(WORK, "run-tune.f32"), os.path.join(WORK, "run-report.f32")
+    result = {"tune": {}, "report": {}}
+    # Tuning: ef_search chosen on queries-tune only (one run each; never reported as a result).
+    for config in CONFIGS:
+        if not config[0].split()[-1].startswith("ef"):
+            continue
+        for fq in (None, FQ):
+            run = run_config(binary, base_url, n, config, tune_file, N_TUNE, fq)
+            s = summarise(run, truth["tune_fq" if fq else "tune"])
+            result["tune"][f"{config[0]}|{fq or ''}"] = s
+            log(f"  [tune set] {n} {config[0]:18s} fq={fq or '-':9s} recall@10 {s['recall']:.3f} "
+                f"full pages {s['full']:.2f} p50 {s['p50']:.2f} ms")
+    chosen = {}
+    for system in ("pg", "faiss"):
+        ok = [ef for ef in EFS
+              if result["tune"][f"{system} hnsw ef{ef}|"]["recall"] >= RECALL_TARGET
+              and result["tune"][f"{system} hnsw ef{ef}|{FQ}"]["recall"] >= FQ_RECALL_TARGET
+              and result["tune"][f"{system} hnsw ef{ef}|{FQ}"]["full"] == 1.0]
+        chosen[system] = min(ok) if ok else max(EFS)
+    result["chosen_ef"] = chosen
+    log(f"  ef_search chosen on the tune set at {n}: pg {chosen['pg']}, faiss {chosen['faiss']}")
+    # Report: every configuration reps times, interleaved.
+    runs = {f"{c[0]}|{fq or ''}": [] for c in CONFIGS for fq in (None, FQ)}
+    for rep in range(reps):
+        for config in CONFIGS:
+            for fq in (None, FQ):
+                run = run_config(binary, base_url, n, config, report_file, N_REPORT, fq)
+                s = summarise(run, truth["report_fq" if fq else "report"])
+                run.update(s)
+                runs[f"{config[0]}|{fq or ''}"].append(run)
+                log(f"  {n} rep {rep + 1} {config[0]:18s} fq={fq or '-':9s} p50 {s['p50']:8.3f} ms  p99 "
+                    f"{s['p99']:8.3f} ms  recall@10 {s['recall']:.3f}  full {s['full']:.2f}")
+    for key, rr in runs.items():
+        result["report"][key] = {
+            "p50": med([r["p50"] for r in rr]), "p99": med([r["p99"] for r in rr]),
+            "recall": med([r["recall"] for r in rr]), "recall_runs": [r["recall"] for r in rr],
+            "full": med([r["full"] for r in rr]), "p50_runs": [r["p50"] for r in rr],
+            "p99_runs": [r["p99"] for r in rr], "rss_mib": max(r["rss_mib"] for r in rr),
+            "cpu_ms_per_query": med([1000 * r["cpu_seconds"] / r["cpu_queries"] for r in rr
+                                     if r.get("cpu_seconds") is not None and r.get("cpu_queries")]),
+            "runs": rr,
+        }
+    return result
+
+
+def knn_tables(n, res, truth):
+    np = _np()
+    rep = res["report"]
+    base = rep["sqlite brute force|"]["p50"]
+    base_fq = rep[f"sqlite brute force|{FQ}"]["p50"]
+    lines = [f"### {n:,} vectors", "",
+             f"p50/p99: ms per query over the {N_REPORT} report queries, median over the process runs; recall@10 "
+             f"against numpy's exact top 10; fq = `{FQ}` (10% of the rows); full pages = fraction of filtered "
+             "queries returning 10 results; speed-up = sqlite brute force p50 / this p50 (same filter). "
+             "`*` = ef_search chosen on the tune set.", "",
+             "| configuration | p50 ms | p99 ms | recall@10 | fq p50 ms | fq p99 ms | fq recall@10 | fq full pages | "
+             "speed-up | fq speed-up | client peak RSS MiB | p50 of the runs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for label, kind, arg in CONFIGS:
+        a, f = rep[f"{label}|"], rep[f"{label}|{FQ}"]
+        mark = ""
+        if kind in ("pg", "faiss") and isinstance(arg, (int, dict)):
+            ef = arg if kind == "faiss" else arg.get("ef_search")
+            if ef is not None and res["chosen_ef"][kind] == ef:
+                mark = " *"
+        full_note = "" if a["full"] == 1.0 else f" (unfiltered full pages {a['full']:.2f})"
+        lines.append(f"| {label}{mark}{full_note} | {a['p50']:.3f} | {a['p99']:.3f} | {a['recall']:.3f} | "
+                     f"{f['p50']:.3f} | {f['p99']:.3f} | {f['recall']:.3f} | {f['full']:.2f} | "
+                     f"{base / a['p50']:.1f}x | {base_fq / f['p50']:.1f}x | {max(a['rss_mib'], f['rss_mib']):.0f} | "
+                     f"{', '.join(f'{x:.3f}' for x in a['p50_runs'])} |")
+    tune = res["tune"]
+    lines += ["", f"Tune set only (`queries-tune.f32`, one run each; used to choose ef_search, not a result): "
+              + "; ".join(f"{k.split('|')[0]}{' fq' if k.split('|')[1] else ''} recall@10 {v['recall']:.3f}"
+                          f" (full pages {v['full']:.2f})" for k, v in tune.items())
+              + f". Chosen (the smallest ef with recall@10 >= {RECALL_TARGET}, filtered recall@10 >= "
+              f"{FQ_RECALL_TARGET} and full filtered pages on the tune set, else the largest): "
+              f"pg {res['chosen_ef']['pg']}, faiss {res['chosen_ef']['faiss']}."]
+    gap = truth["report_scores"][:, K - 1] - truth["report_scores"][:, K]
+    lines += ["", f"Exact top 10 of the report queries: median similarity of the 1st {np.median(truth['report_scores'][:, 0]):.4f}, "
+              f"of the 10th {np.median(truth['report_scores'][:, K - 1]):.4f}; gap between the 10th and 11th: "
+              f"median {np.median(gap):.2e}, smallest {gap.min():.2e} (near-ties there can cost an exact method "
+              "recall through float rounding)."]
+    return lines
+
+
+def knn_verdicts(n, res):
+    rep, e = res["report"], res["chosen_ef"]["pg"]
+    hnsw, hnsw_fq = rep[f"pg hnsw ef{e}|"], rep[f"pg hnsw ef{e}|{FQ}"]
+    brute = rep["sqlite brute force|"]
+    note = "" if n == TARGET_SIZE else f" [the target is stated for {TARGET_SIZE:,}; this is {n:,}]"
+    speed = brute["p50"] / hnsw["p50"]
+    v = [
+        (hnsw["recall"] >= RECALL_TARGET,
+         f"{n:,}: PostgreSQL HNSW (ef_search {e}, chosen on the tune set) recall@10 {hnsw['recall']:.3f} "
+         f"(target >= {RECALL_TARGET}){note}"),
+        (hnsw["p50"] <= P50_TARGET_MS,
+         f"{n:,}: PostgreSQL HNSW (ef_search {e}) p50 {hnsw['p50']:.2f} ms (target <= {P50_TARGET_MS:g} ms){note}"),
+        (speed >= SPEEDUP_TARGET,
+         f"{n:,}: PostgreSQL HNSW (ef_search {e}) p50 {hnsw['p50']:.2f} ms vs SQLite brute-force scan "
+         f"{brute['p50']:.2f} ms = {speed:.1f}x faster (target >= {SPEEDUP_TARGET:g}x){note}"),
+        (hnsw_fq["full"] == 1.0 and hnsw_fq["recall"] >= FQ_RECALL_TARGET,
+         f"{n:,}: PostgreSQL HNSW (ef_search {e}) with `{FQ}`: full pages {hnsw_fq['full']:.2f} (target 1.00), "
+         f"recall@10 {hnsw_fq['recall']:.3f} (target >= {FQ_RECALL_TARGET}){note}"),
+    ]
+    for label in ("sqlite brute force", "pg exact"):
+        f = rep[f"{label}|{FQ}"]
+        v.append((f["full"] == 1.0 and f["recall"] >= FQ_RECALL_TARGET,
+                  f"{n:,}: {label} with `{FQ}`: full pages {f['full']:.2f}, recall@10 {f['recall']:.3f} "
+                  f"(unfiltered {rep[label + '|']['recall']:.3f}; an exact method should give 1.000)"))
+    return v
+
+
+# ------------------------------------------------------------------ serve
+def proc_cpu_seconds(pid, children=False):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is field 3 (state): utime = 14, stime = 15, cutime = 16, cstime = 17
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def pg_cpu_seconds(postmaster):
+    """CPU of the whole PostgreSQL server: the postmaster with its reaped children, and every live child."""
+    if not postmaster:
+        return None
+    total = proc_cpu_seconds(postmaster, children=True)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == postmaster:
+                total += proc_cpu_seconds(int(pid))
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def proc_status_mib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key + ":")) / 1024
+
+
+def wrk_start(url, connections, duration, core):
+    cmd = (["taskset", "-c", core] if core is not None else []) + [
+        "wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", url]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wrk_result(process):
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"wrk failed: {err[-500:]}")
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise RuntimeError(f"wrk saw {errors.group(1)} non-2xx responses:\n{out}")
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50": to_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)),
+            "p99": to_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)),
+            "requests": int(m.group(1)), "socket_errors": bool(re.search(r"Socket errors", out)), "raw": out}
+
+
+def wait_healthy(base, process, timeout=120):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if process.poll() is not None:
+            raise RuntimeError(f"vsearch serve exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=5) as r:
+                return json.loads(r.read())
+        except Exception:
+            time.sleep(0.5)
+    raise RuntimeError(f"{base}/health did not answer in {timeout} s")
+
+
+def bench_serve(binary, base_url, n, reps, duration, connections, extra):
+    url = with_params(base_url, **{**extra, "schema": schema_of(n)})
+    postmaster = pg_postmaster_pid()
+    rows = []
+    for replicas in (1, 2):
+        if NCPU > replicas:
+            server_cores, wrk_core = [str(i) for i in range(replicas)], ",".join(str(i) for i in range(replicas, NCPU))
+        else:
+            server_cores, wrk_core = [str(i % NCPU) for i in range(replicas)], None
+        servers = []
+        try:
+            for i in range(replicas):
+                process, base = start_server(binary, url, server_cores[i], os.path.join(WORK, f"serve-{replicas}-{i}.log"))
+                servers.append((process, base))
+            for process, base in servers:
+                health = wait_healthy(base, process)
+                with urllib.request.urlopen(base + SEARCH_PATH, timeout=30) as r:
+                    body = json.loads(r.read())
+                got = len(body.get("result", []))
+                log(f"  serve: {base} health {health.get('status')} images {health.get('images')}; "
+                    f"{SEARCH_PATH} -> {body.get('status')} with {got} results")
+                if got != K:
+                    log(f"  WARNING: {SEARCH_PATH} returned {got} results, not {K}")
+            warm = [wrk_start(base + SEARCH_PATH, connections, 2, wrk_core) for _, base in servers]
+            for w in warm:
+                wrk_result(w)
+            runs = []
+            for rep in range(reps):
+                cpu0 = sum(proc_cpu_seconds(p.pid) for p, _ in servers)
+                pg0 = pg_cpu_seconds(postmaster)
+                ws = [wrk_start(base + SEARCH_PATH, connections, duration, wrk_core) for _, base in servers]
+                res = [wrk_result(w) for w in ws]
+                cpu1 = sum(proc_cpu_seconds(p.pid) for p, _ in servers)
+                pg1 = pg_cpu_seconds(postmaster)
+                requests = sum(r["requests"] for r in res)
+                run = {"rps": sum(r["rps"] for r in res), "p50": sum(r["p50"] for r in res) / len(res),
+                       "p99": max(r["p99"] for r in res), "requests": requests,
+                       "cpu_per_request": (cpu1 - cpu0) / requests,
+                       "pg_cpu_per_request": (pg1 - pg0) / requests if pg0 is not None else None,
+                       "wrk": [{k: v for k, v in r.items() if k != "raw"} for r in res],
+                       "socket_errors": any(r["socket_errors"] for r in res)}
+                runs.append(run)
+                log(f"  serve {replicas} replica(s) rep {rep + 1}: {run['rps']:.0f} req/s p50 {run['p50']:.2f} ms "
+                    f"p99 {run['p99']:.2f} ms, {1000 * run['cpu_per_request']:.3f} vsearch CPU-ms/request")
+            rss = [proc_status_mib(p.pid, "VmRSS") for p, _ in servers]
+            hwm = [proc_status_mib(p.pid, "VmHWM") for p, _ in servers]
+        finally:
+            for process, _ in servers:
+                process.terminate()
+            for process, _ in servers:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        pgs = [r["pg_cpu_per_request"] for r in runs if r["pg_cpu_per_request"] is not None]
+        rows.append({"replicas": replicas, "server_cores": server_cores, "wrk_core": wrk_core or "any",
+                     "rps": med([r["rps"] for r in runs]), "p50": med([r["p50"] for r in runs]),
+                     "p99": med([r["p99"] for r in runs]), "rss_mib": rss, "hwm_mib": hwm,
+                     "cpu_per_request": med([r["cpu_per_request"] for r in runs]),
+                     "pg_cpu_per_request": med(pgs) if pgs else None, "runs": runs})
+    return {"url": url, "rows": rows}
+
+
+def serve_table(serve, n, reps, duration, connections):
+    lines = ["### `vsearch serve` on one PostgreSQL catalog: one and two replicas", "",
+             f"Catalog: the {n:,}-vector PostgreSQL catalog (`{redact(serve['url'])}`); request `GET {SEARCH_PATH}` "
+             f"(find similar by catalog image). One wrk process per replica (`-t1 -c{connections}`, {duration} s, "
+             f"after a 2 s warm-up), all at once; req/s summed over the wrk processes, p50 = mean of their p50s, "
+             f"p99 = the largest of their p99s; median of {reps} runs. RSS = VmRSS of each replica after the runs "
+             "(VmHWM in brackets). CPU per request = utime+stime of the vsearch server processes "
+             "(`/proc/PID/stat`) over the measured runs / requests served; PostgreSQL CPU per request the same for the "
+             "whole PostgreSQL server (postmaster with its reaped children, plus live backends), which also counts "
+             "anything else using that server at the time. PostgreSQL runs on any core.", "",
+             "| replicas | server cores | wrk cores | req/s | p50 ms | p99 ms | RSS MiB per replica | vsearch CPU-s per request | PostgreSQL CPU-s per request | req/s of the runs |",
+             "|---:|---|---|---:|---:|---:|---|---:|---:|---|"]
+    for r in serve["rows"]:
+        pg = f"{r['pg_cpu_per_request']:.6f}" if r["pg_cpu_per_request"] is not None else "?"
+        run_rps = ", ".join(f"{x['rps']:.0f}" for x in r["runs"])
+        lines.append(f"| {r['replicas']} | {','.join(r['server_cores'])} | {r['wrk_core']} | {r['rps']:.0f} | "
+                     f"{r['p50']:.2f} | {r['p99']:.2f} | "
+                     f"{', '.join(f'{a:.0f} ({b:.0f})' for a, b in zip(r['rss_mib'], r['hwm_mib']))} | "
+                     f"{r['cpu_per_request']:.6f} | {pg} | {run_rps} |")
+    if NCPU <= 2:
+        lines += ["", f"This machine has {NCPU} cores, shared by the replicas, wrk and PostgreSQL: with two replicas "
+                  "nothing is left idle for the load generator or the database, so the two-replica row shows the "
+                  "machine's limit rather than how replicas scale; CPU-s per request is the figure that carries over."]
+    return lines
+
+
+def redact(url):
+    parts = urllib.parse.urlsplit(url)
+    if parts.password:
+        parts = parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@"))
+    return urllib.parse.urlunsplit(parts)
+
+
+# ------------------------------------------------------------------ report
+def ingest_table(sizes):
+    recs = load_records()
+    lines = ["### Ingest", "",
+             "`vsearch debug load-vectors --catalog CATALOG --vectors base-N.f32 --dims 112 --batch-size 1000` "
+             "under `taskset -c 0` (PostgreSQL on any core): the store's normal batch upsert, metadata "
+             "`brand=b{row%10}`; images/s as the command prints it. PostgreSQL without bulk: the HNSW index "
+             f"(m={HNSW_M}, ef_construction={HNSW_EFC}) is maintained during the load. PostgreSQL bulk: vsearch creates "
+             f"the catalog by loading the first {HEAD_ROWS} rows, the script drops `images_features_hnsw`, loads all "
+             f"N rows (the first {HEAD_ROWS} again, as updates), then builds the index with `CREATE INDEX ... USING "
+             "hnsw` from psql with `maintenance_work_mem = 3GB` (pgvector's advice for bulk loads; `vsearch` itself "
+             "does not do this). faiss: `IndexHNSWFlat.add` of all vectors in memory with "
+             f"{NCPU} OpenMP threads (not a store: nothing is persisted per row). Figures are from when the catalog "
+             "was loaded (date column); a reused catalog is not reloaded unless `--reload`.", "",
+             "| store | size | loaded (UTC) | images/s (load) | load s | index build s | images/s incl. index build | "
+             "load CPU-s (vsearch) | on disk MiB (table; HNSW index) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    for n in sizes:
+        for key, label in ((f"sqlite-{n}", "SQLite"), (f"pg-{n}", "PostgreSQL"), (f"faiss-{n}", "faiss HNSW (memory)")):
+            rec = recs.get(key)
+            if not rec or rec.get("data_id") != DATA_ID:
+                lines.append(f"| {label} | {n:,} | - | n/a (catalog reused without a record; `--reload` measures) | | | | | |")
+                continue
+            load = rec["load"]
+            if rec["store"] == "faiss":
+                lines.append(f"| {label} | {n:,} | {rec['date']} | - | - | {load['seconds']:.1f} | "
+                             f"{n / load['seconds']:.0f} | - | {rec.get('file_mib', 0):.0f} (index file) |")
+                continue
+            build = rec.get("index_build_s")
+            label2 = label + (" bulk" if rec.get("bulk") else "")
+            total = load["seconds"] + (build or 0) + (rec["head"]["seconds"] if rec.get("head") else 0)
+            disk = (f"{rec['file_mib']:.0f}" if rec["store"] == "sqlite" else
+                    f"{rec.get('table_mib') or 0:.0f}; {rec.get('index_mib') or 0:.0f}")
+            lines.append(f"| {label2} | {n:,} | {rec['date']} | {load['images_per_second']:.0f} | {load['seconds']:.1f} | "
+                         f"{f'{build:.1f}' if build is not None else '-'} | {n / total:.0f} | "
+                         f"{load['process_cpu']:.1f} | {disk} |")
+    return lines
+
+
+def versions(binary, built):
+    v = {}
+    how = {True: f"built by this run from {git_rev()}", False: f"BUILD FAILED, an older binary (tree at {git_rev()})",
+           None: f"binary {rel(binary)} as it was (tree at {git_rev()})"}[built]
+    try:
+        v["vsearch"] = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() + f", {how}"
+    except Exception as e:  # noqa: BLE001
+        v["vsearch"] = f"? ({e})"
+    pg = psql("SELECT version()", check=False) or "?"
+    ext = psql("SELECT extversion FROM pg_extension WHERE extname = 'vector'", check=False) or "?"
+    v["PostgreSQL"] = (f"{pg}; settings: shared_buffers {pg_setting('shared_buffers')}, maintenance_work_mem "
+                       f"{pg_setting('maintenance_work_mem')}, max_parallel_workers_per_gather "
+                       f"{pg_setting('max_parallel_workers_per_gather')}, max_parallel_maintenance_workers "
+                       f"{pg_setting('max_parallel_maintenance_workers')}, work_mem {pg_setting('work_mem')}")
+    v["pgvector"] = ext
+    code = "import json,numpy,faiss,sys;print(json.dumps([numpy.__version__,faiss.__version__,sys.version.split()[0]]))"
+    npv, fv, py = json.loads(subprocess.run([sys.executable, "-c", code], env=peer_env(), check=True,
+                                            capture_output=True, text=True).stdout)
+    v["faiss-cpu"], v["numpy"], v["Python"] = fv, npv, py
+    return v
+
+
+def data_description():
+    return (f"Data: numpy `default_rng` seeded ({SEED}). {CENTRES} cluster centres = sparse non-negative histograms "
+            f"({ACTIVE_BINS[0]}-{ACTIVE_BINS[1]} non-zero bins of {DIMS}, Dirichlet({DIRICHLET_ALPHA}) weights, unit "
+            f"L2); each cluster has its own noise level (lognormal, median {SIGMA_MEDIAN}, log-sd {SIGMA_SPREAD}) and "
+            "weight (lognormal, so cluster sizes are uneven); each point = its centre + gaussian noise on every bin, "
+            "clipped at 0, L2-normalised (float32; non-negative, unit norm like vsearch's colour-histogram "
+            f"descriptor). Rows are generated in chunks of {CHUNK:,} with their own seeded stream, so base-100000 is "
+            f"the first 100,000 rows of base-1000000. Queries: {N_TUNE + N_REPORT} more points of the same "
+            f"distribution from another stream (not in the base set), split into `queries-tune.f32` ({N_TUNE}, only "
+            f"for choosing ef_search) and `queries-report.f32` ({N_REPORT}, every reported figure). Every query run "
+            f"starts with {WARMUP} warm-up queries (the first tune queries), not counted. Ground truth: exact top 10 "
+            f"by inner product (numpy) over all rows and over the rows with i % {FQ_MOD} == {FQ_REST} (`{FQ}`). "
+            f"Files in `bench/work/scale/` (float32 row-major, {DIMS} floats a row).")
+
+
+def method_description(reps):
+    return (f"Latency: `vsearch debug query-vectors --catalog CATALOG --queries FILE --dims {DIMS} --k {K} --warmup "
+            f"{WARMUP} [--fq {FQ}]` (the engine's vector search, as a find-similar request: filters, ranking, version "
+            "check), one query at a time, wall ms per query as the command measures it; the vsearch process under "
+            "`taskset -c 0`, PostgreSQL on any core (so PostgreSQL's own parallel workers can use the second "
+            f"core). faiss in a child process under `taskset -c 0`, `omp_set_num_threads(1)`, "
+            f"`IndexHNSWFlat({DIMS}, {HNSW_M})`, efConstruction {HNSW_EFC}, `search(q[None], {K}, "
+            "params=SearchParametersHNSW(efSearch=ef[, sel=IDSelectorBitmap]))`, `time.perf_counter` around "
+            f"each search. p50/p99 = numpy percentiles (linear) over the {N_REPORT} report queries of one process run; "
+            f"each configuration runs {reps} times (runs interleaved), the tables show the medians. Recall@10 = "
+            "|returned ∩ exact top 10| / 10, averaged over the queries (a short page counts its missing results "
+            "as misses). PostgreSQL k-NN mode from the catalog URL: `knn=exact` (scan with `<#>`) or "
+            "`knn=approximate&ef_search=E` (HNSW, `vector_l2_ops`, iterative scan with filters). Client peak RSS "
+            "is GNU time's `%M` of the querying process (vsearch or the faiss child), not PostgreSQL's.")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--_faiss-build":
+        return peer_faiss_build(int(sys.argv[2]), int(sys.argv[3]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--_faiss-query":
+        n, qfile, ef, filtered, warmup = sys.argv[2:7]
+        return peer_faiss_query(int(n), qfile, int(ef), filtered == "1", int(warmup))
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="100000,1000000", help="catalog sizes (comma list; default 100000,1000000)")
+    ap.add_argument("--reps", type=int, default=3, help="process runs per configuration (3)")
+    ap.add_argument("--only", default="knn,ingest,serve", help="parts to run (comma list of knn, ingest, serve)")
+    ap.add_argument("--record", action="store_true", help="write the section into bench/RESULTS.md")
+    ap.add_argument("--vsearch", help="use this vsearch binary (no build)")
+    ap.add_argument("--no-build", action="store_true", help="use .build-perf/release/vsearch as it is")
+    ap.add_argument("--reload", action="store_true",
+                    help="reload every catalog and rebuild the faiss index even when complete")
+    ap.add_argument("--bulk", action=argparse.BooleanOptionalAction, default=None,
+                    help="PostgreSQL: drop the HNSW index for the load, build it after (default: on for >= 1M)")
+    ap.add_argument("--serve-size", type=int, default=100_000, help="catalog size for the serve part (100000)")
+    ap.add_argument("--serve-params", default="",
+                    help="extra catalog-URL parameters for serve, e.g. 'knn=approximate&ef_search=40' "
+                         "(default: none, vsearch's defaults)")
+    ap.add_argument("--shared-buffers", default="2GB",
+                    help="PostgreSQL shared_buffers for the run (2GB: the 1M catalog's table and HNSW index fit; "
+                         "'' leaves the server as it is); restored afterwards")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run (10)")
+    ap.add_argument("--connections", type=int, default=16, help="wrk connections per replica (16)")
+    args = ap.parse_args()
+    parts = set(p.strip() for p in args.only.split(",") if p.strip())
+    unknown = parts - {"knn", "ingest", "serve"}
+    if unknown:
+        ap.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    extra = dict(urllib.parse.parse_qsl(args.serve_params))
+
+    started = time.time()
+    os.makedirs(WORK, exist_ok=True)
+    ensure_pip([("numpy", "numpy"), ("faiss", "faiss-cpu")])
+    if "serve" in parts:
+        ensure_wrk()
+    binary = os.path.abspath(args.vsearch or VSEARCH)
+    built = None
+    if not args.vsearch and not args.no_build:
+        built = build_vsearch()
+    check_binary(binary)
+
+    log("data")
+    data_sizes = sorted(set(sizes + ([args.serve_size] if "serve" in parts else []) + [HEAD_ROWS]))
+    ensure_data(data_sizes)
+    log("PostgreSQL")
+    base_url = pg_start()
+    restore_sb = False
+    if args.shared_buffers and psql("SHOW shared_buffers") != args.shared_buffers:
+        # Like an operator sizing a server for its data: the 1M table and HNSW index (~1.3 GB) in PostgreSQL's cache.
+        restore_sb = psql("SELECT source FROM pg_settings WHERE name = 'shared_buffers'") == "default"
+        psql(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
+        subprocess.run([POSTGRES_SH, "restart"], capture_output=True, text=True, check=True)
+        base_url = pg_start()
+        log(f"  shared_buffers {psql('SHOW shared_buffers')} (restarted)")
+    restore_mwm = None
+    if max(data_sizes) >= TARGET_SIZE or args.bulk:
+        src = psql("SELECT source FROM pg_settings WHERE name = 'maintenance_work_mem'", check=False)
+        if src == "default":
+            restore_mwm = True
+        psql(["ALTER SYSTEM SET maintenance_work_mem = '3GB'", "SELECT pg_reload_conf()"])
+    results = {"started": now_utc().isoformat(timespec="seconds"), "argv": sys.argv[1:], "data_id": DATA_ID,
+               "sizes": {}, "verdicts": []}
+    try:
+        results["machine"] = machine()
+        results["versions"] = versions(binary, built)
+        verdicts, body = [], []
+        want_record = "ingest" in parts
+        # The targets are stated for 1M: verdicts for that size, else for the largest size run (labelled so).
+        verdict_size = TARGET_SIZE if TARGET_SIZE in sizes else max(sizes)
+        for n in sizes:
+            log(f"size {n:,}")
+            truth = ensure_truth(n)
+            if parts & {"knn", "ingest"}:
+                bulk = args.bulk if args.bulk is not None else n >= TARGET_SIZE
+                ensure_sqlite(binary, n, args.reload, want_record)
+                ensure_pg(binary, base_url, n, args.reload, bulk, want_record)
+                ensure_faiss(n, args.reload, want_record)
+            if "knn" in parts:
+                res = bench_knn(binary, base_url, n, args.reps, truth)
+                results["sizes"][str(n)] = res
+                body += [""] + knn_tables(n, res, truth)
+                if n == verdict_size:
+                    verdicts += knn_verdicts(n, res)
+                json.dump(results, open(RESULTS_JSON, "w"))
+        if "ingest" in parts:
+            body += [""] + ingest_table(sizes)
+            results["ingest"] = {k: v for k, v in load_records().items() if v.get("data_id") == DATA_ID}
+        if "serve" in parts:
+            log(f"serve ({args.serve_size:,})")
+            bulk = args.bulk if args.bulk is not None else args.serve_size >= TARGET_SIZE
+            ensure_pg(binary, base_url, args.serve_size, args.reload, bulk, False)
+            serve = bench_serve(binary, base_url, args.serve_size, args.reps, args.duration, args.connections, extra)
+            results["serve"] = serve
+            body += [""] + serve_table(serve, args.serve_size, args.reps, args.duration, args.connections)
+    finally:
+        if restore_mwm:
+            psql(["ALTER SYSTEM RESET maintenance_work_mem", "SELECT pg_reload_conf()"], check=False)
+        if restore_sb:
+            psql("ALTER SYSTEM RESET shared_buffers", check=False)
+            subprocess.run([POSTGRES_SH, "restart"], capture_output=True, text=True)
+
+    results["verdicts"] = [{"ok": ok, "text": t} for ok, t in verdicts]
+    results["seconds"] = time.time() - started
+    report = [SECTION, "",
+              f"Run {now_utc():%Y-%m-%d %H:%M} UTC by `python3 bench/scale.py {' '.join(sys.argv[1:])}`"
+              f" (sizes {', '.join(f'{n:,}' for n in sizes)}; reps {args.reps}; parts {', '.join(sorted(parts))}); "
+              f"total run time {time.time() - started:.0f} s.", "",
+              f"- Machine: {results['machine']}; load average at start {loadavg()} (shared machine)"]
+    report += [f"- {k}: {v}" for k, v in results["versions"].items()]
+    report += ["", data_description(), ""]
+    if "knn" in parts:
+        report += [method_description(args.reps), ""]
+    report += body
+    report += ["", "### Targets", ""]
+    if verdicts:
+        report += [f"- {'target met' if ok else 'target NOT met'}: {t}" for ok, t in verdicts]
+    else:
+        report += ["- (no k-NN part in this run)"]
+    text = "\n".join(report) + "\n"
+    print("\n" + text)
+    with open(REPORT_MD, "w") as f:
+        f.write(text)
+    json.dump(results, open(RESULTS_JSON, "w"))
+    log(f"report: {rel(REPORT_MD)}; raw numbers: {rel(RESULTS_JSON)}")
+    if args.record:
+        replace_section(os.path.join(HERE, "RESULTS.md"), SECTION, text)
+        log("recorded in bench/RESULTS.md")
+    return 0 if all(ok for ok, _ in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
