@@ -69,6 +69,10 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         configuration.options.additionalStartupParameters = [
             ("search_path", "\(settings.quotedSchema), public"),
             ("application_name", settings.applicationName),
+            // k-NN settings for the whole session (pgvector validates them when it loads): no
+            // statement per query. The iterative scan keeps filtered and deep pages full.
+            ("hnsw.ef_search", String(settings.efSearch)),
+            ("hnsw.iterative_scan", "relaxed_order"),
         ]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
