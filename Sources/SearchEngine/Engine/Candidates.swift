@@ -94,7 +94,10 @@ extension VisualSearchEngine {
         let (deepest, overflow) = page.multipliedReportingOverflow(by: limit)
         let needed = overflow ? matching : min(deepest, matching)
         let wanted = min(matching, needed + (parameters.deduplicates ? needed * 2 + 20 : 0) + Self.tieMargin)
-        let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, schema: snapshot.schema)
+        let catalogSize = scope.isEverything ? matching
+            : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
+        let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, catalogSize: catalogSize,
+                                                     schema: snapshot.schema)
         let local = FeatureIndex(neighbours: found)
         let scores = local.dotProducts(with: vector).map(Similarity.score(dot:))
         var ranked = Ranking(parameters: parameters).rank(scores: scores, rows: nil, names: local.names) {

@@ -13,9 +13,9 @@ public protocol NearestNeighbourStore: CatalogStore {
     func image(named imageName: String) async throws(VisualSearchError) -> Neighbour?
     /// The `count` images of `scope` nearest to `vector` (all of them when
     /// fewer match), in any order, with their vectors. `matching` is how many
-    /// images the scope holds (``count(_:schema:)``), which may decide
-    /// between an exact scan and an index.
-    func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int,
+    /// images the scope holds (``count(_:schema:)``) and `catalogSize` how
+    /// many the catalog holds: they may decide between an exact scan and an index.
+    func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
                  schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
     /// How many images `scope` holds.
     func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int

@@ -54,29 +54,32 @@ struct PostgreSQLSettingsTests {
     @Test("k-NN settings: knn, ef_search and exact_below, with documented defaults")
     func nearestNeighbourSettings() throws {
         let defaults = try PostgreSQLSettings(url: "postgresql://u@h/d", environment: [:])
-        #expect(defaults.nearestNeighbours == .auto && defaults.efSearch == 100 && defaults.exactBelow == 10_000)
+        #expect(defaults.nearestNeighbours == .auto && defaults.efSearch == 100 && defaults.exactBelow == 1000)
         let set = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=approximate&ef_search=40&exact_below=500", environment: [:])
         #expect(set.nearestNeighbours == .approximate && set.efSearch == 40 && set.exactBelow == 500)
         // pgvector allows ef_search up to 1000.
         #expect(try PostgreSQLSettings(url: "postgresql://u@h/d?ef_search=5000", environment: [:]).efSearch == 1000)
     }
 
-    @Test("auto scans exactly for few matches, a score range or a deep page; the index otherwise", arguments: [
-        // (count, matching, score range, exact?)
-        (10, 1_000_000, false, false),
-        (10, 10_000, false, true),     // a filter leaving exact_below images
-        (10, 10_001, false, false),
-        (10, 1_000_000, true, true),   // a score range: the total needs the scan anyway
-        (1_001, 1_000_000, false, true),  // deeper than approximateDepth
-        (1_000, 1_000_000, false, false),
+    @Test("auto scans exactly for few or too rare matches, a score range or a deep page; the index otherwise", arguments: [
+        // (count, matching, catalog size, score range, exact?)
+        (10, 1_000_000, 1_000_000, false, false),
+        (10, 1_000, 1_000_000, false, true),      // a filter leaving exact_below images
+        (10, 100_000, 1_000_000, false, false),   // 10 %: the iterative scan meets ~2000 matches in its 20 000 rows
+        (10, 1_999, 1_000_000, false, true),      // 0.2 %: ~40 matches expected, under 4 x 10: a short page is likely
+        (10, 2_000, 1_000_000, false, false),     // 0.2 %: 40 expected, enough
+        (10, 1_001, 1_001, false, false),         // everything in a small catalog: the index
+        (10, 1_000_000, 1_000_000, true, true),   // a score range: the total needs the scan anyway
+        (1_001, 1_000_000, 1_000_000, false, true),  // deeper than approximateDepth
+        (1_000, 1_000_000, 1_000_000, false, false),
     ])
-    func autoChoice(count: Int, matching: Int, scoreRange: Bool, exact: Bool) throws {
+    func autoChoice(count: Int, matching: Int, catalogSize: Int, scoreRange: Bool, exact: Bool) throws {
         let auto = try PostgreSQLSettings(url: "postgresql://u@h/d", environment: [:])
-        #expect(auto.scansExactly(count: count, matching: matching, scoreRange: scoreRange) == exact)
+        #expect(auto.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scoreRange) == exact)
         let exactly = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=exact", environment: [:])
-        #expect(exactly.scansExactly(count: count, matching: matching, scoreRange: scoreRange))
+        #expect(exactly.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scoreRange))
         let approximately = try PostgreSQLSettings(url: "postgresql://u@h/d?knn=approximate", environment: [:])
-        #expect(!approximately.scansExactly(count: count, matching: matching, scoreRange: scoreRange))
+        #expect(!approximately.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scoreRange))
     }
 
     @Test("a wrong URL or parameter is a catalog error naming it, never the password", arguments: [

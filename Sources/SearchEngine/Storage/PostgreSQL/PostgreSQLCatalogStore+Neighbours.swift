@@ -15,9 +15,11 @@ import VisualSearch
 ///   the graph (up to `hnsw.max_scan_tuples`). The engine re-sorts the
 ///   relaxed order.
 ///
-/// `auto` picks exact when the scope holds at most `exact_below` images, has
-/// a score range (its total needs the scan anyway), or a page reaches deeper
-/// than ``PostgreSQLSettings/approximateDepth`` results; approximate otherwise.
+/// `auto` picks exact when the scope holds at most `exact_below` images or
+/// too few for the iterative scan to fill the page, has a score range (its
+/// total needs the scan anyway), or a page reaches deeper than
+/// ``PostgreSQLSettings/approximateDepth`` results; approximate otherwise
+/// (``PostgreSQLSettings/scansExactly(count:matching:catalogSize:scoreRange:)``).
 extension PostgreSQLCatalogStore: NearestNeighbourStore {
     public func image(named imageName: String) async throws(VisualSearchError) -> Neighbour? {
         try await withConnection { connection in
@@ -31,10 +33,10 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         }
     }
 
-    public func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int,
+    public func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
                         schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
         guard count > 0, matching > 0 else { return [] }
-        let exact = settings.scansExactly(count: count, matching: matching, scoreRange: scope.scoreRange != nil)
+        let exact = settings.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scope.scoreRange != nil)
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
         binds.append(vector)

@@ -24,8 +24,10 @@ import VisualSearch
 ///   candidate: recall 1, cost linear in the candidates), `approximate` (the
 ///   HNSW index, with pgvector's iterative scan when there are filters) or
 ///   `auto`: exact when the filters leave at most `exact_below` images
-///   (default 10000), when a score range is asked for, or when a page
-///   reaches deeper than 1000 results; the index otherwise. See docs/decisions.md.
+///   (default 1000) or too few for the index's iterative scan to fill a page
+///   (under ~0.4 % of the catalog for a page of 10), when a score range is
+///   asked for, or when a page reaches deeper than 1000 results; the index
+///   otherwise. See docs/decisions.md.
 /// - `ef_search` (default 100): pgvector's `hnsw.ef_search`, the candidate
 ///   list of an approximate query (raised to the results a page needs).
 /// - `pool_size` (default 10): the most connections one process opens.
@@ -65,7 +67,7 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
     /// pgvector's `hnsw.ef_search` for approximate queries.
     public var efSearch = 100
     /// In `auto`, the most images a filter may leave for the exact scan.
-    public var exactBelow = 10_000
+    public var exactBelow = 1000
 
     /// The query parameters a URL may carry.
     public static let knownParameters = ["sslmode", "connect_timeout", "schema", "pool_size", "application_name",
@@ -138,13 +140,24 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
     /// The deepest result an approximate query serves in `auto`; deeper pages scan exactly.
     public static let approximateDepth = 1000
 
+    /// The most rows pgvector's iterative scan visits (`hnsw.max_scan_tuples`, its default).
+    public static let iterativeScanRows = 20_000
+
     /// Whether a k-NN query needing `count` results, over a scope holding
-    /// `matching` images, scans exactly (rather than through the HNSW index).
-    public func scansExactly(count: Int, matching: Int, scoreRange: Bool) -> Bool {
+    /// `matching` of the catalog's `catalogSize` images, scans exactly
+    /// (rather than through the HNSW index). In `auto`: exactly for a score
+    /// range, a page deeper than ``approximateDepth``, a scope of at most
+    /// `exact_below` images, or a filter so selective that the iterative scan
+    /// would meet fewer than four times `count` matches in the rows it may
+    /// visit (``iterativeScanRows``) — a short page from the index.
+    public func scansExactly(count: Int, matching: Int, catalogSize: Int, scoreRange: Bool) -> Bool {
         switch nearestNeighbours {
-        case .exact: true
-        case .approximate: false
-        case .auto: scoreRange || count > Self.approximateDepth || matching <= exactBelow
+        case .exact: return true
+        case .approximate: return false
+        case .auto:
+            if scoreRange || count > Self.approximateDepth || matching <= exactBelow { return true }
+            let expectedMatches = Double(matching) / Double(max(1, catalogSize)) * Double(Self.iterativeScanRows)
+            return expectedMatches < Double(4 * count)
         }
     }
 
