@@ -66,8 +66,12 @@ struct PostgreSQLCLITests {
             #expect(track.status == 0, "\(track.stderr)")
         }
         let postgres = try PostgreSQLTestDatabase.freshURL()
-        let there = try CLI.run(["catalog", "migrate", sqlite, postgres, "--json", "--batch-size", "40"])
+        // With a password in the URL (the test server trusts loopback, so any works): never printed.
+        let withPassword = postgres.replacingOccurrences(of: "postgresql://postgres@", with: "postgresql://postgres:s3cret-pw@")
+        #expect(withPassword != postgres)
+        let there = try CLI.run(["catalog", "migrate", sqlite, withPassword, "--json", "--batch-size", "40"])
         #expect(there.status == 0, "\(there.stderr)")
+        #expect(!there.stdout.contains("s3cret-pw") && !there.stderr.contains("s3cret-pw"))
         let summary = try JSONSerialization.jsonObject(with: Data(there.stdout.utf8)) as? [String: Any]
         #expect(summary?["images"] as? Int == 102 && summary?["events"] as? Int == 3 && (summary?["values"] as? Int ?? 0) > 400)
 

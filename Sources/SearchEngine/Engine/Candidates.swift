@@ -31,7 +31,13 @@ struct CatalogImage: Sendable {
 struct ScopeSizes: Sendable {
     static let capacity = 4096
     var version = -1
-    var sizes: [NeighbourScope: Int] = [:]
+    /// By the filters' bytes: Swift's `String` equality folds canonically
+    /// equivalent text ("é" and "e\u{301}"), PostgreSQL compares bytes.
+    var sizes: [[[UInt8]]: Int] = [:]
+
+    static func key(_ filters: [Filter]) -> [[UInt8]] {
+        filters.flatMap { [Array($0.field.utf8), Array($0.value.utf8)] }
+    }
 }
 
 extension VisualSearchEngine {
@@ -93,7 +99,10 @@ extension VisualSearchEngine {
         let page = max(1, parameters.page), limit = max(0, parameters.limit)
         let (deepest, overflow) = page.multipliedReportingOverflow(by: limit)
         let needed = overflow ? matching : min(deepest, matching)
-        let wanted = min(matching, needed + (parameters.deduplicates ? needed * 2 + 20 : 0) + Self.tieMargin)
+        let (skipped, skipOverflow) = (page - 1).multipliedReportingOverflow(by: limit)
+        // A page past the last match needs no candidates (dedup only removes results).
+        let pastTheEnd = skipOverflow || skipped >= matching
+        let wanted = pastTheEnd ? 0 : min(matching, needed + (parameters.deduplicates ? needed * 2 + 20 : 0) + Self.tieMargin)
         let catalogSize = scope.isEverything ? matching
             : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, catalogSize: catalogSize,
@@ -119,7 +128,8 @@ extension VisualSearchEngine {
         if scope.scoreRange != nil { return try await store.count(scope, schema: schema) }
         var base = scope
         base.excluding = nil
-        let cached = scopeSizes.withLock { $0.version == version ? $0.sizes[base] : nil }
+        let key = ScopeSizes.key(base.filters)
+        let cached = scopeSizes.withLock { $0.version == version ? $0.sizes[key] : nil }
         let size: Int
         if let cached {
             size = cached
@@ -127,7 +137,7 @@ extension VisualSearchEngine {
             size = try await store.count(base, schema: schema)
             scopeSizes.withLock { sizes in
                 if sizes.version != version || sizes.sizes.count >= ScopeSizes.capacity { sizes = ScopeSizes(version: version) }
-                sizes.sizes[base] = size
+                sizes.sizes[key] = size
             }
         }
         guard let excluded = scope.excluding else { return size }

@@ -65,12 +65,17 @@ public struct CatalogCopy: Sendable {
             items.append(CatalogItem(imageName: name, source: image.source, width: image.width, height: image.height, contentHash: hash,
                                      features: index.vector(at: row), palette: index.palettes[row], metadata: image.metadata))
             values += image.metadata.count
-            if items.count == batchSize || row == index.count - 1 {
+            if items.count == batchSize {
                 try await target.upsert(items, schema: schema)
                 copied += items.count
                 items.removeAll(keepingCapacity: true)
                 progress(copied, index.count)
             }
+        }
+        if !items.isEmpty {
+            try await target.upsert(items, schema: schema)
+            copied += items.count
+            progress(copied, index.count)
         }
 
         var cursor: Int64 = 0
@@ -91,13 +96,16 @@ public struct CatalogCopy: Sendable {
         let summary = Summary(from: source.location, to: target.location, images: copied, values: values,
                               events: try await eventCount(source), fields: schema.fields.count,
                               seconds: Date().timeIntervalSince(start))
-        try await verify(summary, schema: schema, hashes: sourceHashes)
+        try await verify(summary, schema: schema, hashes: sourceHashes, index: index, exported: exported)
         return summary
     }
 
     /// The copy holds what the source holds: the fields, the images by name
-    /// and content hash, as many metadata values, every event.
-    func verify(_ summary: Summary, schema: FieldSchema, hashes: [String: String]) async throws(VisualSearchError) {
+    /// and content hash, each image's vector, palette, source, size and
+    /// metadata as read from the source, every event. (The source should not
+    /// change during a copy; if it does, this says so.)
+    func verify(_ summary: Summary, schema: FieldSchema, hashes: [String: String], index: FeatureIndex,
+                exported: [String: ExportedImage]) async throws(VisualSearchError) {
         var problems: [String] = []
         let targetSchema = try await target.schema()
         if schema.fields.contains(where: { targetSchema.fields[$0.key] != $0.value }) { problems.append("the declared fields differ") }
@@ -105,8 +113,19 @@ public struct CatalogCopy: Sendable {
         if targetHashes.count != hashes.count { problems.append("\(targetHashes.count) images, not \(hashes.count)") }
         let differing = hashes.filter { targetHashes[$0.key] != $0.value }.count
         if differing > 0 { problems.append("\(differing) images missing or with another content hash") }
-        let targetValues = try await target.export().reduce(0) { $0 + $1.metadata.count }
+        let targetExport = try await target.export()
+        let targetValues = targetExport.reduce(0) { $0 + $1.metadata.count }
         if targetValues != summary.values { problems.append("\(targetValues) metadata values, not \(summary.values)") }
+        let differentRecords = targetExport.filter { exported[$0.imageName] != $0 }.count
+        if differentRecords > 0 { problems.append("\(differentRecords) images with another source, size or metadata") }
+        let targetIndex = try await target.loadIndex()
+        var differentFeatures = 0
+        for row in 0..<index.count {
+            guard let other = targetIndex.row(named: index.names[row]),
+                  targetIndex.vector(at: other) == index.vector(at: row),
+                  targetIndex.palettes[other] == index.palettes[row] else { differentFeatures += 1; continue }
+        }
+        if differentFeatures > 0 { problems.append("\(differentFeatures) images with another vector or palette") }
         let targetEvents = try await eventCount(target)
         if targetEvents < summary.events { problems.append("\(targetEvents) events, fewer than \(summary.events)") }
         if !problems.isEmpty {

@@ -17,7 +17,9 @@ public protocol CollectorStore: Sendable {
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats
     /// Stored events in the order they were stored, at most `limit` after
     /// `cursor` (0 for the first page, then the last ``StoredEvent/cursor``
-    /// seen): how a collector is copied to another store.
+    /// seen): how a collector is copied to another store. An event that came
+    /// without a timestamp carries the time it was stored, so a copy counts it
+    /// in the same `stats(since:)` windows.
     func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent]
 }
 

@@ -58,13 +58,15 @@ extension PostgreSQLCatalogStore: CollectorStore {
     }
 
     public func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
-        let query: PostgresQuery = "SELECT id, payload FROM tracking_events WHERE id > \(cursor) ORDER BY id LIMIT \(max(0, limit))"
+        let query: PostgresQuery = "SELECT id, payload, ts FROM tracking_events WHERE id > \(cursor) ORDER BY id LIMIT \(max(0, limit))"
         do {
             return try await withConnection { connection in
                 let decoder = JSONDecoder()
                 var events: [StoredEvent] = []
-                for try await (id, payload) in try await connection.query(query, logger: Self.silent).decode((Int64, String).self) {
-                    events.append(StoredEvent(cursor: id, event: try decoder.decode(TrackingEvent.self, from: Data(payload.utf8))))
+                for try await (id, payload, stamp) in try await connection.query(query, logger: Self.silent).decode((Int64, String, Int64).self) {
+                    var event = try decoder.decode(TrackingEvent.self, from: Data(payload.utf8))
+                    if event.timestamp == nil { event.timestamp = stamp }  // the time it was received
+                    events.append(StoredEvent(cursor: id, event: event))
                 }
                 return events
             }

@@ -117,6 +117,10 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
             throw .catalogNotFound(location: location)
         }
         try await ensureVectorExtension(state.vectorSchema)
+        if let version = state.vectorVersion, !Self.hasIterativeScans(version) {
+            throw .catalog(location: location, reason: "pgvector \(version) is older than 0.8, which filtered k-NN needs (iterative index "
+                           + "scans); as its owner run: ALTER EXTENSION vector UPDATE; (after installing pgvector 0.8 or later on the server)")
+        }
         try await migrate()
     }
 
@@ -125,19 +129,23 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         var hasForeignImagesTable: Bool
         /// Where pgvector is installed; nil when it is not.
         var vectorSchema: String?
+        /// Its version ("0.8.0"); nil when it is not installed.
+        var vectorVersion: String?
     }
 
     static func catalogState(_ connection: PostgresConnection, settings: PostgreSQLSettings) async throws -> CatalogState {
         let rows = try await connection.query("""
             SELECT to_regclass(format('%I.vsearch_migrations', \(settings.schema)::text)) IS NOT NULL,
                    to_regclass(format('%I.images', \(settings.schema)::text)) IS NOT NULL,
-                   (SELECT n.nspname::text FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector')
+                   (SELECT n.nspname::text FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'),
+                   (SELECT extversion::text FROM pg_extension WHERE extname = 'vector')
             """, logger: Self.silent)
-        var hasMigrations = false, hasImages = false, vectorSchema: String?
-        for try await (migrations, images, schema) in rows.decode((Bool, Bool, String?).self) {
+        var hasMigrations = false, hasImages = false, vectorSchema: String?, vectorVersion: String?
+        for try await (migrations, images, schema, version) in rows.decode((Bool, Bool, String?, String?).self) {
             hasMigrations = migrations
             hasImages = images
             vectorSchema = schema
+            vectorVersion = version
         }
         var migrated = 0
         if hasMigrations {
@@ -146,7 +154,14 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
             for try await name in names.decode(String.self) { applied.insert(name) }
             migrated = PostgreSQLMigrations.steps.prefix { applied.contains($0.name) }.count
         }
-        return CatalogState(migrated: migrated, hasForeignImagesTable: hasImages && !hasMigrations, vectorSchema: vectorSchema)
+        return CatalogState(migrated: migrated, hasForeignImagesTable: hasImages && !hasMigrations, vectorSchema: vectorSchema,
+                            vectorVersion: vectorVersion)
+    }
+
+    /// Whether a pgvector version ("0.8.0", "0.10.1") has iterative index scans (0.8 and later).
+    static func hasIterativeScans(_ version: String) -> Bool {
+        let parts = version.split(separator: ".").map { Int($0) ?? 0 }
+        return (parts.first ?? 0, parts.dropFirst().first ?? 0) >= (0, 8)
     }
 
     func ensureVectorExtension(_ installedIn: String?) async throws(VisualSearchError) {

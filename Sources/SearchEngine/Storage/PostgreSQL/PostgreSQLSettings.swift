@@ -29,7 +29,9 @@ import VisualSearch
 ///   asked for, or when a page reaches deeper than 1000 results; the index
 ///   otherwise. See docs/decisions.md.
 /// - `ef_search` (default 100): pgvector's `hnsw.ef_search`, the candidate
-///   list of an approximate query (raised to the results a page needs).
+///   list of an approximate query; deeper pages continue by iterative scan
+///   (up to pgvector's 20 000 rows: `knn=approximate` pages past that come
+///   back short, which `auto` avoids by scanning exactly past 1000 results).
 /// - `pool_size` (default 10): the most connections one process opens.
 /// - `application_name` is passed on to the server.
 public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {

@@ -41,9 +41,11 @@ extension SQLiteCatalogStore: CollectorStore {
         let decoder = JSONDecoder()
         do {
             return try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT id, payload FROM tracking_events WHERE id > ? ORDER BY id LIMIT ?",
+                try Row.fetchAll(db, sql: "SELECT id, payload, ts FROM tracking_events WHERE id > ? ORDER BY id LIMIT ?",
                                  arguments: [cursor, max(0, limit)]).map { row in
-                    StoredEvent(cursor: row["id"], event: try decoder.decode(TrackingEvent.self, from: Data((row["payload"] as String).utf8)))
+                    var event = try decoder.decode(TrackingEvent.self, from: Data((row["payload"] as String).utf8))
+                    if event.timestamp == nil { event.timestamp = row["ts"] }  // the time it was received
+                    return StoredEvent(cursor: row["id"], event: event)
                 }
             }
         } catch {
