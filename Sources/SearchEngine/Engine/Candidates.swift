@@ -95,21 +95,17 @@ extension VisualSearchEngine {
         }
         let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         // As many as Ranking would keep from a full scan, and a few more so
-        // equal scores at the edge still break by name.
-        let page = max(1, parameters.page), limit = max(0, parameters.limit)
-        let (deepest, overflow) = page.multipliedReportingOverflow(by: limit)
-        let needed = overflow ? matching : min(deepest, matching)
-        let (skipped, skipOverflow) = (page - 1).multipliedReportingOverflow(by: limit)
-        // A page past the last match needs no candidates (dedup only removes results).
-        let pastTheEnd = skipOverflow || skipped >= matching
-        let wanted = pastTheEnd ? 0 : min(matching, needed + (parameters.deduplicates ? needed * 2 + 20 : 0) + Self.tieMargin)
+        // equal scores at the edge still break by name. A page past the last
+        // match needs none (dedup only removes results).
+        let ranking = Ranking(parameters: parameters)
+        let wanted = ranking.skipped >= matching ? 0 : min(matching, ranking.kept(of: matching) + Self.tieMargin)
         let catalogSize = scope.isEverything ? matching
             : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, catalogSize: catalogSize,
                                                      schema: snapshot.schema)
         let local = FeatureIndex(neighbours: found)
         let scores = local.dotProducts(with: vector).map(Similarity.score(dot:))
-        var ranked = Ranking(parameters: parameters).rank(scores: scores, rows: nil, names: local.names) {
+        var ranked = ranking.rank(scores: scores, rows: nil, names: local.names) {
             Similarity.score(dot: local.dot($0, $1))
         }
         ranked.total = matching

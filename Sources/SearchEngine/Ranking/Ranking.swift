@@ -46,13 +46,7 @@ public struct Ranking: Sendable {
                      similarity: (Int, Int) -> Float = { _, _ in 0 }) -> Ranked {
         let low = parameters.scoreMin ?? 0, high = parameters.scoreMax ?? 1
         let everythingMatches = rows == nil && excluding == nil && parameters.scoreMin == nil && parameters.scoreMax == nil
-        // Page numbers come from requests unbounded: saturate instead of
-        // overflowing, and never keep more than there are candidates.
-        let page = max(1, parameters.page), limit = max(0, parameters.limit)
-        let (product, overflow) = page.multipliedReportingOverflow(by: limit)
-        let needed = overflow ? scores.count : min(product, scores.count)
-        let margin = parameters.deduplicates ? needed * 2 + 20 : 0
-        var heap = BoundedHeap(capacity: needed + margin, names: names)
+        var heap = BoundedHeap(capacity: kept(of: scores.count), names: names)
         var total = 0
         var matched: [Int] = []
         // One pass, no closure per candidate: this loop runs once per image in the catalog.
@@ -78,10 +72,27 @@ public struct Ranking: Sendable {
         if parameters.deduplicates {
             top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, similarity: similarity)
         }
-        let (skip, skipOverflow) = (page - 1).multipliedReportingOverflow(by: limit)
-        let start = skipOverflow ? top.count : min(top.count, skip)
+        let limit = max(0, parameters.limit)
+        let start = min(top.count, skipped)
         return Ranked(page: Array(top[start..<(start + min(limit, top.count - start))]), total: total,
                       matchedRows: everythingMatches ? nil : matched)
+    }
+
+    /// How many of `count` candidates the ranking keeps before dedup and
+    /// paging: the results up to the requested page's end, and with dedup a
+    /// margin for those it will drop. Page numbers come from requests
+    /// unbounded: saturates instead of overflowing, never more than `count`.
+    public func kept(of count: Int) -> Int {
+        let (product, overflow) = max(1, parameters.page).multipliedReportingOverflow(by: max(0, parameters.limit))
+        let needed = overflow ? count : min(product, count)
+        let (withMargin, marginOverflow) = needed.addingReportingOverflow(parameters.deduplicates ? needed * 2 + 20 : 0)
+        return marginOverflow ? count : withMargin
+    }
+
+    /// The results before the requested page (saturated: `Int.max` past any catalog).
+    public var skipped: Int {
+        let (product, overflow) = (max(1, parameters.page) - 1).multipliedReportingOverflow(by: max(0, parameters.limit))
+        return overflow ? .max : product
     }
 
     /// Drops every entry whose similarity to a better-ranked kept entry is at least `threshold`.

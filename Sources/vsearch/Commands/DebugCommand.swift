@@ -19,6 +19,12 @@ struct DebugCommand: AsyncParsableCommand {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     }
 
+    /// Seconds since `start`.
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
@@ -96,8 +102,7 @@ struct DebugCommand: AsyncParsableCommand {
             for _ in 0..<repeats {
                 let start = ContinuousClock.now
                 total = try await engine.search(SearchRequest(imageName: imageName, parameters: parameters)).total
-                let elapsed = start.duration(to: .now)
-                times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                times.append(DebugCommand.seconds(since: start) * 1000)
             }
             Terminal.json(["repeats": Double(repeats), "total": Double(total), "ms_median": DebugCommand.median(times),
                            "ms_p99": times.sorted()[min(times.count - 1, times.count * 99 / 100)]])

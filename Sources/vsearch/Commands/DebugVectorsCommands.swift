@@ -107,9 +107,4 @@ extension DebugCommand {
         guard data.count % (dims * 4) == 0 else { throw ValidationError("\(path): \(data.count) bytes is not a whole number of \(dims)-float rows") }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
-
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = start.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
 }

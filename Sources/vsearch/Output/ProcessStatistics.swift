@@ -8,24 +8,26 @@ import Glibc
 enum ProcessStatistics {
     /// Peak resident memory in KiB (Linux reports KiB, macOS bytes).
     static var maxResidentKiB: Int {
-        var usage = rusage()
         #if canImport(Darwin)
-        getrusage(RUSAGE_SELF, &usage)
         return Int(usage.ru_maxrss) / 1024
         #else
-        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Int(usage.ru_maxrss)
         #endif
     }
 
     /// User and system CPU seconds used so far.
     static var cpuSeconds: Double {
+        let current = usage
+        return Double(current.ru_utime.tv_sec + current.ru_stime.tv_sec) + Double(current.ru_utime.tv_usec + current.ru_stime.tv_usec) / 1e6
+    }
+
+    private static var usage: rusage {
         var usage = rusage()
         #if canImport(Darwin)
         getrusage(RUSAGE_SELF, &usage)
         #else
         getrusage(RUSAGE_SELF.rawValue, &usage)
         #endif
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return usage
     }
 }
