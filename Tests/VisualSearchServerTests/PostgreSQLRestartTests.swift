@@ -13,8 +13,10 @@ struct PostgreSQLRestartTests {
     func restart() async throws {
         let database = try PrivatePostgreSQLServer.start()
         defer { database.remove() }
-        let url = database.url + "?connect_timeout=2"
-        let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url), creating: true)
+        // Setting up on a loaded CI machine may wait long for a connection; the server's
+        // own timeout bounds how long a request waits while the database is down.
+        let url = database.url + "?connect_timeout=10"
+        let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: database.url + "?connect_timeout=60"), creating: true)
         _ = try await Indexer(store: store).run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
         store.close()
 
