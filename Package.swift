@@ -78,7 +78,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The web page's HTML, CSS and JavaScript, compiled into the binary (Web/WebPageFiles.swift lists them).
+            resources: [.embedInCode("WebPage")]
         ),
         .executableTarget(
             name: "vsearch",

@@ -42,11 +42,20 @@ public struct ServerConfiguration: Sendable {
     public var allowRemoteFetch: Bool
     /// `host` or `host:port` exceptions to the public-address rule.
     public var allowedFetchHosts: Set<String>
+    /// Whether the web page (`/`, `/analytics`, `/ui/…`) is served. On by default.
+    public var servesWebPage: Bool
+    /// Serve the page's files from this folder, read on every request,
+    /// instead of the ones built in (for developing the page). None by default.
+    public var webRoot: String?
+    /// Where `/images/{im_name}?size=N` keeps the thumbnails it makes:
+    /// ``ThumbnailCache/defaultDirectory`` by default.
+    public var thumbnailCache: String
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,
                 maxConcurrentRequests: Int = 64, idleTimeout: Double = 60, jsonLogs: Bool = false, imageRoots: [String] = [],
-                allowRemoteFetch: Bool = false, allowedFetchHosts: Set<String> = []) {
+                allowRemoteFetch: Bool = false, allowedFetchHosts: Set<String> = [], servesWebPage: Bool = true,
+                webRoot: String? = nil, thumbnailCache: String = ThumbnailCache.defaultDirectory) {
         self.catalog = catalog
         self.host = host
         self.port = port
@@ -59,6 +68,9 @@ public struct ServerConfiguration: Sendable {
         self.imageRoots = imageRoots
         self.allowRemoteFetch = allowRemoteFetch
         self.allowedFetchHosts = allowedFetchHosts
+        self.servesWebPage = servesWebPage
+        self.webRoot = webRoot
+        self.thumbnailCache = thumbnailCache
     }
 }
 

@@ -13,9 +13,11 @@ import VisualSearch
 /// runs with no account and no network.
 ///
 /// Assembled from parts you can also use on their own: middleware for the
-/// request log and the concurrency cap; ``ServiceRoutes`` (any
-/// ``VisualSearchService``), ``CollectorRoutes`` (any ``CollectorStore``) and
-/// ``HealthRoute``, each mountable on your own Hummingbird router; and
+/// request log, the concurrency cap and `nosniff`; ``ServiceRoutes`` (any
+/// ``VisualSearchService``), ``CollectorRoutes`` and ``StatsRoute`` (any
+/// ``CollectorStore``), ``HealthRoute``, ``CatalogRoute``, ``ImageRoutes``
+/// (originals and thumbnails) and ``WebPageRoutes`` (the search and
+/// analytics pages), each mountable on your own Hummingbird router; and
 /// ``application()``, a Hummingbird application you can run alone or add to
 /// your own `ServiceGroup`.
 ///
@@ -28,6 +30,8 @@ public struct VisualSearchServer: Sendable {
     /// The catalog and the collector's events.
     public let store: any CatalogStore & CollectorStore
     public let engine: VisualSearchEngine
+    /// The thumbnails `/images/{im_name}?size=N` makes and keeps.
+    public let thumbnails: ThumbnailCache
     let logger: Logger
 
     /// Opens the catalog (it must exist) and loads the engine.
@@ -47,6 +51,7 @@ public struct VisualSearchServer: Sendable {
         self.store = store
         self.engine = engine
         self.logger = logger ?? Logger(label: "vsearch.serve")
+        thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, logger: self.logger)
     }
 
     /// The router with every route and middleware.
@@ -54,9 +59,17 @@ public struct VisualSearchServer: Sendable {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: ConcurrencyLimitMiddleware(limit: configuration.maxConcurrentRequests))
+        router.add(middleware: ContentTypeOptionsMiddleware())
         ServiceRoutes(service: engine, configuration: configuration).register(on: router)
         HealthRoute(store: store, configuration: configuration).register(on: router)
         CollectorRoutes(store: store, configuration: configuration).register(on: router)
+        StatsRoute(store: store, configuration: configuration).register(on: router)
+        CatalogRoute(store: store, configuration: configuration).register(on: router)
+        let engine = self.engine
+        ImageRoutes(cache: thumbnails, sources: { names in await engine.sources(of: names) }).register(on: router)
+        if configuration.servesWebPage {
+            WebPageRoutes(assets: configuration.webRoot.map(WebAssets.folder) ?? .embedded).register(on: router)
+        }
         return router
     }
 

@@ -44,6 +44,10 @@ public protocol CatalogStore: Sendable {
     func contentHashes() async throws(VisualSearchError) -> [String: String]
     /// The number of images.
     func count() async throws(VisualSearchError) -> Int
+    /// Image names in ascending byte order (SQLite's `BINARY`, PostgreSQL's
+    /// `"C"` collation), `limit` of them after skipping `offset`: a catalog
+    /// to browse page by page.
+    func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String]
     /// A counter moved by every committed change, by any process.
     func version() async throws(VisualSearchError) -> Int
     /// Every image's vector, name, source and palette, in a stable order.

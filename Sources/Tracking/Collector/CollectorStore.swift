@@ -15,6 +15,8 @@ public protocol CollectorStore: Sendable {
     func eventCount() async throws(TrackingError) -> Int
     /// Engagement per query and per product, for events at or after `since`.
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats
+    /// Events per action in buckets of `bucketSeconds` (≥ 1), for events at or after `since`.
+    func timeline(since: Date?, bucketSeconds: Int) async throws(TrackingError) -> EventTimeline
     /// Stored events in the order they were stored, at most `limit` after
     /// `cursor` (0 for the first page, then the last ``StoredEvent/cursor``
     /// seen): how a collector is copied to another store. An event that came

@@ -25,29 +25,16 @@ struct EventsCommand: AsyncParsableCommand {
         @Flag(help: "Print the stats as JSON.") var json = false
 
         func validate() throws {
-            if let since, Self.parse(since, now: Date()) == nil {
-                throw ValidationError("--since \"\(since)\" is not 30m, 24h, 7d, 2026-11-01 or an ISO 8601 time")
+            if let since, StatsWindow.start(since, now: Date()) == nil {
+                throw ValidationError("--since \"\(since)\" is not \(StatsWindow.forms)")
             }
             guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
-        }
-
-        static func parse(_ text: String, now: Date) -> Date? {
-            if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
-                let seconds: [Character: Double] = ["m": 60, "h": 3600, "d": 86400]
-                if let scale = seconds[unit] { return now.addingTimeInterval(-amount * scale) }
-            }
-            if let date = ISO8601DateFormatter().date(from: text) { return date }
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy-MM-dd"
-            return formatter.date(from: text)
         }
 
         func run() async throws {
             let stats: EventStats
             do {
-                stats = try await catalog.open().stats(since: since.flatMap { Self.parse($0, now: Date()) }, limit: limit)
+                stats = try await catalog.open().stats(since: since.flatMap { StatsWindow.start($0, now: Date()) }, limit: limit)
             } catch {
                 throw CLIError.report(error)
             }

@@ -12,8 +12,14 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch,
         /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image,
-        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health.
+        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health; the collector
+        /v3/events (and /v3/__va.gif) with its statistics at /v3/stats.
         Point any ViSearch SDK's base URL at http://HOST:PORT.
+
+        The web page: open http://HOST:PORT/ in a browser to search by photo, box, colour and facets,
+        and http://HOST:PORT/analytics for views, clicks and CTR. It uses /catalog (fields and names) and
+        /images/{im_name}[?size=400|800|1200|1600] (originals, and thumbnails made on first request and
+        kept in --thumbnail-cache). --no-web-page serves the API alone.
 
         Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic),
         or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`).
@@ -42,6 +48,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("allow-fetch-host"), help: ArgumentHelp("With --allow-remote-fetch, also fetch from this host or host:port even if it is not public. Repeatable.", valueName: "host[:port]"))
     var allowFetchHosts: [String] = []
     @Flag(name: .customLong("json-logs"), help: "Log one JSON object per line.") var jsonLogs = false
+    @Flag(name: .customLong("no-web-page"), help: "Serve the API only: no search page at / and /analytics.") var noWebPage = false
+    @Option(name: .customLong("thumbnail-cache"), help: ArgumentHelp("Folder for the thumbnails /images makes (default: \(ThumbnailCache.defaultDirectory)).", valueName: "folder"))
+    var thumbnailCache: String?
+    @Option(name: .customLong("web-root"), help: ArgumentHelp("Serve the page's files from this folder instead of the built-in ones (for developing the page).", valueName: "folder"))
+    var webRoot: String?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
@@ -52,6 +63,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--image-root \(root): no such folder")
         }
         if !allowFetchHosts.isEmpty && !allowRemoteFetch { throw ValidationError("--allow-fetch-host needs --allow-remote-fetch") }
+        var isFolder: ObjCBool = false
+        if let webRoot, !(FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder) && isFolder.boolValue) {
+            throw ValidationError("--web-root \(webRoot): no such folder")
+        }
+        if webRoot != nil && noWebPage { throw ValidationError("--web-root and --no-web-page contradict each other") }
         _ = try credentials()
     }
 
@@ -105,7 +121,9 @@ struct ServeCommand: AsyncParsableCommand {
             catalog: catalog.location, host: host, port: port, credentials: try credentials(),
             maxBodyBytes: maxBodyMB << 20, requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrent,
             jsonLogs: jsonLogs, imageRoots: imageRoots.map { ($0 as NSString).standardizingPath }, allowRemoteFetch: allowRemoteFetch,
-            allowedFetchHosts: Set(allowFetchHosts.map { $0.lowercased() }))
+            allowedFetchHosts: Set(allowFetchHosts.map { $0.lowercased() }), servesWebPage: !noWebPage,
+            webRoot: webRoot.map { ($0 as NSString).standardizingPath },
+            thumbnailCache: thumbnailCache.map { ($0 as NSString).standardizingPath } ?? ThumbnailCache.defaultDirectory)
         let server: VisualSearchServer
         do { server = try await VisualSearchServer(configuration: configuration) } catch {
             throw CLIError.report(error)
@@ -120,6 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await server.run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
                 Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(images) images); auth: \(auth)\n")
+                if configuration.servesWebPage { Terminal.err("vsearch serve: search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics\n") }
                 if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
             }
         } catch {

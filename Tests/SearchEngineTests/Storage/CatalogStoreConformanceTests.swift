@@ -108,6 +108,18 @@ struct CatalogStoreConformanceTests {
         #expect(try await seeded.matching([Filter(field: "brand", value: "zeta")]) == ["a", "d"])
     }
 
+    @Test("imageNames pages through the names in byte order: upper case before lower, accents after ASCII", arguments: StoreFactory.all)
+    func imageNamesPage(factory: StoreFactory) async throws {
+        let seeded = try await Self.seeded(factory)
+        try await seeded.store.upsert([Items.item("B-upper", seed: 7), Items.item("é", seed: 8), Items.item("a0", seed: 9)], schema: Self.schema)
+        let all = ["B-upper", "a", "a0", "b", "c", "d", "e", "é"]
+        #expect(try await seeded.store.imageNames(offset: 0, limit: 100) == all)
+        #expect(try await seeded.store.imageNames(offset: 0, limit: 3) == Array(all[0..<3]))
+        #expect(try await seeded.store.imageNames(offset: 3, limit: 3) == Array(all[3..<6]))
+        #expect(try await seeded.store.imageNames(offset: 6, limit: 3) == Array(all[6...]))
+        #expect(try await seeded.store.imageNames(offset: 8, limit: 3) == [])
+    }
+
     @Test("upsert refuses metadata that does not fit its field's type, and writes none of the batch", arguments: StoreFactory.all)
     func upsertRejectsMistypedValues(factory: StoreFactory) async throws {
         let seeded = try await Self.seeded(factory)

@@ -46,6 +46,33 @@ struct CollectorStoreConformanceTests {
         #expect(read.map(\.pid) == sent.map(\.pid))
     }
 
+    @Test("the timeline counts events per action in buckets starting at multiples of the width, oldest first, since a time",
+          arguments: StoreFactory.all)
+    func timeline(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        let hour: Int64 = 3_600_000, base: Int64 = 1_800_000_000 * 1000 / hour * hour  // an hour boundary
+        func event(_ index: Int, _ action: TrackingAction, at ts: Int64) -> TrackingEvent {
+            var event = Self.click(index, id: "t\(index)")
+            event.action = action
+            event.timestamp = ts
+            return event
+        }
+        _ = try await store.receive([
+            event(1, .productClick, at: base + 10), event(2, .productClick, at: base + hour - 1), event(3, .productView, at: base + 5),
+            event(4, .productView, at: base + 2 * hour + 7), event(5, .productClick, at: base - 1),
+        ])
+        let all = try await store.timeline(since: nil, bucketSeconds: 3600)
+        #expect(all.bucketSeconds == 3600)
+        #expect(all.buckets == [
+            .init(start: base - hour, counts: ["product_click": 1]),
+            .init(start: base, counts: ["product_click": 2, "product_view": 1]),
+            .init(start: base + 2 * hour, counts: ["product_view": 1]),
+        ])
+        let recent = try await store.timeline(since: Date(timeIntervalSince1970: Double(base + hour) / 1000), bucketSeconds: 86_400)
+        #expect(recent.buckets.map { $0.counts } == [["product_view": 1]])
+        #expect(recent.buckets.allSatisfy { $0.start % 86_400_000 == 0 })
+    }
+
     @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.all)
     func deduplication(factory: StoreFactory) async throws {
         let store = try await factory.make().store

@@ -36,6 +36,15 @@ final class MemoryCollector: CollectorStore {
         return EventStats(total: actions.values.reduce(0, +), actions: actions, queries: [], products: [])
     }
 
+    /// One bucket per event timestamp bucket; events without a timestamp are left out.
+    func timeline(since: Date?, bucketSeconds: Int) async throws(TrackingError) -> EventTimeline {
+        let width = Int64(max(1, bucketSeconds)) * 1000
+        let rows = events.withLock { stored in
+            stored.values.compactMap { event in event.timestamp.map { (start: $0 / width * width, action: event.action.rawValue, count: 1) } }
+        }
+        return EventTimeline(bucketSeconds: max(1, bucketSeconds), rows: rows)
+    }
+
     /// In no particular order (a dictionary): delivery tests do not page.
     func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
         let all = events.withLock { Array($0.values) }

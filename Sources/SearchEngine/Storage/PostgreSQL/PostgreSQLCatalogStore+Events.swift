@@ -113,6 +113,29 @@ extension PostgreSQLCatalogStore: CollectorStore {
         }
     }
 
+    public func timeline(since: Date?, bucketSeconds: Int) async throws(TrackingError) -> EventTimeline {
+        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
+        let width = Int64(max(1, bucketSeconds)) * 1000
+        var statement = PostgresQuery(unsafeSQL: """
+            SELECT (ts / $1) * $1 AS start, action, count(*) FROM tracking_events
+            WHERE ts >= $2 GROUP BY start, action
+            """)
+        statement.binds.append(width)
+        statement.binds.append(from)
+        let query = statement
+        do {
+            return try await withConnection { connection in
+                var rows: [(start: Int64, action: String, count: Int)] = []
+                for try await (start, action, count) in try await connection.query(query, logger: Self.silent).decode((Int64, String, Int).self) {
+                    rows.append((start, action, count))
+                }
+                return EventTimeline(bucketSeconds: max(1, bucketSeconds), rows: rows)
+            }
+        } catch {
+            throw .storage(path: location, reason: error.description)
+        }
+    }
+
     /// Engagement per value of `column` (`query_id` or `pid`: never user text).
     static func grouped(_ column: String, from: Int64, limit: Int, _ connection: PostgresConnection) async throws -> [EventStats.Row] {
         var sql = PostgresQuery(unsafeSQL: """

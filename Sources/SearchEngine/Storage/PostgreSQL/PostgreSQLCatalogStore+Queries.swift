@@ -25,6 +25,18 @@ extension PostgreSQLCatalogStore {
         }
     }
 
+    public func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String] {
+        var statement = PostgresQuery(unsafeSQL: "SELECT im_name FROM images ORDER BY im_name COLLATE \"C\" LIMIT $1 OFFSET $2")
+        statement.binds.append(max(0, limit))
+        statement.binds.append(max(0, offset))
+        let query = statement
+        return try await withConnection { connection in
+            var names: [String] = []
+            for try await name in try await connection.query(query, logger: Self.silent).decode(String.self) { names.append(name) }
+            return names
+        }
+    }
+
     public func version() async throws(VisualSearchError) -> Int {
         try await withConnection { connection in
             var version = 0

@@ -80,4 +80,20 @@ extension SQLiteCatalogStore: CollectorStore {
             throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
         }
     }
+
+    public func timeline(since: Date?, bucketSeconds: Int) throws(TrackingError) -> EventTimeline {
+        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
+        let width = Int64(max(1, bucketSeconds)) * 1000
+        do {
+            return try pool.read { db in
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT (ts / ?) * ? AS start, action, COUNT(*) AS n FROM tracking_events
+                    WHERE ts >= ? GROUP BY start, action
+                    """, arguments: [width, width, from]).map { (start: $0["start"] as Int64, action: $0["action"] as String, count: $0["n"] as Int) }
+                return EventTimeline(bucketSeconds: max(1, bucketSeconds), rows: rows)
+            }
+        } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
 }

@@ -311,6 +311,13 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0 }
     }
 
+    public func imageNames(offset: Int, limit: Int) throws(VisualSearchError) -> [String] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT im_name FROM images ORDER BY im_name LIMIT ? OFFSET ?",
+                                arguments: [max(0, limit), max(0, offset)])
+        }
+    }
+
     /// A counter bumped by every committed change to the images, by any
     /// process: engines reload their in-memory index when it moves.
     public func version() throws(VisualSearchError) -> Int {

@@ -1,0 +1,63 @@
+/// One thumbnail of one image, on demand: what the thumbnail batch job makes
+/// for one size, for a server that makes thumbnails when they are first asked
+/// for (`vsearch serve`'s `/images/{im_name}?size=N`).
+///
+/// The same rule, resampling and encoders as ``ThumbnailBatch``: the size is
+/// ``ThumbnailRule`` applied to the displayed (EXIF-oriented) size; JPEG
+/// sources give JPEG thumbnails, PNG sources PNG ones.
+///
+/// ```swift
+/// let maker = SingleThumbnail()
+/// if let thumbnail = try maker.make(from: bytes, source: "shoe.jpg", size: 400) {
+///     // thumbnail.bytes: a JPEG whose longer side is 400 px
+/// }   // nil: the rule makes no 400 px thumbnail of this image (it is not larger): serve the original
+/// ```
+public struct SingleThumbnail: Sendable, Hashable {
+    /// The rule deciding which sizes exist. ``ThumbnailRule/rezolve`` by default.
+    public var rule: ThumbnailRule = .rezolve
+    /// JPEG output settings (the batch job's thumbnail quality).
+    public var jpeg = ImageEncoders.JPEG(quality: .thumbnail)
+    /// PNG output settings.
+    public var png = ImageEncoders.PNG()
+    /// The resampling filter. Lanczos-3 by default.
+    public var filter: ResamplingFilter = .lanczos3
+    /// Decoding limits (pixels, bytes).
+    public var limits: ImageLimits = .default
+
+    /// A made thumbnail.
+    public struct Thumbnail: Sendable, Hashable {
+        /// The encoded image.
+        public var bytes: [UInt8]
+        /// Its pixel size.
+        public var size: PixelSize
+        /// Its format (the source's: JPEG or PNG).
+        public var format: ImageFormat
+    }
+
+    public init() {}
+
+    /// The thumbnail of `bytes` whose maximum dimension (or width, per the
+    /// rule's fit) is `size`, or nil when the rule makes none (the image is
+    /// not larger than `size`).
+    /// - Parameters:
+    ///   - source: names the image in errors.
+    ///   - size: one of ``ThumbnailRule/sizes``; another size is ``ImageOpsError/invalidParameter(name:reason:)``.
+    /// - Throws: ``ImageOpsError`` for an unreadable, unsupported or too large image.
+    public func make(from bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Thumbnail? {
+        guard let position = rule.sizes.firstIndex(of: size) else {
+            throw .invalidParameter(name: "size", reason: "\(size) is not a thumbnail size of the rule (\(rule.sizes.map(String.init).joined(separator: ", ")))")
+        }
+        let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
+        let planned = rule.thumbnails(for: header.size)
+        // The rule's sizes the image gets are a prefix of rule.sizes.
+        guard position < planned.count else { return nil }
+        let target = planned[position]
+        let options = DecodingOptions(minimumSize: target, limits: limits)
+        let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
+        let resized = Resampler.resample(consume pixels, to: target, filter: filter)
+        switch header.format {
+        case .png: return Thumbnail(bytes: try png.encode(resized), size: target, format: .png)
+        default: return Thumbnail(bytes: try jpeg.encode(resized), size: target, format: .jpeg)
+        }
+    }
+}
