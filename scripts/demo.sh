@@ -39,6 +39,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -n "$url" ] || { cat "$log" >&2; echo "error: the server did not start" >&2; exit 1; }
+echo "==> the web page is at $url/ (and $url/analytics) while this step runs; to keep it: $bin serve --catalog $catalog" >&2
 echo "==> $bin similar chelsea_cat --endpoint $url   (the same query, through the HTTP client)" >&2
 "$bin" similar chelsea_cat --endpoint "$url" --fl brand --limit 3
 reqid=$("$bin" similar chelsea_cat --endpoint "$url" --limit 3 --json | sed -nE 's/.*"reqid" : "([0-9]+)".*/\1/p')
