@@ -13,9 +13,15 @@ public struct EventStats: Sendable, Hashable, Codable {
         public var transactions: Int
         public var clickThroughRate: Double?
         public var conversion: Double?
+        /// A query's picture: the `imgUrl` its `result_load` event carried (the query image, when it had one).
+        public var imageURL: String?
+        /// A query's description: the `label` its `result_load` event carried (`similar`, `upload`, `color:c45b3b`…).
+        public var label: String?
 
-        public init(key: String, views: Int, clicks: Int, addToCarts: Int, transactions: Int) {
+        public init(key: String, views: Int, clicks: Int, addToCarts: Int, transactions: Int, imageURL: String? = nil, label: String? = nil) {
             self.key = key
+            self.imageURL = imageURL
+            self.label = label
             self.views = views
             self.clicks = clicks
             self.addToCarts = addToCarts
@@ -26,7 +32,7 @@ public struct EventStats: Sendable, Hashable, Codable {
 
         enum CodingKeys: String, CodingKey {
             case key, views, clicks, addToCarts = "add_to_carts", transactions
-            case clickThroughRate = "ctr", conversion
+            case clickThroughRate = "ctr", conversion, imageURL = "img_url", label
         }
     }
 
@@ -34,7 +40,7 @@ public struct EventStats: Sendable, Hashable, Codable {
     public var total: Int
     /// Events per action.
     public var actions: [String: Int]
-    /// Per `queryId`, most clicked first.
+    /// Per `queryId`, most clicked first, with the query's picture and label when its `result_load` had them.
     public var queries: [Row]
     /// Per `pid` (`im_name`), most clicked first.
     public var products: [Row]

@@ -62,7 +62,22 @@ function renderTable(table, rows, firstCell, emptyText) {
   body.replaceChildren(...rows.map((row) => el('tr', { dataset: { key: String(row.key) } }, firstCell(row), ...metricCells(row))));
 }
 
-const queryCell = (row) => el('td', { class: 'mono', text: String(row.key) });
+/** A query: its picture (when its result_load carried one, from this server only: the CSP allows no other),
+ * what was searched (the label) and the reqid. */
+function queryCell(row) {
+  const parts = [];
+  const image = typeof row.img_url === 'string' ? row.img_url : '';
+  if (image && new URL(image, location.href).origin === location.origin) {
+    const picture = el('img', { src: image, alt: '', width: 44, height: 44, loading: 'lazy', decoding: 'async' });
+    picture.addEventListener('error', () => { picture.hidden = true; }, { once: true });
+    parts.push(picture);
+  }
+  const text = el('span', { class: 'query-text' });
+  if (row.label) text.append(el('span', { class: 'query-label', text: String(row.label) }));
+  text.append(el('span', { class: 'mono', text: String(row.key) }));
+  parts.push(text);
+  return el('td', {}, el('span', { class: 'product-cell' }, ...parts));
+}
 
 function productCell(row) {
   const name = String(row.key);

@@ -2,7 +2,7 @@
 // the detail dialog, keys and tracking together. The server is only reached through api.js.
 
 import * as api from './api.js';
-import { el, setText } from './dom.js';
+import { absoluteImageUrl, el, setText } from './dom.js';
 import { PAGE_SIZE, parseState, toSearch, withFilter, withQuery } from './state.js';
 import { resizeForUpload, setupQueryInputs, showQueryInInputs } from './query.js';
 import { createQueryView } from './query-view.js';
@@ -218,8 +218,19 @@ function show(data, s) {
   byId('reqid').textContent = reqid ? `reqid ${reqid}` : '';
   const warning = data.status === 'warning' && Array.isArray(data.error) && data.error.length ? ` ${data.error[0]}` : '';
   setStatus(searching ? `${total} results, page ${s.page}.${warning}` : `Catalog: ${total} images, page ${s.page}.`);
-  if (reqid) tracking.resultLoad(reqid);
+  if (reqid) tracking.resultLoad(reqid, describeQuery(s));
   afterRender();
+}
+
+/** What a search was, for its result_load event: the query picture (when it has one) and a short label. */
+function describeQuery(s) {
+  switch (s.q) {
+    case 'similar': return { imUrl: absoluteImageUrl(s.imName, 400), label: `similar:${s.imName}` };
+    case 'url': return { imUrl: s.imUrl, label: 'url' };
+    case 'color': return { label: `color:${s.color}` };
+    case 'upload': return { label: 'upload' };
+    default: return {};
+  }
 }
 
 function showFailure(error) {

@@ -40,9 +40,13 @@ function track(action, fields) {
   queue.push({ action, ...fields, eid: randomId(), ts: String(Date.now()), sid: sid() });
 }
 
-/** One per answered search. */
-export function resultLoad(queryId) {
-  if (queryId) track('result_load', { queryId: String(queryId) });
+/** One per answered search; `imUrl` (the query picture) and `label` (what was searched) describe it on /analytics. */
+export function resultLoad(queryId, { imUrl = '', label = '' } = {}) {
+  if (!queryId) return;
+  const fields = { queryId: String(queryId) };
+  if (imUrl) fields.imUrl = String(imUrl);
+  if (label) fields.label = String(label).slice(0, 32);
+  track('result_load', fields);
 }
 
 /** product_view / product_click: the collector requires queryId, pid, imUrl and pos ≥ 1. */

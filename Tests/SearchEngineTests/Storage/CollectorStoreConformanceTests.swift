@@ -73,6 +73,26 @@ struct CollectorStoreConformanceTests {
         #expect(recent.buckets.allSatisfy { $0.start % 86_400_000 == 0 })
     }
 
+    @Test("a query's row carries the picture and label of its result_load; product rows carry none", arguments: StoreFactory.all)
+    func queryPictures(factory: StoreFactory) async throws {
+        let store = try await factory.make().store
+        var load = TrackingEvent.resultLoad(queryId: "q-pic")
+        load.imgUrl = "http://127.0.0.1:8080/images/chelsea_cat?size=400"
+        load.label = "similar:chelsea_cat"
+        load.eventID = "rl1"
+        var plain = TrackingEvent.resultLoad(queryId: "q-plain")
+        plain.eventID = "rl2"
+        var click = Self.click(1, id: "pc1")
+        click.queryId = "q-pic"
+        _ = try await store.receive([load, plain, click])
+        let stats = try await store.stats(since: nil, limit: 10)
+        let pictured = try #require(stats.queries.first { $0.key == "q-pic" })
+        #expect(pictured.imageURL == load.imgUrl && pictured.label == "similar:chelsea_cat" && pictured.clicks == 1)
+        let unpictured = try #require(stats.queries.first { $0.key == "q-plain" })
+        #expect(unpictured.imageURL == nil && unpictured.label == nil)
+        #expect(stats.products.allSatisfy { $0.imageURL == nil && $0.label == nil })
+    }
+
     @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.all)
     func deduplication(factory: StoreFactory) async throws {
         let store = try await factory.make().store

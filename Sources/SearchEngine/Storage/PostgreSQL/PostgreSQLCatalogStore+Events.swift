@@ -143,16 +143,20 @@ extension PostgreSQLCatalogStore: CollectorStore {
                    count(*) FILTER (WHERE action IN ('view', 'product_view')),
                    count(*) FILTER (WHERE action IN ('click', 'product_click')),
                    count(*) FILTER (WHERE action = 'add_to_cart'),
-                   count(*) FILTER (WHERE action = 'transaction') AS transactions
+                   count(*) FILTER (WHERE action = 'transaction') AS transactions,
+                   max(payload::jsonb ->> 'imgUrl') FILTER (WHERE action = 'result_load'),
+                   max(payload::jsonb ->> 'label') FILTER (WHERE action = 'result_load')
             FROM tracking_events WHERE ts >= $1 AND \(column) IS NOT NULL
             GROUP BY \(column) ORDER BY 3 DESC, 2 DESC, \(column) COLLATE "C" LIMIT $2
             """)
         sql.binds.append(from)
         sql.binds.append(limit)
         var rows: [EventStats.Row] = []
-        for try await (key, views, clicks, carts, transactions) in try await connection.query(sql, logger: silent)
-            .decode((String, Int, Int, Int, Int).self) {
-            rows.append(EventStats.Row(key: key, views: views, clicks: clicks, addToCarts: carts, transactions: transactions))
+        let described = column == "query_id"  // a result_load's picture and label describe its query, not a product
+        for try await (key, views, clicks, carts, transactions, image, label) in try await connection.query(sql, logger: silent)
+            .decode((String, Int, Int, Int, Int, String?, String?).self) {
+            rows.append(EventStats.Row(key: key, views: views, clicks: clicks, addToCarts: carts, transactions: transactions,
+                                       imageURL: described ? image : nil, label: described ? label : nil))
         }
         return rows
     }

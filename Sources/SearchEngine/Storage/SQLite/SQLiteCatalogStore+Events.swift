@@ -61,11 +61,16 @@ extension SQLiteCatalogStore: CollectorStore {
                        SUM(action IN ('view', 'product_view')) AS views,
                        SUM(action IN ('click', 'product_click')) AS clicks,
                        SUM(action = 'add_to_cart') AS carts,
-                       SUM(action = 'transaction') AS transactions
+                       SUM(action = 'transaction') AS transactions,
+                       MAX(CASE WHEN action = 'result_load' THEN json_extract(payload, '$.imgUrl') END) AS image,
+                       MAX(CASE WHEN action = 'result_load' THEN json_extract(payload, '$.label') END) AS label
                 FROM tracking_events WHERE ts >= ? AND \(column) IS NOT NULL
                 GROUP BY \(column) ORDER BY clicks DESC, views DESC, key LIMIT ?
                 """, arguments: [from, limit]).map { row in
-                EventStats.Row(key: row["key"], views: row["views"], clicks: row["clicks"], addToCarts: row["carts"], transactions: row["transactions"])
+                let described = column == "query_id"  // a result_load's picture and label describe its query, not a product
+                return EventStats.Row(key: row["key"], views: row["views"], clicks: row["clicks"], addToCarts: row["carts"],
+                                      transactions: row["transactions"], imageURL: described ? row["image"] : nil,
+                                      label: described ? row["label"] : nil)
             }
         }
         do {
