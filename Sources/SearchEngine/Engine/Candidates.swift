@@ -59,12 +59,12 @@ extension VisualSearchEngine {
         return ids.map { $0.compactMap { index.row(id: $0) }.sorted() }
     }
 
-    /// Every filtered image scored against `vector` over the in-memory index, ranked.
-    func nearestInMemory(to vector: [Float], excluding: CatalogImage?, parameters: SearchParameters,
+    /// Every filtered image scored against `vectors` (the best of its scores) over the in-memory index, ranked.
+    func nearestInMemory(to vectors: [[Float]], excluding: CatalogImage?, parameters: SearchParameters,
                          snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
         let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
-        let scores = index.dotProducts(with: vector, rows: rows).map(Similarity.score(dot:))
+        let scores = index.bestDotProducts(with: vectors, rows: rows).map(Similarity.score(dot:))
         let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding?.row) {
             Similarity.score(dot: index.dot($0, $1))
         }
@@ -85,13 +85,21 @@ extension VisualSearchEngine {
     // MARK: - In the store (PostgreSQL)
 
     /// The nearest images as the store finds them, scored and ranked here
-    /// exactly as in memory (the same dot product, ties by name, dedup over
-    /// their vectors); `total` is the scope's size.
-    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to vector: [Float], excluding: CatalogImage?,
+    /// exactly as in memory (the same dot product, the best over `vectors`,
+    /// ties by name, dedup over their vectors); `total` is the scope's size.
+    ///
+    /// With several query vectors the store is asked for each one's nearest
+    /// and the union is ranked: every image of the true first page is among
+    /// the nearest of the vector that gives its best score. A score range
+    /// (`score_min`/`score_max`) is a condition on one vector in the store,
+    /// so such a query searches with the primary vector only.
+    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to queryVectors: [[Float]], excluding: CatalogImage?,
                         parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
+        var vectors = queryVectors
         if parameters.scoreMin != nil || parameters.scoreMax != nil {
-            scope.scoreRange = .init(vector: vector, minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
+            vectors = [queryVectors[0]]
+            scope.scoreRange = .init(vector: vectors[0], minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
         }
         let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         // As many as Ranking would keep from a full scan, and a few more so
@@ -101,10 +109,15 @@ extension VisualSearchEngine {
         let wanted = ranking.skipped >= matching ? 0 : min(matching, ranking.kept(of: matching) + Self.tieMargin)
         let catalogSize = scope.isEverything ? matching
             : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
-        let found = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching, catalogSize: catalogSize,
-                                                     schema: snapshot.schema)
+        var found: [Neighbour] = []
+        var seen = Set<Int64>()
+        for vector in vectors {
+            let nearest = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching,
+                                                           catalogSize: catalogSize, schema: snapshot.schema)
+            for neighbour in nearest where seen.insert(neighbour.id).inserted { found.append(neighbour) }
+        }
         let local = FeatureIndex(neighbours: found)
-        let scores = local.dotProducts(with: vector).map(Similarity.score(dot:))
+        let scores = local.bestDotProducts(with: vectors).map(Similarity.score(dot:))
         var ranked = ranking.rank(scores: scores, rows: nil, names: local.names) {
             Similarity.score(dot: local.dot($0, $1))
         }

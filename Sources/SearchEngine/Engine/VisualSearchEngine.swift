@@ -114,7 +114,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func search(_ request: SearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
         let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
-        return try await similar(to: image.vector, excluding: nil, method: "search", parameters: request.parameters, snapshot: snapshot)
+        return try await similar(to: [image.vector], excluding: nil, method: "search", parameters: request.parameters, snapshot: snapshot)
     }
 
     public func recommendations(_ request: RecommendationsRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -122,13 +122,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
         var parameters = request.parameters
         parameters.deduplicates = true
-        return try await similar(to: image.vector, excluding: image, method: "recommendations", parameters: parameters, snapshot: snapshot)
+        return try await similar(to: [image.vector], excluding: image, method: "recommendations", parameters: parameters, snapshot: snapshot)
     }
 
     public func uploadSearch(_ request: UploadSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
         let (bytes, query) = try await queryFeatures(request.query)
-        var response = try await similar(to: query.vector, excluding: nil, method: "uploadsearch", parameters: request.parameters,
+        var response = try await similar(to: query.vectors, excluding: nil, method: "uploadsearch", parameters: request.parameters,
                                          snapshot: snapshot)
         response.imageID = loader.cache.store(bytes)
         if request.parameters.detection != nil { response.productTypes = [] }
@@ -142,7 +142,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
         }
         let snapshot = try await snapshot()
-        return try await similar(to: vector, excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
+        return try await similar(to: [vector], excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
     }
 
     public func colorSearch(_ request: ColorSearchRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -164,9 +164,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         if let limit = prepared.detectionLimit { regions = Array(regions.prefix(limit)) }
         var objects: [SearchObject] = []
         for region in regions {
-            let query: (vector: [Float], region: PixelRect)
+            let query: QueryFeatures
             do { query = try ImageFeatures.query(bytes, box: region, limits: configuration.limits) } catch { throw .image(error) }
-            let rendered = try await similar(to: query.vector, excluding: nil, method: "discoversearch", parameters: parameters,
+            let rendered = try await similar(to: query.vectors, excluding: nil, method: "discoversearch", parameters: parameters,
                                              snapshot: snapshot)
             let rect = query.region
             objects.append(SearchObject(type: region == nil ? "image" : (region?.isPoint == true ? "point" : "box"),
@@ -231,21 +231,22 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     // MARK: - Stages
 
     /// The query image's bytes (prepared as the SDKs upload it, when the request asks) and its features.
-    func queryFeatures(_ query: ImageQuery) async throws(VisualSearchError) -> ([UInt8], (vector: [Float], region: PixelRect)) {
+    func queryFeatures(_ query: ImageQuery) async throws(VisualSearchError) -> ([UInt8], QueryFeatures) {
         let prepared: ImageQuery
         do { prepared = try query.prepared(limits: configuration.limits) } catch { throw .image(error) }
         let bytes = try await loader.load(prepared.image)
         do { return (bytes, try ImageFeatures.query(bytes, box: prepared.box, limits: configuration.limits)) } catch { throw .image(error) }
     }
 
-    /// Similarity to a query vector: the candidates, ranked, then the response.
-    func similar(to vector: [Float], excluding: CatalogImage?, method: String, parameters: SearchParameters,
+    /// Similarity to query vectors (a catalog image scores the best of its
+    /// scores against them): the candidates, ranked, then the response.
+    func similar(to vectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
         let candidates = if let neighbourStore {
-            try await nearestInStore(neighbourStore, to: vector, excluding: excluding, parameters: parameters, snapshot: snapshot)
+            try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
         } else {
-            try await nearestInMemory(to: vector, excluding: excluding, parameters: parameters, snapshot: snapshot)
+            try await nearestInMemory(to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
         }
         return try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
     }

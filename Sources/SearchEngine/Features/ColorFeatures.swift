@@ -15,9 +15,10 @@ import ImageOps
 ///   dominant background colour and makes the dot product the
 ///   Bhattacharyya coefficient.
 /// - **Layout, 48 dims:** the mean L\*a\*b\* colour of a 4×4 grid, with the
-///   image's mean lightness subtracted (brightness-shift invariant), scaled
-///   to unit length. It separates images with the same colours in different
-///   places, which a histogram alone cannot.
+///   image's mean lightness subtracted (brightness-shift invariant), made
+///   mirror-invariant (``mirrorInvariant(_:)``) and scaled to unit length. It
+///   separates images with the same colours in different places, which a
+///   histogram alone cannot.
 /// - The two parts are weighted √(1 − 0.35²) ≈ 0.94 and 0.35, so the whole
 ///   vector has unit length; transparent pixels are ignored (weighted by
 ///   alpha). The layout weight was chosen on bench/quality.py's copy-detection
@@ -32,6 +33,10 @@ import ImageOps
 public enum ColorFeatures {
     /// Vector length.
     public static let dimensions = 112
+    /// The version of the features pipeline (``ImageFeatures``): 1 computed
+    /// the vector of the whole image; 2 trims uniform margins first. A
+    /// catalog row records the version that computed it (``ImageFeatures/fingerprint(of:)``).
+    public static let version = 2
     /// Histogram part length.
     static let histogramBins = 64
     /// Weights of the two parts.
@@ -99,6 +104,7 @@ public enum ColorFeatures {
             layout[cell * 3 + 1] = layoutSums[cell * 3 + 1] / layoutWeights[cell]
             layout[cell * 3 + 2] = layoutSums[cell * 3 + 2] / layoutWeights[cell]
         }
+        layout = mirrorInvariant(layout)
         let norm = layout.reduce(0) { $0 + $1 * $1 }.squareRoot()
         if norm > 1e-3 {
             for i in 0..<48 { vector[histogramBins + i] = layout[i] / norm * layoutWeight }
@@ -107,6 +113,24 @@ public enum ColorFeatures {
             for bin in 0..<histogramBins { vector[bin] /= histogramWeight }
         }
         return vector
+    }
+
+    /// The 4×4 layout made blind to left and right: each row's cell pairs
+    /// (0, 3) and (1, 2) become their mean and half their absolute difference,
+    /// both unchanged when the image is mirrored (product photos are often
+    /// flipped). Top and bottom stay apart. Same length (48).
+    static func mirrorInvariant(_ layout: [Float]) -> [Float] {
+        var symmetric = [Float](repeating: 0, count: 48)
+        for row in 0..<4 {
+            for column in 0..<2 {
+                let a = (row * 4 + column) * 3, b = (row * 4 + 3 - column) * 3, out = (row * 2 + column) * 3
+                for channel in 0..<3 {
+                    symmetric[out + channel] = (layout[a + channel] + layout[b + channel]) / 2
+                    symmetric[24 + out + channel] = abs(layout[a + channel] - layout[b + channel]) / 2
+                }
+            }
+        }
+        return symmetric
     }
 
     /// Exposure normalisation: a lookup table scaling values so the 99.5th

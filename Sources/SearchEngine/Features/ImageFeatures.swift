@@ -1,8 +1,17 @@
 import ImageOps
 
 /// Features of an encoded image, the same way for what is indexed and what
-/// is queried: decoded with shrink-on-load to what the features need, then
-/// one small copy for the colour vector (and the palette, for catalog items).
+/// is queried — the visible stages of the features pipeline:
+///
+/// 1. **decode** with shrink-on-load to what the features need;
+/// 2. **reduce** to a ≤ ``ColorFeatures/workingSide`` px copy;
+/// 3. **trim** uniform margins (``MarginTrimmer``): borders, bars, white page;
+/// 4. **describe** the content (``ColorFeatures``), from the decoded pixels
+///    under the trimmed rectangle, so trimming loses no resolution.
+///
+/// A query without a box also proposes where a product placed on a page is
+/// (``ObjectProposal``) and describes that region too: ``QueryFeatures``
+/// holds both vectors and a catalog image scores the better of the two.
 public enum ImageFeatures {
     /// A catalog row for one encoded image.
     /// - Throws: ``ImageOpsError`` naming `source`.
@@ -10,21 +19,20 @@ public enum ImageFeatures {
                                    limits: ImageLimits = .default) throws(ImageOpsError) -> CatalogItem {
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(
             minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
-        // One small copy serves both the features and the palette.
-        let small = Resampler.resample(decoded.pixels, to: decoded.pixels.size.fitting(inside: ColorFeatures.workingSide),
-                                       filter: .triangle)
+        // One small copy serves the trimming, the palette and (untrimmed images) the features.
+        let small = reduced(decoded.pixels)
         return CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
-                           height: decoded.header.size.height, contentHash: ContentHash.of(bytes),
-                           features: ColorFeatures.vector(of: small),
+                           height: decoded.header.size.height, contentHash: fingerprint(of: bytes),
+                           features: trimmedVector(decoded.pixels, small: small),
                            palette: DominantColors.palette(of: small), metadata: metadata)
     }
 
-    /// The query vector of an encoded image, inside `box` when given (in the
+    /// The query vectors of an encoded image, inside `box` when given (in the
     /// image's upright pixels; clamped; a point selects its neighbourhood),
     /// and the region searched.
     /// - Throws: ``ImageOpsError`` naming `source`.
     public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
-                             limits: ImageLimits = .default) throws(ImageOpsError) -> (vector: [Float], region: PixelRect) {
+                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
@@ -39,6 +47,87 @@ public enum ImageFeatures {
                              width: max(1, min(decoded.pixels.width - x, Int((Double(region.width) * sx).rounded()))),
                              height: max(1, min(decoded.pixels.height - y, Int((Double(region.height) * sy).rounded()))))
         let pixels = try ImageProcessors.Crop(crop).process(decoded.pixels)
-        return (ColorFeatures.vector(of: pixels), region)
+        let small = reduced(pixels)
+        var vectors = [trimmedVector(pixels, small: small)]
+        // A box is the user's own region: no proposal inside it.
+        if box == nil, let proposal = ObjectProposal.region(in: small) {
+            vectors.append(ColorFeatures.vector(of: try ImageProcessors.Crop(mapped(proposal, from: small.size, to: pixels.size)).process(pixels)))
+        }
+        return QueryFeatures(vectors: vectors, region: region)
+    }
+
+    /// What a catalog row stores as its content hash: the file's ``ContentHash``
+    /// tagged with the ``ColorFeatures/version`` that computed its vector
+    /// (`…-f2`), so re-indexing recomputes the vectors of an older vsearch
+    /// (whose rows hold the bare hash) and `catalog migrate` carries the tag
+    /// along with the vector it belongs to.
+    public static func fingerprint(of bytes: [UInt8]) -> String {
+        ContentHash.of(bytes) + "-f\(ColorFeatures.version)"
+    }
+
+    /// Whether a stored content hash was computed by this vsearch's features.
+    public static func isCurrent(_ storedHash: String) -> Bool {
+        storedHash.hasSuffix("-f\(ColorFeatures.version)")
+    }
+
+    /// The ≤ ``ColorFeatures/workingSide`` px copy the stages read.
+    static func reduced(_ pixels: PixelBuffer) -> PixelBuffer {
+        pixels.size.maxDimension > ColorFeatures.workingSide
+            ? Resampler.resample(pixels, to: pixels.size.fitting(inside: ColorFeatures.workingSide), filter: .triangle)
+            : pixels
+    }
+
+    /// The vector of `pixels` inside the uniform margins found on `small` (their reduced copy).
+    static func trimmedVector(_ pixels: PixelBuffer, small: PixelBuffer) -> [Float] {
+        let content = MarginTrimmer.content(of: small)
+        if content.width == small.width && content.height == small.height { return ColorFeatures.vector(of: small) }
+        let rect = mapped(insetTrimmedSides(content, of: small.size), from: small.size, to: pixels.size)
+        // `mapped` stays inside `pixels`, so the crop cannot fail.
+        let trimmed = (try? ImageProcessors.Crop(rect).process(pixels)) ?? pixels
+        return ColorFeatures.vector(of: trimmed)
+    }
+
+    /// `content` less one pixel on each side where a margin was trimmed: the
+    /// first line inside a margin is, in the reduced copy, a blend of the
+    /// margin and the picture (kept when the content is too small to spare it).
+    static func insetTrimmedSides(_ content: PixelRect, of size: PixelSize) -> PixelRect {
+        let left = content.x > 0 ? 1 : 0, top = content.y > 0 ? 1 : 0
+        let right = content.x + content.width < size.width ? 1 : 0, bottom = content.y + content.height < size.height ? 1 : 0
+        guard content.width - left - right >= 4, content.height - top - bottom >= 4 else { return content }
+        return PixelRect(x: content.x + left, y: content.y + top, width: content.width - left - right,
+                         height: content.height - top - bottom)
+    }
+
+    /// A rectangle of an image of size `from` in the pixels of the same image
+    /// at size `to`: the pixels wholly inside it (a trimmed border's blended
+    /// edge stays out), at least one.
+    static func mapped(_ rect: PixelRect, from: PixelSize, to: PixelSize) -> PixelRect {
+        let sx = Double(to.width) / Double(from.width), sy = Double(to.height) / Double(from.height)
+        let x0 = min(to.width - 1, Int((Double(rect.x) * sx).rounded(.up)))
+        let y0 = min(to.height - 1, Int((Double(rect.y) * sy).rounded(.up)))
+        let x1 = max(x0 + 1, min(to.width, Int((Double(rect.x + rect.width) * sx).rounded(.down))))
+        let y1 = max(y0 + 1, min(to.height, Int((Double(rect.y + rect.height) * sy).rounded(.down))))
+        return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+}
+
+/// What a query image is searched with: one vector for the whole image (its
+/// margins trimmed) and, when ``ObjectProposal`` finds a product placed on a
+/// page, one for that region. A catalog image's score is the better of its
+/// scores against each.
+public struct QueryFeatures: Sendable, Hashable {
+    /// The whole image's vector first, then the proposal's.
+    public var vectors: [[Float]]
+    /// The region of the image searched (the box, or the whole image).
+    public var region: PixelRect
+
+    /// The whole image's vector.
+    public var primary: [Float] { vectors[0] }
+
+    /// Creates query features.
+    public init(vectors: [[Float]], region: PixelRect) {
+        precondition(!vectors.isEmpty, "a query has at least one vector")
+        self.vectors = vectors
+        self.region = region
     }
 }

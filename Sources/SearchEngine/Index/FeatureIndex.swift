@@ -83,6 +83,32 @@ public struct FeatureIndex: Sendable {
         }
     }
 
+    /// For each of the given rows (all rows when `nil`), the largest of its
+    /// dot products with `queries`: a query searched with several vectors
+    /// (``QueryFeatures``) in one pass over the vectors.
+    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil) -> [Float] {
+        precondition(!queries.isEmpty && queries.allSatisfy { $0.count == dimensions })
+        if queries.count == 1 { return dotProducts(with: queries[0], rows: rows) }
+        let flat = queries.flatMap { $0 }
+        let count = rows?.count ?? self.count
+        return [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            vectors.withUnsafeBufferPointer { base in
+                flat.withUnsafeBufferPointer { q in
+                    guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                    for i in 0..<count {
+                        let row = vectorBase + (rows?[i] ?? i) * dimensions
+                        var best = FeatureIndex.dot(queryBase, row, dimensions)
+                        for k in 1..<queries.count {
+                            best = max(best, FeatureIndex.dot(queryBase + k * dimensions, row, dimensions))
+                        }
+                        out[i] = best
+                    }
+                }
+            }
+            initialized = count
+        }
+    }
+
     /// The dot product of two stored rows, without copying either vector.
     public func dot(_ a: Int, _ b: Int) -> Float {
         vectors.withUnsafeBufferPointer { base in

@@ -5,7 +5,8 @@ import VisualSearch
 /// Adds images to a ``CatalogStore``: the one pipeline behind `vsearch index`
 /// (a folder) and the data API's `/insert` (fetched images).
 ///
-/// - Unchanged images (same ``ContentHash``) are not decoded again; their
+/// - Unchanged images (same ``ImageFeatures/fingerprint(of:)``: the file's
+///   ``ContentHash`` and the features version) are not decoded again; their
 ///   metadata is still updated when metadata was given.
 /// - Images are decoded with shrink-on-load (features need only 128 px) on
 ///   ``Configuration/jobs`` threads and committed in batches of
@@ -200,7 +201,7 @@ public struct Indexer: Sendable {
             case .bytes(let data): bytes = data
             case .failed(let reason): return .failed(name, "\(name): \(reason)")
             }
-            if known[name] == ContentHash.of(bytes) { return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata)) }
+            if known[name] == ImageFeatures.fingerprint(of: bytes) { return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata)) }
             return .item(try ImageFeatures.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
                                                        limits: limits))
         } catch {

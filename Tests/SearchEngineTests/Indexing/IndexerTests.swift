@@ -122,10 +122,31 @@ struct IndexerTests {
         try FileManager.default.copyItem(atPath: Repository.images + "/cameraman.jpg", toPath: input + "/astronaut.jpg")
         let changed = try await Indexer(store: store).run(directory: input)
         #expect(changed.indexed == 1 && changed.unchanged == 2)
-        #expect(try await store.contentHashes()["astronaut"] == ContentHash.of(Repository.bytes("cameraman.jpg")))
+        #expect(try await store.contentHashes()["astronaut"] == ImageFeatures.fingerprint(of: Repository.bytes("cameraman.jpg")))
         let row = try #require(try await store.loadIndex().row(named: "astronaut"))
         let oldRow = try #require(before.row(named: "astronaut"))
         #expect(try await store.loadIndex().vector(at: row) != before.vector(at: oldRow))
+    }
+
+    @Test("rows whose vectors an older features version computed (a bare content hash) are computed again by the next run")
+    func olderFeatures() async throws {
+        let store = try Self.store()
+        let input = try Self.folder()
+        _ = try await Indexer(store: store).run(directory: input)
+        let index = try await store.loadIndex()
+        let row = try #require(index.row(named: "astronaut"))
+        let bytes = try FileIO.read(input + "/astronaut.jpg")
+        // What vsearch before features version 2 stored: the bare hash and another vector.
+        var stale = [Float](repeating: 0, count: ColorFeatures.dimensions)
+        stale[0] = 1
+        try await store.upsert([CatalogItem(imageName: "astronaut", source: index.sources[row], width: 1, height: 1,
+                                            contentHash: ContentHash.of(bytes), features: stale, palette: index.palettes[row],
+                                            metadata: [:])], schema: FieldSchema())
+        let again = try await Indexer(store: store).run(directory: input)
+        #expect(again.indexed == 1 && again.unchanged == 2)
+        #expect(try await store.contentHashes()["astronaut"] == ImageFeatures.fingerprint(of: bytes))
+        let after = try await store.loadIndex()
+        #expect(after.vector(at: try #require(after.row(named: "astronaut"))) == index.vector(at: row))
     }
 
     @Test("metadata joins by im_name with inferred types; a value that does not fit its type fails that image only")

@@ -1,0 +1,86 @@
+import Foundation
+import ImageOps
+@testable import SearchEngine
+import TestSupport
+import Testing
+
+@Suite("ImageFeatures", .timeLimit(.minutes(1)))
+struct ImageFeaturesTests {
+    static func png(_ pixels: PixelBuffer) throws -> [UInt8] { try ImageEncoders.PNG().encode(pixels) }
+
+    static func catalogVector(_ bytes: [UInt8]) throws -> [Float] {
+        try ImageFeatures.catalogItem(named: "x", bytes: bytes, source: "x", metadata: [:]).features
+    }
+
+    /// The corpus as a catalog: every image's name and vector.
+    static func corpus() throws -> [(name: String, vector: [Float])] {
+        try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted().map { file in
+            ((file as NSString).deletingPathExtension, try catalogVector(Repository.bytes(file)))
+        }
+    }
+
+    /// The corpus image a query's vectors rank first (each image scoring its best).
+    static func first(_ vectors: [[Float]], in corpus: [(name: String, vector: [Float])]) -> String? {
+        corpus.max { a, b in
+            vectors.map { Canvas.dot($0, a.vector) }.max()! < vectors.map { Canvas.dot($0, b.vector) }.max()!
+        }?.name
+    }
+
+    @Test("a copy with a coloured border finds its original first: margins are trimmed at index and query alike")
+    func borderedCopy() throws {
+        let corpus = try Self.corpus()
+        for (file, colour) in [("tp_clothes_t_jacket.jpg", (UInt8(178), UInt8(34), UInt8(34))), ("chelsea_cat.jpg", (0, 0, 0)),
+                               ("oc_cattle.jpg", (30, 58, 138))] {
+            let drawing = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
+            let framed = Canvas.paste(drawing, at: 40, 40, width: drawing.width + 80, height: drawing.height + 80, colour: colour)
+            let query = try ImageFeatures.query(try Self.png(framed), box: nil)
+            #expect(Self.first([query.primary], in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
+            // Without trimming the border's colour weighs in: the pipeline, not luck, makes the match.
+            let original = try #require(corpus.first { $0.name == (file as NSString).deletingPathExtension }).vector
+            #expect(Canvas.dot(original, query.primary) > Canvas.dot(original, ColorFeatures.vector(of: framed)), "\(file)")
+        }
+    }
+
+    @Test("a banner query searches with the whole image and with its proposal; the product comes first")
+    func bannerQuery() throws {
+        let corpus = try Self.corpus()
+        for file in ["coffee_cup.jpg", "tp_clothes_t_jacket.jpg", "astronaut.jpg"] {
+            let photo = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
+            let (banner, _) = ObjectProposalTests.banner(photo)
+            let query = try ImageFeatures.query(try Self.png(banner), box: nil)
+            #expect(query.vectors.count == 2, "\(file)")
+            #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
+        }
+    }
+
+    @Test("a box query has one vector: the box is the user's region, nothing is proposed inside it")
+    func boxQuery() throws {
+        let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
+        let (banner, _) = ObjectProposalTests.banner(photo)
+        let box = PixelBox(x1: 0, y1: 0, x2: banner.width, y2: banner.height)
+        let query = try ImageFeatures.query(try Self.png(banner), box: box)
+        #expect(query.vectors.count == 1)
+    }
+
+    @Test("a mirrored copy has the vector of its original: the histogram and the layout are blind to left and right")
+    func mirrored() throws {
+        for file in ["chelsea_cat.jpg", "oc_cattle.jpg", "tp_clothes_t_jacket.jpg"] {
+            let photo = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
+            let original = ColorFeatures.vector(of: photo), flipped = ColorFeatures.vector(of: Canvas.mirrored(photo))
+            #expect(Similarity.score(dot: Canvas.dot(original, flipped)) > 0.98, "\(file)")
+        }
+        // Top and bottom still differ: an upside-down copy is another picture.
+        let cat = try ImageDecoder.decode(Repository.bytes("chelsea_cat.jpg"), source: "cat").pixels
+        let turned = try ImageProcessors.Orient(.down).process(cat)
+        #expect(Similarity.score(dot: Canvas.dot(ColorFeatures.vector(of: cat), ColorFeatures.vector(of: turned))) < 0.95)
+    }
+
+    @Test("the stored content hash carries the features version; a bare hash (an older vsearch) is stale")
+    func fingerprint() {
+        let bytes = Repository.bytes("chelsea_cat.jpg")
+        let stored = ImageFeatures.fingerprint(of: bytes)
+        #expect(stored == ContentHash.of(bytes) + "-f\(ColorFeatures.version)")
+        #expect(ImageFeatures.isCurrent(stored))
+        #expect(!ImageFeatures.isCurrent(ContentHash.of(bytes)))
+    }
+}
