@@ -268,23 +268,27 @@ struct EngineTests {
         }
     }
 
-    @Test("upload search inside a box finds the image pasted in a larger canvas; a point works too; a box off the image is an error")
+    @Test("upload search inside a box finds the image pasted in a larger canvas (without one, it scores far lower unless trimming isolates it); a point works too; a box off the image is an error")
     func boxSearch() async throws {
         let engine = await Self.engine()
         let cat = try ImageDecoder.decode(Repository.bytes("chelsea_cat.jpg"), source: "cat").pixels  // 451×300
-        var canvas = PixelBuffer(width: 1000, height: 800, hasAlpha: false, fill: (20, 200, 40, 255))
-        for y in 0..<cat.height {
-            for x in 0..<cat.width {
-                let source = (y * cat.width + x) * 4, target = ((y + 300) * canvas.width + (x + 400)) * 4
-                for c in 0..<4 { canvas.bytes[target + c] = cat.bytes[source + c] }
-            }
-        }
+        // A noisy green canvas (nothing uniform to trim), the cat against its right edge (no object
+        // proposal takes a region touching an edge): the box is what isolates it.
+        let canvas = Canvas.paste(cat, onto: Canvas.noise(width: 1000, height: 800, base: (10, 180, 30)), at: 549, 300)
         let jpeg = try ImageEncoders.JPEG(quality: JPEGQuality(0.9)).encode(canvas)
-        let boxed = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(jpeg), box: PixelBox(x1: 400, y1: 300, x2: 851, y2: 600)),
+        let boxed = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(jpeg), box: PixelBox(x1: 549, y1: 300, x2: 1000, y2: 600)),
                                                                       parameters: Corpus.parameters()))
         #expect(boxed.result.first?.imageName == "chelsea_cat")
-        let whole = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(jpeg)), parameters: Corpus.parameters()))
-        #expect(whole.result.first?.imageName != "chelsea_cat")  // the control: without the box the green canvas wins
+        // The control: without the box the green canvas weighs in and the cat scores far lower.
+        let whole = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(jpeg)), parameters: Corpus.parameters { $0.limit = 102 }))
+        let catAlone = try #require(boxed.result.first { $0.imageName == "chelsea_cat" }?.score)
+        let catInCanvas = try #require(whole.result.first { $0.imageName == "chelsea_cat" }?.score)
+        #expect(catAlone > catInCanvas + 0.1)
+        // On a plain canvas the margins are trimmed (and the proposal agrees): found without a box.
+        let placed = Canvas.paste(cat, at: 300, 300, width: 1000, height: 800, colour: (20, 200, 40))
+        let proposed = try await engine.uploadSearch(UploadSearchRequest(
+            ImageQuery(.bytes(try ImageEncoders.JPEG(quality: JPEGQuality(0.9)).encode(placed))), parameters: Corpus.parameters()))
+        #expect(proposed.result.first?.imageName == "chelsea_cat")
         let point = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(jpeg), box: PixelBox(x1: 620, y1: 450, x2: 620, y2: 450)),
                                                                       parameters: Corpus.parameters()))
         #expect(point.total == 102 && point.result.count == 10)

@@ -6,14 +6,40 @@ enum Canvas {
     /// A `width`×`height` canvas of `colour` with `picture` pasted at `x`, `y`.
     static func paste(_ picture: PixelBuffer, at x: Int, _ y: Int, width: Int, height: Int,
                       colour: (UInt8, UInt8, UInt8)) -> PixelBuffer {
-        var canvas = PixelBuffer(width: width, height: height, hasAlpha: false, fill: (colour.0, colour.1, colour.2, 255))
-        for row in 0..<picture.height where y + row < height {
-            for column in 0..<picture.width where x + column < width {
-                let from = (row * picture.width + column) * 4, to = ((y + row) * width + x + column) * 4
-                for channel in 0..<3 { canvas.bytes[to + channel] = picture.bytes[from + channel] }
+        paste(picture, onto: PixelBuffer(width: width, height: height, hasAlpha: false, fill: (colour.0, colour.1, colour.2, 255)), at: x, y)
+    }
+
+    /// `picture` pasted onto `canvas` at `x`, `y` (clipped).
+    static func paste(_ picture: PixelBuffer, onto canvas: PixelBuffer, at x: Int, _ y: Int) -> PixelBuffer {
+        var out = canvas
+        for row in 0..<picture.height where y + row < canvas.height {
+            for column in 0..<picture.width where x + column < canvas.width {
+                let from = (row * picture.width + column) * 4, to = ((y + row) * canvas.width + x + column) * 4
+                for channel in 0..<3 { out.bytes[to + channel] = picture.bytes[from + channel] }
             }
         }
-        return canvas
+        return out
+    }
+
+    /// A canvas of `base` with a fixed pseudo-random jitter of up to +127 per
+    /// 16 px block: blotches that survive reduction to 128 px, so no line of
+    /// it is uniform even after shrink-on-load.
+    static func noise(width: Int, height: Int, base: (UInt8, UInt8, UInt8)) -> PixelBuffer {
+        var state: UInt32 = 12345
+        let columns = (width + 15) / 16
+        let jitter = (0..<(columns * ((height + 15) / 16))).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 25)
+        }
+        return PixelBuffer(width: width, height: height, hasAlpha: false) { bytes in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let index = (y * width + x) * 4, j = jitter[(y / 16) * columns + x / 16]
+                    bytes[index] = base.0 &+ j; bytes[index + 1] = base.1 &+ j / 2; bytes[index + 2] = base.2 &+ j
+                    bytes[index + 3] = 255
+                }
+            }
+        }
     }
 
     /// `picture` with a rectangle filled with `colour`.

@@ -12,6 +12,8 @@ struct SimilarityTests {
         (Float(1.000_01), Float(1)),           // rounding above 1
         (Float(-1.5), Float(0)),               // rounding below −1
         (Float(0.875), Float(0.75)),           // ‖a − b‖² = 0.25
+        (Float(1) - .ulpOfOne / 2, Float(1)),  // a vector with itself, summed one ulp short of 1: rounding, not distance
+        (Float(0.98), Float(0.9)),             // ‖a − b‖² = 0.04: a real distance, not rounding
     ])
     func table(dot: Float, score: Float) {
         #expect(abs(Similarity.score(dot: dot) - score) < 1e-6, "dot \(dot)")
