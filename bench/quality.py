@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """VisualSearch copy-detection quality: vsearch against plain peers on the same
-queries, in the same run.
+queries, in the same run, on two parts that share no image and no transform
+parameter (bench/quality_set.py):
 
-    python3 bench/quality.py                 # build vsearch, make the queries if missing, evaluate
+- tune: corpus/images with the tune parameters; every constant of vsearch's
+  descriptor is chosen here;
+- held-out: images from Debian packages corpus/ did not use, with other
+  parameters of every transform; its figures are held against the targets.
+
+    python3 bench/quality.py                 # build vsearch, make the sets if missing, evaluate both parts
     python3 bench/quality.py --record        # ... and put the report in bench/RESULTS.md
     python3 bench/quality.py --vsearch PATH  # use this binary (no build)
+    python3 bench/quality.py --part tune     # one part only
     python3 bench/quality.py --peers-only    # only the Python peers (no vsearch)
 
-Every catalog image (corpus/images/*.jpg) is turned into one query per
-transform by ImageMagick (an independent tool, fixed parameters and seeds);
-each method indexes the same catalog images and ranks them for every query.
-The right answer for a query is the image it was made from.
+Every catalog image is turned into one query per transform by ImageMagick (an
+independent tool, fixed parameters and seeds); each method indexes the part's
+catalog images and ranks them for every query. The right answer for a query is
+the image it was made from.
 
 Metrics per transform: recall@1, recall@10 and MRR@10 (reciprocal rank, 0 when
 the source is not in the top 10; the same cut for every method, since vsearch
@@ -27,7 +34,6 @@ import hashlib
 import json
 import os
 import platform
-import random
 import shutil
 import subprocess
 import sys
@@ -35,6 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import git_rev, replace_section  # noqa: E402  (bench/benchlib.py)
+import quality_set as qs  # noqa: E402  (bench/quality_set.py: the two parts)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -52,34 +59,8 @@ SEED = 20261122
 TOPK = 10
 TARGET_OVERALL = 0.97
 TARGET_EACH = 0.90
-
-# ------------------------------------------------------------------ transforms
-# name -> description (for the report). Every query is written as PNG (lossless),
-# so the transform is the only change, except jpeg_q30 which is the JPEG test.
-TRANSFORMS = [
-    ("crop80", "central 80% crop (`-gravity center -crop 80%x80%+0+0`)"),
-    ("crop_offset", "75% crop (both sides) anchored at a corner, the corner cycling TL, TR, BL, BR over the "
-                    "sorted catalog (`-crop WxH+X+Y`, X and Y 0 or 25% of the size)"),
-    ("resize50", "half size (`-resize 50%`)"),
-    ("jpeg_q30", "recompressed as JPEG quality 30 (`-quality 30`)"),
-    ("rotate5", "rotated 5° clockwise with white fill, then cropped back to the original size around the "
-                "centre (`-background white -rotate 5 -gravity center -crop WxH+0+0`): white corners, "
-                "edges slightly cut"),
-    ("bright+25", "brightness +25% in HSB (`-define modulate:colorspace=HSB -modulate 125`: every pixel's "
-                  "RGB × 1.25 until its largest channel clips, hue and saturation kept)"),
-    ("dark-25", "brightness -25% in HSB (`-define modulate:colorspace=HSB -modulate 75`: exactly RGB × 0.75, "
-                "a white background becomes grey 191). Not IM6's default HSL `-modulate`: in HSL, JPEG noise in "
-                "near-white pixels has saturation near 1, so darkening turns a white background's "
-                "compression noise into rainbow speckle (≈ 4% of a clip-art's pixels)"),
-    ("border", "10% gray border on every side (`-bordercolor gray50 -border 10%`)"),
-    ("canvas_box", "pasted at a seeded random offset into a 2W×2H canvas of a seeded random colour with "
-                   "Gaussian noise (`xc:COLOUR -seed S -attenuate 0.6 +noise Gaussian`, then `-composite`); "
-                   "searched with the pasted rectangle as the box (vsearch `--box x1,y1,x2,y2` with x2 = x1 + W, "
-                   "y2 = y1 + H; the peers crop that box before computing their features)"),
-]
+HELD_OUT_IMAGES = os.path.join(WORK, "held-out-images")
 SANITY = ("identity", "the catalog file itself (sanity check, not in the overall row)")
-TNAMES = [t for t, _ in TRANSFORMS]
-CANVAS_COLOURS = ["#3060a0", "#a03030", "#30a050", "#d0b020", "#602080", "#208080", "#d07020", "#505050"]
 
 
 def sh(cmd, **kw):
@@ -89,85 +70,73 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def catalog_images():
-    names = sorted(f for f in os.listdir(CORPUS) if f.lower().endswith(".jpg"))
-    if not names:
-        sys.exit(f"no images in {CORPUS}")
-    return [(os.path.splitext(f)[0], os.path.join(CORPUS, f)) for f in names]
-
-
 def image_size(path):
     out = sh(["identify", "-format", "%w %h", path + "[0]"])
     w, h = out.split()
     return int(w), int(h)
 
 
-def spec_hash():
-    text = json.dumps([TRANSFORMS, CANVAS_COLOURS, SEED, sh(["convert", "-version"]).splitlines()[0]])
+def ensure_tools():
+    missing = [p for p in qs.APT_PACKAGES
+               if subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], capture_output=True, text=True)
+               .stdout.find("install ok installed") < 0]
+    if missing:
+        print(f"apt-get install {' '.join(missing)}", flush=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True,
+                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdout=subprocess.DEVNULL)
+
+
+def held_out_images():
+    """The held-out catalog images under bench/work/quality/held-out-images (made once)."""
+    candidates = qs.held_out_candidates()
+    os.makedirs(HELD_OUT_IMAGES, exist_ok=True)
+    wanted = {n + ".jpg" for n, _ in candidates}
+    for f in os.listdir(HELD_OUT_IMAGES):   # the folder is the catalog: nothing else may be in it
+        if f not in wanted:
+            os.remove(os.path.join(HELD_OUT_IMAGES, f))
+    todo = [(n, p) for n, p in candidates if not os.path.exists(os.path.join(HELD_OUT_IMAGES, n + ".jpg"))]
+
+    def one(item):
+        name, src = item
+        out = os.path.join(HELD_OUT_IMAGES, name + ".jpg")
+        sh(["convert", *qs.reduce_args(src, out + ".tmp.jpg")])
+        os.replace(out + ".tmp.jpg", out)
+
+    if todo:
+        with cf.ThreadPoolExecutor(NCPU) as ex:
+            list(ex.map(one, todo))
+        print(f"held-out images: made {len(todo)}", flush=True)
+    return [(n, os.path.join(HELD_OUT_IMAGES, n + ".jpg")) for n, _ in candidates]
+
+
+def part_images(part):
+    return qs.tune_sources() if part == "tune" else held_out_images()
+
+
+def spec_hash(images):
+    with open(qs.__file__) as f:
+        source = f.read()
+    text = json.dumps([source, SEED, [n for n, _ in images], sh(["convert", "-version"]).splitlines()[0]])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def plan_queries(images):
-    """Deterministic list of queries: dicts with transform, source, path, convert args, box."""
-    rng = random.Random(SEED)
-    plan = []
-    for i, (name, src) in enumerate(images):
-        w, h = image_size(src)
-        # draws for canvas_box, in a fixed order whatever the transform list does
-        ox, oy = rng.randint(0, w), rng.randint(0, h)
-        colour = rng.choice(CANVAS_COLOURS)
-        noise_seed = rng.randint(1, 2**31 - 1)
-        for t in TNAMES:
-            ext = "jpg" if t == "jpeg_q30" else "png"
-            out = os.path.join(QUERIES, t, f"{name}.{ext}")
-            box = None
-            if t == "crop80":
-                args = [src, "-gravity", "center", "-crop", "80%x80%+0+0", "+repage"]
-            elif t == "crop_offset":
-                cw, ch = round(w * 0.75), round(h * 0.75)
-                x = (w - cw) if i % 4 in (1, 3) else 0
-                y = (h - ch) if i % 4 in (2, 3) else 0
-                args = [src, "-crop", f"{cw}x{ch}+{x}+{y}", "+repage"]
-            elif t == "resize50":
-                args = [src, "-resize", "50%"]
-            elif t == "jpeg_q30":
-                args = [src, "-quality", "30"]
-            elif t == "rotate5":
-                args = [src, "-background", "white", "-rotate", "5", "-gravity", "center",
-                        "-crop", f"{w}x{h}+0+0", "+repage"]
-            elif t == "bright+25":
-                args = [src, "-define", "modulate:colorspace=HSB", "-modulate", "125"]
-            elif t == "dark-25":
-                args = [src, "-define", "modulate:colorspace=HSB", "-modulate", "75"]
-            elif t == "border":
-                args = [src, "-bordercolor", "gray50", "-border", "10%"]
-            elif t == "canvas_box":
-                args = ["-size", f"{2 * w}x{2 * h}", f"xc:{colour}", "-seed", str(noise_seed),
-                        "-attenuate", "0.6", "+noise", "Gaussian",
-                        src, "-geometry", f"+{ox}+{oy}", "-composite"]
-                box = [ox, oy, ox + w, oy + h]
-            else:
-                raise ValueError(t)
-            plan.append({"transform": t, "source": name, "path": out, "args": args, "box": box})
-    return plan
-
-
-def make_queries(images):
-    """Make the queries under bench/work/quality/queries if missing or made by another spec."""
-    spec = spec_hash()
-    if os.path.exists(MANIFEST):
-        with open(MANIFEST) as f:
+def make_queries(part, images):
+    """Make a part's queries under bench/work/quality/queries/PART if missing or made by another spec."""
+    spec = spec_hash(images)
+    manifest = os.path.join(WORK, f"queries-{part}.json")
+    if os.path.exists(manifest):
+        with open(manifest) as f:
             m = json.load(f)
-        if m.get("spec") == spec and len(m["queries"]) == len(images) * len(TNAMES) and \
-                all(os.path.exists(q["path"]) for q in m["queries"]):
-            print(f"queries: {len(m['queries'])} present in {os.path.relpath(QUERIES, ROOT)} (spec {spec})", flush=True)
+        if m.get("spec") == spec and all(os.path.exists(q["path"]) for q in m["queries"]):
+            print(f"queries ({part}): {len(m['queries'])} present (spec {spec})", flush=True)
             return m["queries"]
-        print("queries: spec changed or files missing; remaking", flush=True)
-    if os.path.isdir(QUERIES):
-        shutil.rmtree(QUERIES)
-    for t in TNAMES:
-        os.makedirs(os.path.join(QUERIES, t))
-    plan = plan_queries(images)
+        print(f"queries ({part}): spec changed or files missing; remaking", flush=True)
+    folder = os.path.join(QUERIES, part)
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    for t in qs.TNAMES:
+        os.makedirs(os.path.join(folder, t))
+    plan = qs.plan(part, images, image_size, SEED, QUERIES)
     t0 = time.time()
 
     def one(q):
@@ -178,11 +147,9 @@ def make_queries(images):
 
     with cf.ThreadPoolExecutor(NCPU) as ex:
         list(ex.map(one, plan))
-    for q in plan:
-        q["size"] = list(image_size(q["path"]))
-    with open(MANIFEST, "w") as f:
+    with open(manifest, "w") as f:
         json.dump({"spec": spec, "seed": SEED, "queries": plan}, f, indent=1)
-    print(f"queries: made {len(plan)} in {time.time() - t0:.0f} s", flush=True)
+    print(f"queries ({part}): made {len(plan)} in {time.time() - t0:.0f} s", flush=True)
     return plan
 
 
@@ -305,13 +272,13 @@ def build_vsearch():
         print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
 
 
-def run_vsearch(binary, queries, jobs=1):
-    db = os.path.join(WORK, "vsearch-catalog.db")
+def run_vsearch(binary, part, folder, queries, jobs=1):
+    db = os.path.join(WORK, f"vsearch-catalog-{part}.db")
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(db + suffix):
             os.remove(db + suffix)
     t0 = time.time()
-    r = subprocess.run([binary, "index", CORPUS, "--catalog", db], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run([binary, "index", folder, "--catalog", db], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"vsearch index failed (exit {r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
     index_s = time.time() - t0
@@ -344,7 +311,7 @@ def run_vsearch(binary, queries, jobs=1):
     with cf.ThreadPoolExecutor(jobs) as ex:
         rows = list(ex.map(one, queries))
     walls = sorted(r["wall"] for r in rows)
-    print(f"vsearch search: {len(rows)} queries in {time.time() - t0:.1f} s", flush=True)
+    print(f"vsearch search ({part}): {len(rows)} queries in {time.time() - t0:.1f} s", flush=True)
     return rows, {"index_s": index_s, "median_query_wall_ms": 1000 * walls[len(walls) // 2]}
 
 
@@ -358,17 +325,17 @@ def metrics(rows):
 
 
 def table(method, rows):
-    by = {t: [r for r in rows if r["transform"] == t] for t in TNAMES + [SANITY[0]]}
+    by = {t: [r for r in rows if r["transform"] == t] for t in qs.TNAMES + [SANITY[0]]}
     lines = [f"| {method} | transform | n | recall@1 | recall@10 | MRR@10 |", "|---|---|---|---|---|---|"]
     stats = {}
-    for t in TNAMES + [SANITY[0]]:
+    for t in qs.TNAMES + [SANITY[0]]:
         if not by[t]:
             continue
         m = metrics(by[t])
         stats[t] = m
         label = t if t != SANITY[0] else f"{t} (sanity)"
         lines.append(f"| | {label} | {m['n']} | {m['r1']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} |")
-    m = metrics([r for r in rows if r["transform"] in TNAMES])
+    m = metrics([r for r in rows if r["transform"] in qs.TNAMES])
     stats["overall"] = m
     lines.append(f"| | **overall** | {m['n']} | **{m['r1']:.3f}** | **{m['r10']:.3f}** | **{m['mrr']:.3f}** |")
     return lines, stats
@@ -378,7 +345,7 @@ def combined_table(all_stats):
     methods = list(all_stats)
     head = "| transform | " + " | ".join(methods) + " |"
     lines = ["recall@1 (recall@10, MRR@10) per method:", "", head, "|---|" + "---|" * len(methods)]
-    for t in TNAMES + ["overall", SANITY[0]]:
+    for t in qs.TNAMES + ["overall", SANITY[0]]:
         cells = []
         for mth in methods:
             m = all_stats[mth].get(t)
@@ -396,10 +363,10 @@ def verdicts(all_stats):
     ok = v["overall"]["r1"] >= TARGET_OVERALL
     ok_all &= ok
     out.append(f"- {'PASS' if ok else 'FAIL'}: overall recall@1 {v['overall']['r1']:.3f} ≥ {TARGET_OVERALL}")
-    worst = min(TNAMES, key=lambda t: v[t]["r1"])
-    ok = all(v[t]["r1"] >= TARGET_EACH for t in TNAMES)
+    worst = min(qs.TNAMES, key=lambda t: v[t]["r1"])
+    ok = all(v[t]["r1"] >= TARGET_EACH for t in qs.TNAMES)
     ok_all &= ok
-    below = [f"{t} {v[t]['r1']:.3f}" for t in TNAMES if v[t]["r1"] < TARGET_EACH]
+    below = [f"{t} {v[t]['r1']:.3f}" for t in qs.TNAMES if v[t]["r1"] < TARGET_EACH]
     out.append(f"- {'PASS' if ok else 'FAIL'}: recall@1 ≥ {TARGET_EACH} for every transform "
                f"(lowest: {worst} {v[worst]['r1']:.3f}" + (f"; below: {', '.join(below)})" if below else ")"))
     for p in PEERS:
@@ -416,7 +383,7 @@ def verdicts(all_stats):
 def misses(rows, limit=40):
     lines = []
     for r in rows:
-        if r["transform"] in TNAMES + [SANITY[0]] and r["rank"] != 1:
+        if r["transform"] in qs.TNAMES + [SANITY[0]] and r["rank"] != 1:
             top = ", ".join(f"{n} {s:.3f}" if isinstance(s, (int, float)) else f"{n} {s}" for n, s in r["top"][:3])
             rank = r["rank"] if r["rank"] is not None else f">{TOPK}"
             lines.append(f"| {r['transform']} | {r['source']} | {rank} | {top} |")
@@ -431,12 +398,52 @@ def record(text):
     print(f"recorded in {os.path.relpath(path, ROOT)}")
 
 
+def part_report(part, images, queries, results, vinfo):
+    """The report lines of one part: its set, the combined table, verdicts (held-out) and misses."""
+    all_stats = {mth: table(mth, rows)[1] for mth, rows in results.items()}
+    lines = [f"### Part: {part}", ""]
+    n_photo = sum(1 for n, _ in images if not n.startswith(("oc_", "tp_", "hc_", "ht_")))
+    if part == "tune":
+        lines.append(f"Catalog: the {len(images)} images of `corpus/images` (clip-art on white from Open Clip Art and "
+                     f"Tux Paint, {n_photo} photographs). Every constant of the descriptor was chosen on this part.")
+    else:
+        counts = {k: sum(1 for n, _ in images if n.startswith(k)) for k in ("hc_", "ht_", "hm_")}
+        lines.append(f"Catalog: {len(images)} images none of which is in corpus/ — {counts['hc_']} Open Clip Art, "
+                     f"{counts['ht_']} Tux Paint stamps (seed {qs.HELD_OUT_SEED}), {counts['hm_']} MATE desktop "
+                     f"photographs and artwork — flattened on white, ≤ 800 px, JPEG 92. No constant was chosen on it.")
+    if vinfo:
+        lines.append(f"vsearch: index {vinfo['index_s']:.1f} s wall, median query {vinfo['median_query_wall_ms']:.0f} ms wall "
+                     f"(one `vsearch search` process per query).")
+    lines.append(f"Queries: {len(queries)} = {len(images)} × {len(qs.TNAMES)} transforms, plus {len(images)} identity.")
+    lines.append("")
+    lines += combined_table(all_stats)
+    lines.append("")
+    if part == "held-out":
+        lines.append("Verdicts (targets on the held-out part):")
+        lines.append("")
+        vlines, ok = verdicts(all_stats)
+        lines += vlines
+        lines.append("")
+    else:
+        ok = None
+    if "vsearch" in results:
+        lines.append(f"vsearch misses ({part}, source not at rank 1):")
+        lines.append("")
+        lines += misses(results["vsearch"])
+        lines.append("")
+    return lines, all_stats, ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--record", action="store_true", help="write the report section into bench/RESULTS.md")
     ap.add_argument("--vsearch", help="vsearch binary to use (skips the build)")
     ap.add_argument("--no-build", action="store_true", help=f"use {SCRATCH}/release/vsearch as it is")
     ap.add_argument("--peers-only", action="store_true", help="skip vsearch")
+    ap.add_argument("--compare", metavar="PATH",
+                    help="another vsearch binary (e.g. the previous release) evaluated as the column 'vsearch-before'")
+    ap.add_argument("--part", choices=["tune", "held-out", "both"], default="both",
+                    help="which part to evaluate (tune: where constants are chosen; held-out: what is reported)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="vsearch search processes at a time (1: searches write to the catalog, and "
                          "concurrent ones have failed with 'database is locked')")
@@ -454,16 +461,13 @@ def main():
     import numpy
     import PIL
 
+    ensure_tools()
     os.makedirs(WORK, exist_ok=True)
-    if a.remake and os.path.exists(MANIFEST):
-        os.remove(MANIFEST)
-    images = catalog_images()
-    dups = find_duplicates(images)
-    queries = make_queries(images)
-    sanity = [{"transform": SANITY[0], "source": n, "path": p, "box": None} for n, p in images]
-    allq = queries + sanity
-
-    results, all_stats, vinfo = {}, {}, None
+    if a.remake:
+        for part in qs.PARTS:
+            m = os.path.join(WORK, f"queries-{part}.json")
+            if os.path.exists(m):
+                os.remove(m)
     binary = None
     if not a.peers_only:
         if a.vsearch:
@@ -472,72 +476,71 @@ def main():
             if not a.no_build:
                 build_vsearch()
             binary = VSEARCH
-        results["vsearch"], vinfo = run_vsearch(binary, allq, a.jobs)
-    results.update(run_peers(images, allq))
 
+    parts = list(qs.PARTS) if a.part == "both" else [a.part]
     report = [SECTION, ""]
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
     report.append(f"Run {when} by `python3 bench/quality.py{' --record' if a.record else ''}`.")
     report.append("")
     if binary:
         ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() or "?"
-        report.append(f"- vsearch: {ver}, built from {git_rev()}; catalog made by `vsearch index corpus/images "
-                      f"--catalog bench/work/quality/vsearch-catalog.db`, queries by `vsearch search --image Q "
-                      f"[--box x1,y1,x2,y2] --catalog … --limit {TOPK} --json` (one process per query; index "
-                      f"{vinfo['index_s']:.1f} s wall, median query {vinfo['median_query_wall_ms']:.0f} ms wall)")
+        report.append(f"- vsearch: {ver}, built from {git_rev()}; each part's catalog made by `vsearch index FOLDER "
+                      f"--catalog …`, queries by `vsearch search --image Q [--box x1,y1,x2,y2] --catalog … --limit {TOPK} --json`.")
     report.append(f"- Peers (Python {platform.python_version()}, OpenCV {cv2.__version__}, numpy {numpy.__version__}, "
                   f"Pillow {PIL.__version__}, ImageHash {getattr(imagehash, '__version__', '?')}); each indexes "
                   f"the same catalog images and ranks all of them for every query:")
     for p, (_, _, desc) in PEERS.items():
         report.append(f"  - `{p}`: {desc}")
-    n_photo = sum(1 for n, _ in images if not n.startswith(("oc_", "tp_")))
-    report.append(f"- Catalog: the {len(images)} images of `corpus/images` (≤ 800 px; clip-art on white "
-                  f"backgrounds from openclipart/tango-style packages plus ~{n_photo} photos, see corpus/README.md).")
-    report.append(f"- Queries: {len(queries)} = {len(images)} × {len(TNAMES)} transforms, made by "
-                  f"{sh(['convert', '-version']).splitlines()[0].replace('Version: ', '')} (seed {SEED}), "
-                  f"PNG unless said otherwise, under `bench/work/quality/queries/` (remade if missing):")
-    for t, d in TRANSFORMS:
-        report.append(f"  - `{t}`: {d}")
+    if a.compare:
+        ver = subprocess.run([a.compare, "--version"], capture_output=True, text=True).stdout.strip() or "?"
+        report.append(f"- `vsearch-before`: {a.compare} ({ver}), the same commands: the descriptor before this change, "
+                      "for comparison (not a peer; no verdict).")
+    report.append("- Two parts that share no image and no transform parameter (bench/quality_set.py): **tune** "
+                  "(corpus/, where every constant of vsearch's descriptor was chosen) and **held-out** (images from "
+                  "Debian packages corpus/ did not use, other parameters of every transform): the held-out figures "
+                  "are the ones held against the targets.")
+    report.append(f"- Transforms made by {sh(['convert', '-version']).splitlines()[0].replace('Version: ', '')} "
+                  f"(seed {SEED}), PNG unless said otherwise; per transform, the tune and held-out parameters:")
+    for t in qs.TNAMES:
+        report.append(f"  - `{t}`: {qs.TRANSFORMS[t][0]}")
     report.append(f"  - `{SANITY[0]}`: {SANITY[1]}")
-    if dups:
-        report.append("- Pixel-identical catalog images, counted as one right answer (either name is a hit): "
-                      + "; ".join(" = ".join(f"`{n}`" for n in g) for g in dups))
-    report.append(f"- Metrics: recall@1, recall@{TOPK}, MRR@{TOPK} (reciprocal rank of the source image, 0 "
-                  f"beyond rank {TOPK}). Ties count against the method (rank = 1 + number of other images "
-                  f"scored at least as well). Overall = all {len(queries)} transformed queries.")
-    report.append(f"- Targets: vsearch recall@1 ≥ {TARGET_OVERALL} overall and ≥ {TARGET_EACH} for every "
-                  f"transform, and ahead of every peer overall.")
+    report.append(f"- Metrics: recall@1, recall@{TOPK}, MRR@{TOPK} (reciprocal rank of the source image, 0 beyond "
+                  f"rank {TOPK}). Ties count against the method (rank = 1 + number of other images scored at least "
+                  f"as well). Pixel-identical catalog images count as one right answer. Overall = every transformed query of the part.")
+    report.append(f"- Targets (held-out part): vsearch recall@1 ≥ {TARGET_OVERALL} overall and ≥ {TARGET_EACH} for "
+                  f"every transform, and ahead of every peer overall.")
     report.append("")
-    for mth, rows in results.items():
-        lines, stats = table(mth, rows)
-        all_stats[mth] = stats
-    report += combined_table(all_stats)
-    report.append("")
-    report.append("### Verdicts")
-    report.append("")
-    vlines, ok = verdicts(all_stats)
-    report += vlines
-    if "vsearch" in results:
-        report.append("")
-        report.append("### vsearch misses (source not at rank 1)")
-        report.append("")
-        report += misses(results["vsearch"])
-    report.append("")
+    verdict_ok, raw = None, {}
+    for part in parts:
+        images = part_images(part)
+        dups = find_duplicates(images)
+        queries = make_queries(part, images)
+        sanity = [{"part": part, "transform": SANITY[0], "source": n, "path": p, "box": None} for n, p in images]
+        allq = queries + sanity
+        results, vinfo = {}, None
+        folder = qs.CORPUS if part == "tune" else HELD_OUT_IMAGES
+        if binary:
+            results["vsearch"], vinfo = run_vsearch(binary, part, folder, allq, a.jobs)
+        if a.compare:
+            results["vsearch-before"], _ = run_vsearch(os.path.abspath(a.compare), part + "-before", folder, allq, a.jobs)
+        results.update(run_peers(images, allq))
+        lines, stats, ok = part_report(part, images, queries, results, vinfo)
+        if dups:
+            lines.insert(3, "Pixel-identical catalog images: " + "; ".join(" = ".join(f"`{n}`" for n in g) for g in dups))
+        report += lines
+        raw[part] = {"stats": stats, "rows": results}
+        if ok is not None:
+            verdict_ok = ok
     report.append(f"Evaluation wall time: {time.time() - started:.0f} s. Raw rankings: `bench/work/quality/results.json`.")
     text = "\n".join(report) + "\n"
-
-    print()
-    for mth, rows in results.items():
-        print("\n".join(table(mth, rows)[0]))
-        print()
     print(text)
     with open(os.path.join(WORK, "report.md"), "w") as f:
         f.write(text)
     with open(os.path.join(WORK, "results.json"), "w") as f:
-        json.dump({"stats": all_stats, "rows": results}, f, indent=1)
+        json.dump(raw, f, indent=1)
     if a.record:
         record(text)
-    if ok is False:
+    if verdict_ok is False:
         sys.exit(1)
 
 

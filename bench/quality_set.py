@@ -56,8 +56,10 @@ def held_out_candidates():
         out.append(("hc_" + _slug(p), p))
     for p in _draw(rng, stamps, HELD_OUT_COUNTS["tuxpaint"]):
         out.append(("ht_" + _slug(p), p))
+    # Transparent wallpapers flatten to plain white (Arc-Colors-Transparent, Stripes-Light, Silk, Spring,
+    # Waves): blank pictures no method can tell apart, left out by their flattened contrast.
     mate = sorted(p for p in glob.glob("/usr/share/backgrounds/mate/**/*", recursive=True)
-                  if p.lower().endswith((".jpg", ".png")) and "Elephants_" not in p)
+                  if p.lower().endswith((".jpg", ".png")) and "Elephants_" not in p and not _blank_when_flattened(p))
     for p in mate:
         out.append(("hm_" + _slug(p), p))
     seen, unique = set(), []
@@ -67,6 +69,17 @@ def held_out_candidates():
         seen.add(name)
         unique.append((name, p))
     return unique
+
+
+def _blank_when_flattened(path):
+    """Whether the picture, flattened on white, is (nearly) one colour: standard deviation < 2%."""
+    import subprocess
+    r = subprocess.run(["convert", path + "[0]", "-background", "white", "-alpha", "remove", "-resize", "64x64",
+                        "-format", "%[fx:standard_deviation]", "info:"], capture_output=True, text=True)
+    try:
+        return float(r.stdout.strip()) < 0.02
+    except ValueError:
+        return True
 
 
 def _draw(rng, paths, count, max_side=4000):
