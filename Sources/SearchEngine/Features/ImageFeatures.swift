@@ -36,8 +36,10 @@ public enum ImageFeatures {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
-        // Decode just large enough that the region keeps ColorFeatures.workingSide pixels.
-        let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(region.width, region.height)))
+        // Decode just large enough that the region's shorter side keeps ColorFeatures.workingSide
+        // pixels, as catalog images are decoded: a proposal inside a wide banner then still has
+        // enough pixels for its own vector.
+        let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(1, min(region.width, region.height))))
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimum, limits: limits))
