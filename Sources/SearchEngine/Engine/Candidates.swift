@@ -90,15 +90,14 @@ extension VisualSearchEngine {
     ///
     /// With several query vectors the store is asked for each one's nearest
     /// and the union is ranked: every image of the true first page is among
-    /// the nearest of the vector that gives its best score. A score range
-    /// (`score_min`/`score_max`) is a condition on one vector in the store,
-    /// so such a query searches with the primary vector only.
-    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to queryVectors: [[Float]], excluding: CatalogImage?,
+    /// the nearest of the vector that gives its best score. (A score range is
+    /// a condition on one vector in the store: ``VisualSearchEngine/similar``
+    /// passes only the primary vector then.)
+    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to vectors: [[Float]], excluding: CatalogImage?,
                         parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
-        var vectors = queryVectors
         if parameters.scoreMin != nil || parameters.scoreMax != nil {
-            vectors = [queryVectors[0]]
+            precondition(vectors.count == 1, "a score range is searched with one vector")
             scope.scoreRange = .init(vector: vectors[0], minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
         }
         let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)

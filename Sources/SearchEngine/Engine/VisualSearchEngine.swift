@@ -240,9 +240,14 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     /// Similarity to query vectors (a catalog image scores the best of its
     /// scores against them): the candidates, ranked, then the response.
-    func similar(to vectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
+    ///
+    /// A score range (`score_min`/`score_max`) searches with the primary
+    /// vector only, on every store: in PostgreSQL the range is a condition on
+    /// one vector, and both stores must give the same answer.
+    func similar(to queryVectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
+        let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? [queryVectors[0]] : queryVectors
         let candidates = if let neighbourStore {
             try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
         } else {

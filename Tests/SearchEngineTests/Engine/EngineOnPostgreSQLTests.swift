@@ -1,5 +1,6 @@
 import Foundation
-import SearchEngine
+import ImageOps
+@testable import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
@@ -133,5 +134,30 @@ struct EngineOnPostgreSQLTests {
         }
         let recall = Double(found) / Double(wanted)
         #expect(recall >= 0.9, "recall@20 \(recall)")
+    }
+
+    @Test("an upload searched with two vectors (a banner: the whole image and its proposal) answers exactly as on SQLite, score ranges included")
+    func proposalQueriesEqualInMemory() async throws {
+        let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("proposal") + "/catalog.sqlite", creating: true)
+        let postgres = try await PostgreSQLCatalogStore.open(
+            try PostgreSQLSettings(url: try PostgreSQLTestDatabase.freshURL("&pool_size=3&connect_timeout=30&knn=exact")), creating: true)
+        let metadata = try MetadataTable(contentsOf: Repository.metadata)
+        for store in [sqlite, postgres] as [any CatalogStore] {
+            _ = try await Indexer(store: store).run(directory: Repository.images, metadata: metadata)
+        }
+        let engines = (try await VisualSearchEngine(store: sqlite), try await VisualSearchEngine(store: postgres))
+        let cup = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "cup").pixels
+        let banner = try ImageEncoders.PNG().encode(ObjectProposalTests.banner(cup).0)
+        #expect(try ImageFeatures.query(banner, box: nil).vectors.count == 2)
+        for (label, configure) in Self.parameterSets where !label.contains("fq") || label == "string fq" {
+            var parameters = SearchParameters()
+            parameters.includesScore = true
+            configure(&parameters)
+            if label == "string fq" { parameters.filters = [Filter(field: "brand", value: "scikit-image")] }
+            let request = UploadSearchRequest(ImageQuery(.bytes(banner)), parameters: parameters)
+            let (inMemory, inStore) = (try await engines.0.uploadSearch(request), try await engines.1.uploadSearch(request))
+            #expect(try Self.json(inStore) == Self.json(inMemory), "\(label)")
+            if label == "defaults" { #expect(inMemory.result.first?.imageName == "coffee_cup") }
+        }
     }
 }
