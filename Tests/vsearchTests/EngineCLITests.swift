@@ -59,7 +59,7 @@ struct EngineCLITests {
         #expect(color.status == 0 && color.stdout.contains("colorsearch #c45b3b"))
         let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
-        #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok")
+        #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok" && report?["stale_features"] as? Int == 0)
         #expect(try CLI.run(["catalog", "remove", "astronaut", "--catalog", catalog]).stdout.contains("removed 1 of 1"))
         let export = try CLI.run(["catalog", "export", "--catalog", catalog])
         #expect(export.stdout.split(separator: "\n").count == 101)

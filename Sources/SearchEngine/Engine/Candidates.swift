@@ -97,7 +97,6 @@ extension VisualSearchEngine {
                         parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
         if parameters.scoreMin != nil || parameters.scoreMax != nil {
-            precondition(vectors.count == 1, "a score range is searched with one vector")
             scope.scoreRange = .init(vector: vectors[0], minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
         }
         let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)

@@ -247,7 +247,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     func similar(to queryVectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
-        let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? [queryVectors[0]] : queryVectors
+        guard let primary = queryVectors.first else { throw .invalidParameter(name: "vector", reason: "no query vector") }
+        let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? [primary] : queryVectors
         let candidates = if let neighbourStore {
             try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
         } else {

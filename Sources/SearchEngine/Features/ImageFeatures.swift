@@ -10,8 +10,9 @@ import ImageOps
 ///    under the trimmed rectangle, so trimming loses no resolution.
 ///
 /// A query without a box also proposes where a product placed on a page is
-/// (``ObjectProposal``) and describes that region too: ``QueryFeatures``
-/// holds both vectors and a catalog image scores the better of the two.
+/// (``ObjectProposal``) and, unless that is the trimmed content again or holds
+/// it, describes that region too: ``QueryFeatures`` holds both vectors and a
+/// catalog image scores the better of the two.
 public enum ImageFeatures {
     /// A catalog row for one encoded image.
     /// - Throws: ``ImageOpsError`` naming `source`.
@@ -23,7 +24,7 @@ public enum ImageFeatures {
         let small = reduced(decoded.pixels)
         return CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
                            height: decoded.header.size.height, contentHash: fingerprint(of: bytes),
-                           features: trimmedVector(decoded.pixels, small: small),
+                           features: trimmedVector(decoded.pixels, small: small, content: MarginTrimmer.content(of: small)),
                            palette: DominantColors.palette(of: small), metadata: metadata)
     }
 
@@ -36,10 +37,12 @@ public enum ImageFeatures {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
-        // Decode just large enough that the region's shorter side keeps ColorFeatures.workingSide
-        // pixels, as catalog images are decoded: a proposal inside a wide banner then still has
-        // enough pixels for its own vector.
-        let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(1, min(region.width, region.height))))
+        // Decode just large enough that the region keeps ColorFeatures.workingSide pixels: on its
+        // shorter side without a box, as catalog images are decoded (a product proposed on a wide
+        // banner then still has pixels for its own vector); on its longer side inside a box, so a
+        // thin box never asks for a full-size decode.
+        let side = box == nil ? min(region.width, region.height) : max(region.width, region.height)
+        let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(1, side)))
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimum, limits: limits))
@@ -50,9 +53,12 @@ public enum ImageFeatures {
                              height: max(1, min(decoded.pixels.height - y, Int((Double(region.height) * sy).rounded()))))
         let pixels = try ImageProcessors.Crop(crop).process(decoded.pixels)
         let small = reduced(pixels)
-        var vectors = [trimmedVector(pixels, small: small)]
-        // A box is the user's own region: no proposal inside it.
-        if box == nil, let proposal = ObjectProposal.region(in: small) {
+        let content = MarginTrimmer.content(of: small)
+        var vectors = [trimmedVector(pixels, small: small, content: content)]
+        // A box is the user's own region: no proposal inside it. A proposal that is the trimmed
+        // content again, or holds it (the page inside a frame), would add nothing but false matches.
+        if box == nil, let proposal = ObjectProposal.region(in: small), !proposal.contains(content),
+           proposal.overlap(with: content) < 0.9 {
             vectors.append(ColorFeatures.vector(of: try ImageProcessors.Crop(mapped(proposal, from: small.size, to: pixels.size)).process(pixels)))
         }
         return QueryFeatures(vectors: vectors, region: region)
@@ -79,9 +85,8 @@ public enum ImageFeatures {
             : pixels
     }
 
-    /// The vector of `pixels` inside the uniform margins found on `small` (their reduced copy).
-    static func trimmedVector(_ pixels: PixelBuffer, small: PixelBuffer) -> [Float] {
-        let content = MarginTrimmer.content(of: small)
+    /// The vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
+    static func trimmedVector(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> [Float] {
         if content.width == small.width && content.height == small.height { return ColorFeatures.vector(of: small) }
         let rect = mapped(insetTrimmedSides(content, of: small.size), from: small.size, to: pixels.size)
         // `mapped` stays inside `pixels`, so the crop cannot fail.
@@ -118,10 +123,10 @@ public enum ImageFeatures {
 /// page, one for that region. A catalog image's score is the better of its
 /// scores against each.
 public struct QueryFeatures: Sendable, Hashable {
-    /// The whole image's vector first, then the proposal's.
-    public var vectors: [[Float]]
+    /// The whole image's vector first, then the proposal's; never empty.
+    public let vectors: [[Float]]
     /// The region of the image searched (the box, or the whole image).
-    public var region: PixelRect
+    public let region: PixelRect
 
     /// The whole image's vector.
     public var primary: [Float] { vectors[0] }

@@ -5,7 +5,7 @@ import ImageOps
 ///
 /// A pass looks at each side on its own: when the side's outermost line is
 /// uniform (at least ``uniformShare`` of its pixels within ``tolerance`` of
-/// its median colour; transparent pixels count as uniform), it and every
+/// its median colour, or that share transparent), it and every
 /// following line of that colour are margin. Passes repeat — a border, the
 /// blended line a resize leaves where it meets the page, then the white page
 /// inside — until one removes nothing or would leave ``minimumSide`` pixels
@@ -61,18 +61,27 @@ public enum MarginTrimmer {
 
         /// Row `y` from column `start` to `end` (exclusive).
         func row(_ y: Int, _ start: Int, _ end: Int) -> Line {
-            Line(count: end - start) { (y * width + start + $0) * 4 }
+            Line(start: (y * width + start) * 4, step: 4, count: end - start)
         }
 
         /// Column `x` from row `start` to `end` (exclusive).
         func column(_ x: Int, _ start: Int, _ end: Int) -> Line {
-            Line(count: end - start) { ((start + $0) * width + x) * 4 }
+            Line(start: (start * width + x) * 4, step: width * 4, count: end - start)
         }
 
-        /// A row or column: `count` pixels at byte offsets `offset(i)`.
+        /// A row or column: `count` pixels, the first at byte `start`, then every `step` bytes.
         struct Line {
+            let start: Int
+            let step: Int
             let count: Int
-            let offset: (Int) -> Int
+        }
+
+        /// A margin's colour: transparent is a colour of its own, so a
+        /// transparent margin never continues into the opaque product and an
+        /// opaque one never through transparent pixels.
+        enum Colour: Equatable {
+            case transparent
+            case rgb(Int, Int, Int)
         }
 
         /// How many lines from a side inwards are margin (see ``MarginTrimmer``).
@@ -83,46 +92,47 @@ public enum MarginTrimmer {
             return depth
         }
 
-        /// The line's median colour when the line is uniform.
-        func uniformColour(_ line: Line) -> [Int]? {
-            var histograms = [[Int]](repeating: [Int](repeating: 0, count: 256), count: 3)
-            var opaque = 0
-            for i in 0..<line.count {
-                let index = line.offset(i)
-                if hasAlpha && pixels[index + 3] < 128 { continue }
-                histograms[0][Int(pixels[index])] += 1
-                histograms[1][Int(pixels[index + 1])] += 1
-                histograms[2][Int(pixels[index + 2])] += 1
-                opaque += 1
+        /// The line's colour when the line is uniform.
+        func uniformColour(_ line: Line) -> Colour? {
+            var histogram = ColourHistogram()
+            var index = line.start
+            for _ in 0..<line.count {
+                if !hasAlpha || pixels[index + 3] >= 128 { histogram.add(pixels[index], pixels[index + 1], pixels[index + 2]) }
+                index += line.step
             }
-            if opaque == 0 { return [-1, -1, -1] }  // transparent: uniform, of "no colour"
-            let median = histograms.map { Self.median($0, count: opaque) }
-            return matches(line, median) ? median : nil
+            let transparent = line.count - histogram.total
+            let colour: Colour
+            if Float(transparent) >= Float(line.count) * MarginTrimmer.uniformShare {
+                colour = .transparent
+            } else {
+                let median = histogram.median
+                colour = .rgb(median.red, median.green, median.blue)
+            }
+            return matches(line, colour) ? colour : nil
         }
 
-        /// Whether (almost) all of the line is `colour` (transparent pixels always are).
-        func matches(_ line: Line, _ colour: [Int]) -> Bool {
+        /// Whether (almost) all of the line is `colour`.
+        func matches(_ line: Line, _ colour: Colour) -> Bool {
             let allowed = line.count - Int((Float(line.count) * MarginTrimmer.uniformShare).rounded(.up))
             var outliers = 0
-            for i in 0..<line.count {
-                let index = line.offset(i)
-                if hasAlpha && pixels[index + 3] < 128 { continue }
-                if colour[0] < 0 || abs(Int(pixels[index]) - colour[0]) > tolerance
-                    || abs(Int(pixels[index + 1]) - colour[1]) > tolerance || abs(Int(pixels[index + 2]) - colour[2]) > tolerance {
+            var index = line.start
+            for _ in 0..<line.count {
+                let isTransparent = hasAlpha && pixels[index + 3] < 128
+                let isOutlier: Bool
+                switch colour {
+                case .transparent:
+                    isOutlier = !isTransparent
+                case .rgb(let red, let green, let blue):
+                    isOutlier = isTransparent || abs(Int(pixels[index]) - red) > tolerance
+                        || abs(Int(pixels[index + 1]) - green) > tolerance || abs(Int(pixels[index + 2]) - blue) > tolerance
+                }
+                if isOutlier {
                     outliers += 1
                     if outliers > allowed { return false }
                 }
+                index += line.step
             }
             return true
-        }
-
-        static func median(_ histogram: [Int], count: Int) -> Int {
-            var seen = 0
-            for value in 0..<256 {
-                seen += histogram[value]
-                if seen * 2 >= count { return value }
-            }
-            return 255
         }
     }
 }

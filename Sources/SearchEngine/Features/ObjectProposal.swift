@@ -4,9 +4,9 @@ import ImageOps
 /// product: a banner with a headline beside it, a screenshot of a shop page,
 /// a drawing with a caption.
 ///
-/// The background is the median colour of the image's outermost pixels;
-/// every pixel more than ``tolerance`` away from it in some channel is
-/// foreground. The foreground, grown by one pixel so a drawing's parts hold
+/// The background is the median colour of the image's outermost opaque
+/// pixels; every opaque pixel more than ``tolerance`` away from it in some
+/// channel is foreground (all of them when the surround is transparent). The foreground, grown by one pixel so a drawing's parts hold
 /// together, is split into 8-connected components; the proposal is the
 /// one with the largest bounding box that touches no edge of the image (page
 /// chrome, bars and photographs touch the edges; a product placed on a page
@@ -75,25 +75,40 @@ public enum ObjectProposal {
     static func mask(of image: PixelBuffer) -> [Bool] {
         let width = image.width, height = image.height
         return image.bytes.withUnsafeBufferPointer { pixels -> [Bool] in
-            var histograms = [[Int]](repeating: [Int](repeating: 0, count: 256), count: 3)
-            var ring = 0
+            var ring = ColourHistogram()
             func add(_ x: Int, _ y: Int) {
                 let index = (y * width + x) * 4
-                for channel in 0..<3 { histograms[channel][Int(pixels[index + channel])] += 1 }
-                ring += 1
+                if !image.hasAlpha || pixels[index + 3] >= 128 { ring.add(pixels[index], pixels[index + 1], pixels[index + 2]) }
             }
             for x in 0..<width { add(x, 0); add(x, height - 1) }
             for y in 1..<(height - 1) { add(0, y); add(width - 1, y) }
-            let background = histograms.map { MarginTrimmer.LineReader.median($0, count: ring) }
+            // A transparent surround: every opaque pixel is foreground.
+            let background = ring.total > 0 ? ring.median : (red: -1000, green: -1000, blue: -1000)
             var mask = [Bool](repeating: false, count: width * height)
             for pixel in 0..<(width * height) {
                 let index = pixel * 4
                 if image.hasAlpha && pixels[index + 3] < 128 { continue }
-                mask[pixel] = abs(Int(pixels[index]) - background[0]) > tolerance
-                    || abs(Int(pixels[index + 1]) - background[1]) > tolerance
-                    || abs(Int(pixels[index + 2]) - background[2]) > tolerance
+                mask[pixel] = abs(Int(pixels[index]) - background.red) > tolerance
+                    || abs(Int(pixels[index + 1]) - background.green) > tolerance
+                    || abs(Int(pixels[index + 2]) - background.blue) > tolerance
             }
             return mask
         }
+    }
+}
+
+extension PixelRect {
+    /// Whether `other` lies wholly inside this rectangle.
+    func contains(_ other: PixelRect) -> Bool {
+        other.x >= x && other.y >= y && other.x + other.width <= x + width && other.y + other.height <= y + height
+    }
+
+    /// Intersection over union with `other`, 0...1.
+    func overlap(with other: PixelRect) -> Double {
+        let ix = max(0, min(x + width, other.x + other.width) - max(x, other.x))
+        let iy = max(0, min(y + height, other.y + other.height) - max(y, other.y))
+        let intersection = Double(ix * iy)
+        let union = Double(width * height + other.width * other.height) - intersection
+        return union > 0 ? intersection / union : 0
     }
 }

@@ -109,6 +109,13 @@ struct CatalogCommand: AsyncParsableCommand {
             var fields: [String: String]
             var integrity: String
             var bytes: Int?
+            /// Images whose vectors an older vsearch's features computed: `vsearch index` again recomputes them.
+            var staleFeatures: Int
+
+            enum CodingKeys: String, CodingKey {
+                case location, images, fields, integrity, bytes
+                case staleFeatures = "stale_features"
+            }
         }
 
         func run() async throws {
@@ -118,11 +125,15 @@ struct CatalogCommand: AsyncParsableCommand {
                 if case .sqlite(let path) = catalog.location {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
                 }
+                let stale = try await store.contentHashes().values.filter { !ImageFeatures.isCurrent($0) }.count
                 let report = Report(location: catalog.location.description, images: try await store.count(),
                                     fields: try await store.schema().fields.mapValues(\.rawValue),
-                                    integrity: try await store.integrityCheck(), bytes: bytes)
+                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale)
                 if json { Terminal.json(report); return }
                 Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
+                if stale > 0 {
+                    Terminal.out("features  \(stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
+                }
                 for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(name): \(type)") }
             } catch {
                 throw CLIError.report(error)

@@ -1,7 +1,7 @@
 import ImageOps
 
 /// Small compositions for the features tests: a picture on a canvas of one
-/// colour, mirrored copies, filled rectangles.
+/// colour or of noise, filled rectangles.
 enum Canvas {
     /// A `width`×`height` canvas of `colour` with `picture` pasted at `x`, `y`.
     static func paste(_ picture: PixelBuffer, at x: Int, _ y: Int, width: Int, height: Int,
@@ -49,18 +49,6 @@ enum Canvas {
             for x in rect.x..<(rect.x + rect.width) {
                 let index = (y * out.width + x) * 4
                 out.bytes[index] = colour.0; out.bytes[index + 1] = colour.1; out.bytes[index + 2] = colour.2
-            }
-        }
-        return out
-    }
-
-    /// The picture mirrored left to right.
-    static func mirrored(_ picture: PixelBuffer) -> PixelBuffer {
-        var out = picture
-        for y in 0..<picture.height {
-            for x in 0..<picture.width {
-                let from = (y * picture.width + x) * 4, to = (y * picture.width + picture.width - 1 - x) * 4
-                for channel in 0..<4 { out.bytes[to + channel] = picture.bytes[from + channel] }
             }
         }
         return out

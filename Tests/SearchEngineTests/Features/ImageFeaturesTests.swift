@@ -34,7 +34,7 @@ struct ImageFeaturesTests {
             let drawing = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
             let framed = Canvas.paste(drawing, at: 40, 40, width: drawing.width + 80, height: drawing.height + 80, colour: colour)
             let query = try ImageFeatures.query(try Self.png(framed), box: nil)
-            #expect(Self.first([query.primary], in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
+            #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
             // Without trimming the border's colour weighs in: the pipeline, not luck, makes the match.
             let original = try #require(corpus.first { $0.name == (file as NSString).deletingPathExtension }).vector
             #expect(Canvas.dot(original, query.primary) > Canvas.dot(original, ColorFeatures.vector(of: framed)), "\(file)")
@@ -50,6 +50,9 @@ struct ImageFeaturesTests {
             let query = try ImageFeatures.query(try Self.png(banner), box: nil)
             #expect(query.vectors.count == 2, "\(file)")
             #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
+            // The proposal is what finds it: on its own it ranks the product first, the whole banner does not.
+            #expect(Self.first([query.vectors[1]], in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
+            #expect(Self.first([query.primary], in: corpus) != (file as NSString).deletingPathExtension, "\(file)")
         }
     }
 
@@ -60,13 +63,36 @@ struct ImageFeaturesTests {
         let box = PixelBox(x1: 0, y1: 0, x2: banner.width, y2: banner.height)
         let query = try ImageFeatures.query(try Self.png(banner), box: box)
         #expect(query.vectors.count == 1)
+        // A one-pixel-high box decodes at the box's longer side, and still gives one vector.
+        let thin = try ImageFeatures.query(try Self.png(banner), box: PixelBox(x1: 0, y1: 60, x2: banner.width, y2: 61))
+        #expect(thin.vectors.count == 1 && thin.region.height == 1)
+    }
+
+    @Test("the same bytes give the same vector when indexed and when searched without a box")
+    func indexAndQueryAgree() throws {
+        for file in try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted() {
+            let bytes = Repository.bytes(file)
+            let indexed = try Self.catalogVector(bytes)
+            let searched = try ImageFeatures.query(bytes, box: nil).primary
+            #expect(Similarity.score(dot: Canvas.dot(indexed, searched)) == 1, "\(file)")
+        }
+    }
+
+    @Test("a plain page gives no second vector: the proposal would be the trimmed drawing again")
+    func noDuplicateProposal() throws {
+        let drawing = try ImageDecoder.decode(Repository.bytes("oc_cattle.jpg"), source: "cattle").pixels
+        let page = Canvas.paste(drawing, at: 60, 60, width: drawing.width + 120, height: drawing.height + 120, colour: (255, 255, 255))
+        #expect(try ImageFeatures.query(try Self.png(page), box: nil).vectors.count == 1)
+        // Framed, the proposal would be the white page holding the drawing: dropped too.
+        let framed = Canvas.paste(page, at: 20, 20, width: page.width + 40, height: page.height + 40, colour: (30, 58, 138))
+        #expect(try ImageFeatures.query(try Self.png(framed), box: nil).vectors.count == 1)
     }
 
     @Test("a mirrored copy has the vector of its original: the histogram and the layout are blind to left and right")
     func mirrored() throws {
         for file in ["chelsea_cat.jpg", "oc_cattle.jpg", "tp_clothes_t_jacket.jpg"] {
             let photo = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
-            let original = ColorFeatures.vector(of: photo), flipped = ColorFeatures.vector(of: Canvas.mirrored(photo))
+            let original = ColorFeatures.vector(of: photo), flipped = ColorFeatures.vector(of: try ImageProcessors.Orient(.upMirrored).process(photo))
             #expect(Similarity.score(dot: Canvas.dot(original, flipped)) > 0.98, "\(file)")
         }
         // Top and bottom still differ: an upside-down copy is another picture.

@@ -22,6 +22,24 @@ struct FeatureIndexTests {
         }
     }
 
+    @Test("with several query vectors each row gets the largest of its dot products, over all rows or chosen rows")
+    func bestDotProducts() {
+        var random = TestSeed("FeatureIndexTests.bestDotProducts")
+        let dimensions = 112, count = 50
+        let vectors = (0..<(count * dimensions)).map { _ in Float.random(in: -1...1, using: &random) }
+        let index = FeatureIndex(dimensions: dimensions, vectors: vectors)
+        let queries = (0..<3).map { _ in (0..<dimensions).map { _ in Float.random(in: -1...1, using: &random) } }
+        for rows in [nil, [49, 0, 7, 7]] as [[Int]?] {
+            let each = queries.map { index.dotProducts(with: $0, rows: rows) }
+            let expected = (0..<each[0].count).map { i in each.map { $0[i] }.max()! }
+            #expect(index.bestDotProducts(with: queries, rows: rows) == expected, "rows \(String(describing: rows)), seed \(random.seed)")
+            #expect(index.bestDotProducts(with: [queries[1]], rows: rows) == each[1])
+        }
+        // The maximum really moves: with two different queries some row takes the second one's product.
+        let two = index.bestDotProducts(with: [queries[0], queries[1]])
+        #expect(zip(two, index.dotProducts(with: queries[0])).contains { $0 > $1 })
+    }
+
     @Test("rows are found by name and by id; vectors come back as appended")
     func lookup() {
         var index = FeatureIndex(dimensions: 3)
