@@ -82,7 +82,7 @@ def main():
              f"- {a.queries} held-out queries of bench/quality.py (seeded sample, every transform) × {a.reps} reps, "
              "`vsearch search --image Q [--box …] --catalog DB --limit 10 --json`, one process per query (start-up, catalog "
              "load, decode, features, scan), `taskset -c 1`, the binaries interleaved query by query; CPU = user + sys "
-             "of the process (`os.wait4`). Catalog: the 238 held-out images, indexed by each binary.",
+             f"of the process (`os.wait4`). Catalog: the {len(os.listdir(images))} held-out images, indexed by each binary.",
              "", "| binary | path | CPU ms p50 | CPU ms p90 | wall ms p50 | wall ms p90 | CPU p50 / " + ref + " |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for label, binary in zip(labels, a.vsearch):
