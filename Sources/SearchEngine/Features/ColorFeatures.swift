@@ -47,9 +47,7 @@ public enum ColorFeatures {
 
     /// The feature vector of an image (any size; it is reduced to ``workingSide`` first).
     public static func vector(of image: PixelBuffer) -> [Float] {
-        let small = image.size.maxDimension > workingSide
-            ? Resampler.resample(image, to: image.size.fitting(inside: workingSide), filter: .triangle)
-            : image
+        let small = workingCopy(of: image)
         let gain = exposureGain(small)
         var histogram = [Float](repeating: 0, count: histogramBins)
         var layoutSums = [Float](repeating: 0, count: 16 * 3)
@@ -131,6 +129,13 @@ public enum ColorFeatures {
             }
         }
         return symmetric
+    }
+
+    /// The ≤ ``workingSide`` px copy features are computed from (the image itself when small enough).
+    static func workingCopy(of image: PixelBuffer) -> PixelBuffer {
+        image.size.maxDimension > workingSide
+            ? Resampler.resample(image, to: image.size.fitting(inside: workingSide), filter: .triangle)
+            : image
     }
 
     /// Exposure normalisation: a lookup table scaling values so the 99.5th

@@ -21,7 +21,7 @@ public enum ImageFeatures {
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(
             minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
         // One small copy serves the trimming, the palette and (untrimmed images) the features.
-        let small = reduced(decoded.pixels)
+        let small = ColorFeatures.workingCopy(of: decoded.pixels)
         return CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
                            height: decoded.header.size.height, contentHash: fingerprint(of: bytes),
                            features: trimmedVector(decoded.pixels, small: small, content: MarginTrimmer.content(of: small)),
@@ -52,7 +52,7 @@ public enum ImageFeatures {
                              width: max(1, min(decoded.pixels.width - x, Int((Double(region.width) * sx).rounded()))),
                              height: max(1, min(decoded.pixels.height - y, Int((Double(region.height) * sy).rounded()))))
         let pixels = try ImageProcessors.Crop(crop).process(decoded.pixels)
-        let small = reduced(pixels)
+        let small = ColorFeatures.workingCopy(of: pixels)
         let content = MarginTrimmer.content(of: small)
         var vectors = [trimmedVector(pixels, small: small, content: content)]
         // A box is the user's own region: no proposal inside it. A proposal that is the trimmed
@@ -76,13 +76,6 @@ public enum ImageFeatures {
     /// Whether a stored content hash was computed by this vsearch's features.
     public static func isCurrent(_ storedHash: String) -> Bool {
         storedHash.hasSuffix("-f\(ColorFeatures.version)")
-    }
-
-    /// The ≤ ``ColorFeatures/workingSide`` px copy the stages read.
-    static func reduced(_ pixels: PixelBuffer) -> PixelBuffer {
-        pixels.size.maxDimension > ColorFeatures.workingSide
-            ? Resampler.resample(pixels, to: pixels.size.fitting(inside: ColorFeatures.workingSide), filter: .triangle)
-            : pixels
     }
 
     /// The vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
