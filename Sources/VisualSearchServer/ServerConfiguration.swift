@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     /// Where `/images/{im_name}?size=N` keeps the thumbnails it makes:
     /// ``ThumbnailCache/defaultDirectory`` by default.
     public var thumbnailCache: String
+    /// How `/recommendations` blends visual similarity with the collector's
+    /// events: ``RecommendationBlend``'s defaults unless set.
+    public var recommendations = RecommendationBlend()
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,

@@ -40,6 +40,7 @@ public struct VisualSearchServer: Sendable {
         let store = try await configuration.catalog.open(creating: false)
         var engineConfiguration = VisualSearchEngine.Configuration()
         engineConfiguration.imageSources = configuration.imageSourcePolicy
+        engineConfiguration.recommendations = configuration.recommendations
         try await self.init(configuration: configuration, store: store,
                             engine: try await VisualSearchEngine(store: store, configuration: engineConfiguration), logger: logger)
     }

@@ -59,12 +59,14 @@ extension VisualSearchEngine {
         return ids.map { $0.compactMap { index.row(id: $0) }.sorted() }
     }
 
-    /// Every filtered image scored against `vectors` (the best of its scores) over the in-memory index, ranked.
+    /// Every filtered image scored against `vectors` (the best of its scores)
+    /// over the in-memory index, blended with events when `blend` is given, ranked.
     func nearestInMemory(to vectors: [[Float]], excluding: CatalogImage?, parameters: SearchParameters,
-                         snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+                         snapshot: Snapshot, blend: BlendTerms? = nil) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
         let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
-        let scores = index.bestDotProducts(with: vectors, rows: rows).map(Similarity.score(dot:))
+        var scores = index.bestDotProducts(with: vectors, rows: rows).map(Similarity.score(dot:))
+        if let blend { blend.apply(to: &scores, rows: rows, index: index) }
         let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding?.row) {
             Similarity.score(dot: index.dot($0, $1))
         }
@@ -93,8 +95,13 @@ extension VisualSearchEngine {
     /// the nearest of the vector that gives its best score. (A score range is
     /// a condition on one vector in the store: ``VisualSearchEngine/similar``
     /// passes only the primary vector then.)
+    ///
+    /// With `blend`, the items events boost are fetched beside the nearest
+    /// (those in the scope): every other candidate's blended score is its
+    /// visual score times one factor, so the nearest still hold the rest of the page.
     func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to vectors: [[Float]], excluding: CatalogImage?,
-                        parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+                        parameters: SearchParameters, snapshot: Snapshot,
+                        blend: BlendTerms? = nil) async throws(VisualSearchError) -> Candidates {
         var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
         if parameters.scoreMin != nil || parameters.scoreMax != nil {
             scope.scoreRange = .init(vector: vectors[0], minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
@@ -114,8 +121,13 @@ extension VisualSearchEngine {
                                                            catalogSize: catalogSize, schema: snapshot.schema)
             for neighbour in nearest where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
+        if let blend, wanted > 0, !blend.boosts.isEmpty {
+            let boosted = try await neighbourStore.images(named: blend.boosts.keys.sorted(), in: scope, schema: snapshot.schema)
+            for neighbour in boosted where seen.insert(neighbour.id).inserted { found.append(neighbour) }
+        }
         let local = FeatureIndex(neighbours: found)
-        let scores = local.bestDotProducts(with: vectors).map(Similarity.score(dot:))
+        var scores = local.bestDotProducts(with: vectors).map(Similarity.score(dot:))
+        if let blend { blend.apply(to: &scores, rows: nil, index: local) }
         var ranked = ranking.rank(scores: scores, rows: nil, names: local.names) {
             Similarity.score(dot: local.dot($0, $1))
         }

@@ -42,6 +42,12 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var queryCacheDirectory: String?
         /// Indexing of data API inserts.
         public var indexing = Indexer.Configuration()
+        /// How recommendations blend visual similarity with the collector's
+        /// events (``RecommendationBlend``); ``RecommendationBlend/visualOnly`` ignores events.
+        public var recommendations = RecommendationBlend()
+        /// How long recommendations use the events read last before asking
+        /// the store for new ones: 1 s by default (0: every request asks).
+        public var engagementRefresh: Duration = .seconds(1)
         public init() {}
     }
 
@@ -51,6 +57,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     let loader: QueryImageLoader
     let jobs: InsertJobs
     let state = Mutex<Snapshot?>(nil)
+    let engagement = Mutex(EngagementCache())
 
     /// What the engine says about objects in discover search.
     public static let offlineDetectionNote =
@@ -122,7 +129,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
         var parameters = request.parameters
         parameters.deduplicates = true
-        return try await similar(to: [image.vector], excluding: image, method: "recommendations", parameters: parameters, snapshot: snapshot)
+        let blend = try await blendTerms(for: request.imageName, parameters: parameters)
+        return try await similar(to: [image.vector], excluding: image, method: "recommendations", parameters: parameters,
+                                 snapshot: snapshot, blend: blend)
     }
 
     public func uploadSearch(_ request: UploadSearchRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -244,15 +253,19 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// A score range (`score_min`/`score_max`) searches with the primary
     /// vector only, on every store: in PostgreSQL the range is a condition on
     /// one vector, and both stores must give the same answer.
+    ///
+    /// With `blend` (recommendations with events) each candidate's visual
+    /// score is blended with what events add to it before ranking.
     func similar(to queryVectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
-                 snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
+                 snapshot: Snapshot, blend: BlendTerms? = nil) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
         guard let primary = queryVectors.first else { throw .invalidParameter(name: "vector", reason: "no query vector") }
         let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? [primary] : queryVectors
         let candidates = if let neighbourStore {
-            try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
+            try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot,
+                                     blend: blend)
         } else {
-            try await nearestInMemory(to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot)
+            try await nearestInMemory(to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot, blend: blend)
         }
         return try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
     }

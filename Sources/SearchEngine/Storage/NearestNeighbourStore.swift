@@ -11,6 +11,9 @@ import VisualSearch
 public protocol NearestNeighbourStore: CatalogStore {
     /// A catalog image's id, name, source and vector; nil for an unknown name.
     func image(named imageName: String) async throws(VisualSearchError) -> Neighbour?
+    /// The images of `scope` among `imageNames` (unknown names and images
+    /// outside the scope left out), in any order, with their vectors.
+    func images(named imageNames: [String], in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
     /// The `count` images of `scope` nearest to `vector` (all of them when
     /// fewer match), in any order, with their vectors. `matching` is how many
     /// images the scope holds (``count(_:schema:)``) and `catalogSize` how

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SearchEngine
 import VisualSearch
 
 /// `vsearch product search|recommend`: the ProductSearch API.
@@ -42,12 +43,15 @@ struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The product id (offline: the im_name).") var productID: String
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Blending with events") var blending: RecommendationOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> ProductSearchResponse {
         try await service.productRecommendations(ProductRecommendationsRequest(productID: productID,
                                                                                parameters: options.searchParameters))
     }
+
+    var recommendationBlend: RecommendationBlend { blending.blend }
 
     func run() async throws {
         let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)

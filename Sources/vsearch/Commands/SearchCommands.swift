@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageOps
+import SearchEngine
 import VisualSearch
 
 /// The query image flags shared by upload, discover and ProductSearch commands:
@@ -91,10 +92,20 @@ struct SimilarCommand: AsyncParsableCommand, QueryCommand {
 struct RecommendCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "recommendations"
-    static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated (ViSearch /recommendations).")
+    static let configuration = CommandConfiguration(
+        commandName: "recommend",
+        abstract: "Recommendations for a catalog image: similar items, itself excluded, deduplicated (ViSearch /recommendations).",
+        discussion: """
+        Locally, visual similarity is blended with what shoppers did (the events `vsearch serve` collected in the \
+        catalog): items clicked, carted or bought after the same queries or in the same sessions, and popularity. \
+        With no events the answer is visual similarity alone. With --endpoint the service decides.
+        Example: vsearch recommend chelsea_cat --engagement-weight 0.3
+        """
+    )
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The im_name (product id) of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
+    @OptionGroup(title: "Blending with events") var blending: RecommendationOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
@@ -102,6 +113,8 @@ struct RecommendCommand: AsyncParsableCommand, QueryCommand {
     }
 
     var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: imageName, catalogImage: imageName) }
+
+    var recommendationBlend: RecommendationBlend { blending.blend }
 
     func run() async throws {
         try await runQuery()

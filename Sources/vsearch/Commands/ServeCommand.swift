@@ -53,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     var thumbnailCache: String?
     @Option(name: .customLong("web-root"), help: ArgumentHelp("Serve the page's files from this folder instead of the built-in ones (for developing the page).", valueName: "folder"))
     var webRoot: String?
+    @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
@@ -117,13 +118,15 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = .info
             return handler
         }
-        let configuration = ServerConfiguration(
+        var settings = ServerConfiguration(
             catalog: catalog.location, host: host, port: port, credentials: try credentials(),
             maxBodyBytes: maxBodyMB << 20, requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrent,
             jsonLogs: jsonLogs, imageRoots: imageRoots.map { ($0 as NSString).standardizingPath }, allowRemoteFetch: allowRemoteFetch,
             allowedFetchHosts: Set(allowFetchHosts.map { $0.lowercased() }), servesWebPage: !noWebPage,
             webRoot: webRoot.map { ($0 as NSString).standardizingPath },
             thumbnailCache: thumbnailCache.map { ($0 as NSString).standardizingPath } ?? ThumbnailCache.defaultDirectory)
+        settings.recommendations = blending.blend
+        let configuration = settings
         let server: VisualSearchServer
         do { server = try await VisualSearchServer(configuration: configuration) } catch {
             throw CLIError.report(error)

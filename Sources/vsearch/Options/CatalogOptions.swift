@@ -21,10 +21,11 @@ struct CatalogOptions: ParsableArguments {
     }
 
     /// The offline engine over the catalog, reading the user's own files and URLs.
-    func engine() async throws -> VisualSearchEngine {
+    func engine(recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
         let store = try await open()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
+        configuration.recommendations = recommendations
         do { return try await VisualSearchEngine(store: store, configuration: configuration) } catch {
             throw CLIError.report(error)
         }

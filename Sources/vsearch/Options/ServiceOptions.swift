@@ -69,6 +69,12 @@ protocol ServiceCall {
     /// The endpoint's method name, for failure output.
     static var method: String { get }
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> Answer
+    /// How the local engine blends recommendations (the defaults unless the command has the flags).
+    var recommendationBlend: RecommendationBlend { get }
+}
+
+extension ServiceCall {
+    var recommendationBlend: RecommendationBlend { RecommendationBlend() }
 }
 
 /// Runs a ``ServiceCall`` locally or remotely; failures are reported and become exit codes.
@@ -79,7 +85,7 @@ enum ServiceRunner {
         -> (answer: Call.Answer, engine: VisualSearchEngine?) {
         do {
             if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
-            let engine = try await catalog.engine()
+            let engine = try await catalog.engine(recommendations: call.recommendationBlend)
             return (try await call.call(engine), engine)
         } catch let code as ExitCode {
             throw code

@@ -3,6 +3,7 @@ import ImageOps
 @testable import SearchEngine
 import TestSupport
 import Testing
+import Tracking
 import VisualSearch
 
 /// The engine on a ``NearestNeighbourStore`` (PostgreSQL runs k-NN itself):
@@ -91,6 +92,35 @@ struct EngineOnPostgreSQLTests {
         await #expect(throws: VisualSearchError.imageNotFound("nope")) {
             try await postgres.search(SearchRequest(imageName: "nope"))
         }
+    }
+
+    @Test("with collector events, knn=exact blends recommendations exactly as the in-memory scan over SQLite")
+    func blendedRecommendationsEqualInMemory() async throws {
+        let (sqlite, postgres) = try await Self.engines(400, parameters: "knn=exact")
+        // Shoppers who looked at a query item bought items far from it in colour; a few items are bought often (popular).
+        var events: [TrackingEvent] = []
+        for (session, (query, bought)) in [("img00000", "img00301"), ("img00000", "img00177"), ("img00003", "img00013"),
+                                           ("img00137", "img00301"), ("img00005", "copy03"), ("img00399", "img00250")].enumerated() {
+            for (action, item) in [(TrackingAction.productClick, query), (.addToCart, bought), (.transaction, bought)] {
+                events.append(ShopperEvents.event(action, item, query: "q\(session)", session: "s\(session % 4)"))
+            }
+        }
+        for engine in [sqlite, postgres] {
+            #expect(try await #require(engine.store as? any CollectorStore).receive(events).allSatisfy { $0 == .accepted })
+        }
+        for query in ["img00000", "img00003", "img00005", "img00137", "img00399", "img00222"] {
+            for (label, configure) in Self.parameterSets {
+                var parameters = SearchParameters()
+                parameters.includesScore = true
+                configure(&parameters)
+                let recommend = RecommendationsRequest(imageName: query, parameters: parameters)
+                let inMemory = try await sqlite.recommendations(recommend)
+                #expect(try Self.json(await postgres.recommendations(recommend)) == Self.json(inMemory), "recommendations \(query) \(label)")
+            }
+        }
+        // The events changed the answer: what was bought after img00000 is recommended first.
+        let first = try await sqlite.recommendations(RecommendationsRequest(imageName: "img00000")).result.first?.imageName
+        #expect(first == "img00301" || first == "img00177")
     }
 
     @Test("auto (exact at this size) answers as SQLite too, and sees another process's insert at once")

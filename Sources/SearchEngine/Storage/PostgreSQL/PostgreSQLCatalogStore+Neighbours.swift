@@ -33,6 +33,24 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         }
     }
 
+    public func images(named imageNames: [String], in scope: NeighbourScope,
+                       schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
+        guard !imageNames.isEmpty else { return [] }
+        var binds = PostgresBindings()
+        let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
+        binds.append(imageNames)
+        let statement = PostgresQuery(unsafeSQL: "SELECT id, im_name, source, features::real[] FROM images WHERE im_name = ANY($\(binds.count)::text[]) AND \(condition)",
+                                      binds: binds)
+        return try await withConnection { connection in
+            let rows = try await connection.query(statement, logger: Self.silent)
+            var found: [Neighbour] = []
+            for try await (id, name, source, vector) in rows.decode((Int64, String, String, [Float]).self) {
+                found.append(Neighbour(id: id, name: name, source: source, vector: vector))
+            }
+            return found
+        }
+    }
+
     public func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
                         schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
         guard count > 0, matching > 0 else { return [] }
