@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ImageOps benchmark: vsearch's thumbnail job and upload preparation against
-libvips (vipsthumbnail and pyvips), Pillow and OpenCV, on the same inputs,
+libvips (vipsthumbnail and pyvips), Pillow, Pillow-SIMD (AVX2) and OpenCV, on the same inputs,
 in the same run.
 
     python3 bench/imageops.py            # everything (~10-15 min on 2 cores)
@@ -39,6 +39,11 @@ from benchlib import machine, replace_section  # noqa: E402  (bench/benchlib.py)
 NCPU = os.cpu_count() or 1
 APT_TOOLS = {"vipsthumbnail": "libvips-tools", "convert-im6.q16": "imagemagick-6.q16"}
 PIP = {"PIL": "pillow", "cv2": "opencv-python-headless", "pyvips": "pyvips", "numpy": "numpy"}
+# Pillow-SIMD replaces Pillow's `PIL` module, so it lives in a venv of its own; PyPI has only its
+# source, built here with AVX2 (`CC="cc -mavx2"`, as its README asks; ~1 min). Its peer runs
+# imageops_peers.py's Pillow code (draft + reducing_gap) under that venv's Python.
+PILLOW_SIMD_VENV = os.path.join(WORK, "pillow-simd-venv")
+PILLOW_SIMD_PY = os.path.join(PILLOW_SIMD_VENV, "bin", "python")
 
 # ------------------------------------------------------------------ inputs
 BG = "/usr/share/backgrounds"
@@ -106,6 +111,24 @@ def ensure_tools():
     if missing_pip:
         print("pip install", " ".join(missing_pip), flush=True)
         sh([sys.executable, "-m", "pip", "install", "-q"] + missing_pip)
+    ensure_pillow_simd()
+
+
+def ensure_pillow_simd():
+    """Builds Pillow-SIMD with AVX2 into bench/work/pillow-simd-venv unless it is there."""
+    if os.path.exists(PILLOW_SIMD_PY) and subprocess.run(
+            [PILLOW_SIMD_PY, "-c", "import PIL.Image"], capture_output=True).returncode == 0:
+        return
+    missing = [pkg for pkg in ("python3-venv", "python3-dev", "libjpeg62-turbo-dev", "zlib1g-dev", "gcc")
+               if subprocess.run(["dpkg", "-s", pkg], capture_output=True).returncode != 0]
+    if missing:
+        sh(["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing,
+           env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"), stdout=subprocess.DEVNULL)
+    print("building Pillow-SIMD (AVX2) into", PILLOW_SIMD_VENV, flush=True)
+    shutil.rmtree(PILLOW_SIMD_VENV, ignore_errors=True)
+    sh(["/usr/bin/python3", "-m", "venv", PILLOW_SIMD_VENV])
+    sh([PILLOW_SIMD_PY, "-m", "pip", "install", "-q", "--no-binary", "pillow-simd", "pillow-simd"],
+       env=dict(os.environ, CC="cc -mavx2"))
 
 
 def build_vsearch():
@@ -270,13 +293,16 @@ def commands(tool, job, setname, cores, outdir, extra=None):
         return [[VSEARCH, "prepare", src, outdir, "--jobs", str(1 if cores == 1 else NCPU)]
                 + (["--high-quality"] if job == "prep1024" else []) + (extra or [])]
     peer = "vsearch-prepare" if tool == "vsearch" else tool
+    python = sys.executable
+    if tool == "pillow-simd":  # the same Pillow code, under the venv where PIL is Pillow-SIMD
+        python, peer = PILLOW_SIMD_PY, "pillow"
     parts = [paths] if cores == 1 else shards(paths, NCPU)
     cmds = []
     for i, part in enumerate(parts):
         lst = os.path.join(WORK, f"list-{setname}-{i}-{len(parts)}.txt")
         with open(lst, "w") as f:
             f.write("\n".join(part) + "\n")
-        cmds.append([sys.executable, PEERS, peer, job, lst, outdir, "--threads", "1", "--vsearch", VSEARCH])
+        cmds.append([python, PEERS, peer, job, lst, outdir, "--threads", "1", "--vsearch", VSEARCH])
     return cmds
 
 
@@ -432,6 +458,11 @@ def versions():
     import cv2
     import pyvips
     v["Pillow"] = PIL.__version__
+    if os.path.exists(PILLOW_SIMD_PY):
+        simd = subprocess.run([PILLOW_SIMD_PY, "-c", "import PIL, PIL.features as f; print(PIL.__version__, "
+                               "'libjpeg-turbo' if f.check_feature('libjpeg_turbo') else 'libjpeg')"],
+                              capture_output=True, text=True).stdout.strip()
+        v["Pillow-SIMD"] = f"{simd} (built from PyPI's source with CC='cc -mavx2' into bench/work/pillow-simd-venv)"
     v["OpenCV"] = cv2.__version__
     v["pyvips"] = f"{pyvips.__version__} (libvips {pyvips.version(0)}.{pyvips.version(1)}.{pyvips.version(2)})"
     v["Python"] = platform.python_version()
@@ -462,8 +493,8 @@ def table(rows, vs_ips):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="runs per case; the median CPU is reported (3)")
-    ap.add_argument("--tools", default="vsearch,vipsthumbnail,pyvips,pillow,opencv",
-                    help="vsearch and peers: vipsthumbnail, pyvips, pillow, opencv")
+    ap.add_argument("--tools", default="vsearch,vipsthumbnail,pyvips,pillow,pillow-simd,opencv",
+                    help="vsearch and peers: vipsthumbnail, pyvips, pillow, pillow-simd, opencv")
     ap.add_argument("--variants", default="vsearch-l6adaptive",
                     help="vsearch thumbs variants also run in the main matrix (thumbs only); '' for none")
     ap.add_argument("--jobs", default="thumbs,prep512,prep1024")
@@ -620,6 +651,7 @@ def main():
         pt = ["| tool | setting | CPU s | img/CPU-s | PNG out | vs vipsthumbnail c6 | check |", "|---|---|---|---|---|---|---|"]
         labels = {"vipsthumbnail": "compression 6 (its default filter), 4 decodes per source",
                   "pyvips": "compression 6 (its default filter), cascade", "pillow": "compress_level 6",
+                  "pillow-simd": "compress_level 6",
                   "opencv": "compression 6, default strategy"}
         cases = []
         for tool in [t for t in tools if t != "vsearch"]:

@@ -67,7 +67,12 @@ public struct LabColor: Sendable, Hashable, Codable {
     /// the exact value, all within 7 ΔE (measured over every 8-bit colour),
     /// enough for palettes. The table is built once (32,768 entries).
     public static func approximate(red: UInt8, green: UInt8, blue: UInt8) -> LabColor {
-        table[Int(red >> 3) << 10 | Int(green >> 3) << 5 | Int(blue >> 3)]
+        table[tableIndex(red: red, green: green, blue: blue)]
+    }
+
+    /// The cell of ``approximate(red:green:blue:)``'s table an sRGB colour falls in.
+    static func tableIndex(red: UInt8, green: UInt8, blue: UInt8) -> Int {
+        Int(red >> 3) << 10 | Int(green >> 3) << 5 | Int(blue >> 3)
     }
 
     static let table: [LabColor] = (0..<32768).map { (index: Int) -> LabColor in

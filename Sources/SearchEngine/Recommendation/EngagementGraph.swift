@@ -12,11 +12,11 @@ import Tracking
 /// in (`sid`). In a group an item weighs its strongest action (a click then a
 /// purchase of the same item is a purchase, not six).
 ///
-/// - ``coEngagement(of:limit:)``: the items whose group weights are most like
-///   the item's (cosine over the groups, 0…1) — "people who engaged with this
-///   also engaged with that".
+/// - ``coEngagement(of:limit:)``: the items engaged with in the same groups
+///   as the item, by how much (relative to the strongest, 0…1) — "people who
+///   engaged with this also engaged with that".
 /// - ``popularity(of:)``: each of the ``popularLimit`` most engaged items'
-///   total weight on a log scale (0…1); 0 for every other item.
+///   total weight relative to the most engaged one's (0…1); 0 for every other item.
 ///
 /// Built incrementally (``add(_:)``), so a collector's new events are folded
 /// in without rereading the old ones.
@@ -29,8 +29,6 @@ public struct EngagementGraph: Sendable {
     private var groups: [String: [String: Float]] = [:]
     /// Item → its groups' keys.
     private var groupsOfItem: [String: [String]] = [:]
-    /// Item → the sum of its squared group weights.
-    private var squaredNorms: [String: Float] = [:]
     /// Item → the sum of the weights of its events.
     private var totals: [String: Float] = [:]
     /// The ``popularLimit`` largest totals, by item; recomputed lazily.
@@ -65,28 +63,31 @@ public struct EngagementGraph: Sendable {
         guard (old ?? 0) < weight else { return }
         groups[group, default: [:]][item] = weight
         if old == nil { groupsOfItem[item, default: []].append(group) }
-        squaredNorms[item, default: 0] += weight * weight - (old ?? 0) * (old ?? 0)
     }
 
-    /// The items most co-engaged with `item` (itself left out), each with its
-    /// cosine similarity over the groups (0…1], at most `limit`, strongest
-    /// first (ties by name). Empty for an item with no events.
+    /// The items most co-engaged with `item` (itself left out), at most
+    /// `limit`, strongest first (ties by name), each scored 0…1: how much
+    /// they were engaged with in the groups `item` was engaged in (the sum
+    /// over shared groups of the two weights' product), relative to the
+    /// strongest, which scores 1. Empty for an item with no events.
+    ///
+    /// Raw co-occurrence, not a cosine: dividing by the other item's total
+    /// engagement would remove the preference for what people engage with
+    /// most, which is what the next click follows (bench/recommend.py).
     public func coEngagement(of item: String, limit: Int) -> [(item: String, score: Float)] {
-        guard let keys = groupsOfItem[item], let norm = squaredNorms[item], norm > 0 else { return [] }
+        guard let keys = groupsOfItem[item] else { return [] }
         var dots: [String: Float] = [:]
         for key in keys {
             guard let members = groups[key], let own = members[item] else { continue }
             for (other, weight) in members where other != item { dots[other, default: 0] += own * weight }
         }
-        let scored = dots.compactMap { other, dot -> (item: String, score: Float)? in
-            guard let otherNorm = squaredNorms[other], otherNorm > 0 else { return nil }
-            return (other, min(1, dot / (norm * otherNorm).squareRoot()))
-        }
-        return Array(scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.item < $1.item }.prefix(max(0, limit)))
+        guard let strongest = dots.values.max(), strongest > 0 else { return [] }
+        let ranked = dots.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(max(0, limit))
+        return ranked.map { ($0.key, $0.value / strongest) }
     }
 
-    /// An item's popularity, 0…1: `log(1 + total) / log(1 + largest total)`
-    /// for the ``popularLimit`` most engaged items, 0 for the others.
+    /// An item's popularity, 0…1: its total weight relative to the most
+    /// engaged item's, for the ``popularLimit`` most engaged items; 0 for the others.
     public func popularity(of item: String) -> Float { popularItems()[item] ?? 0 }
 
     /// The ``popularLimit`` most engaged items with their popularity.
@@ -94,10 +95,8 @@ public struct EngagementGraph: Sendable {
         if let popular { return popular }
         let top = totals.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(Self.popularLimit)
         guard let largest = top.first?.value, largest > 0 else { return [:] }
-        let scale = 1 / log(1 + largest)
-        return Dictionary(uniqueKeysWithValues: top.map { ($0.key, log(1 + $0.value) * scale) })
+        return Dictionary(uniqueKeysWithValues: top.map { ($0.key, $0.value / largest) })
     }
-
     /// Recomputes the popular items now, so later reads of this value need no work.
     mutating func settle() {
         if popular == nil { popular = popularItems() }

@@ -6,9 +6,10 @@ import VisualSearch
 ///
 ///     (1 − e − p) · visual(q, c)  +  e · coEngagement(q, c)  +  p · popularity(c)
 ///
-/// where `visual` is the colour-feature score of search, `coEngagement` the
-/// cosine over queries and sessions of ``EngagementGraph`` and `popularity`
-/// its log-scaled engagement of the most engaged items. When *q* has no
+/// where `visual` is the colour-feature score of search, `coEngagement` how
+/// much *c* was engaged with in the queries and sessions *q* was, relative
+/// to *q*'s strongest co-engaged item (``EngagementGraph``), and `popularity`
+/// the engagement of the most engaged items relative to the first. When *q* has no
 /// events of its own (a new item) the engagement share goes back to the
 /// visual score — `(1 − p) · visual + p · popularity` — so popular items lead
 /// among equally similar ones. With no events in the catalog at all, or both
@@ -23,15 +24,18 @@ import VisualSearch
 /// A score range (`score_min`/`score_max`) is a condition on visual
 /// similarity: a request with one is answered by visual similarity alone.
 public struct RecommendationBlend: Sendable, Hashable {
-    /// The co-engagement share `e` (0…1): 0.5 by default.
+    /// The co-engagement share `e` (0…1): 0.2 by default.
     public var engagementWeight: Float
-    /// The popularity share `p` (0…1, `e + p ≤ 1`): 0.05 by default.
+    /// The popularity share `p` (0…1, `e + p ≤ 1`): 0 by default — on the
+    /// simulated logs every popularity share lost to the visual neighbours
+    /// (popularity is one list for every item, not per taste); a shop whose
+    /// sales follow a few bestsellers can turn it on.
     public var popularityWeight: Float
 
     /// How many co-engaged items one item's recommendations consider.
     public static let coEngagedLimit = 200
 
-    public init(engagementWeight: Float = 0.5, popularityWeight: Float = 0.05) {
+    public init(engagementWeight: Float = 0.2, popularityWeight: Float = 0) {
         self.engagementWeight = engagementWeight
         self.popularityWeight = popularityWeight
     }

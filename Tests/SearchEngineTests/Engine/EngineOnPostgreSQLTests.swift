@@ -26,7 +26,9 @@ struct EngineOnPostgreSQLTests {
     }
 
     /// The same catalog in SQLite and in PostgreSQL (with `parameters` in its URL).
-    static func engines(_ count: Int, parameters: String) async throws -> (sqlite: VisualSearchEngine, postgres: VisualSearchEngine) {
+    static func engines(_ count: Int, parameters: String,
+                        configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration())
+        async throws -> (sqlite: VisualSearchEngine, postgres: VisualSearchEngine) {
         let items = items(count)
         let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("knn") + "/catalog.sqlite", creating: true)
         let postgres = try await PostgreSQLCatalogStore.open(
@@ -37,7 +39,8 @@ struct EngineOnPostgreSQLTests {
                 try await store.upsert(Array(items[batch..<min(items.count, batch + 500)]), schema: schema)
             }
         }
-        return (try await VisualSearchEngine(store: sqlite), try await VisualSearchEngine(store: postgres))
+        return (try await VisualSearchEngine(store: sqlite, configuration: configuration),
+                try await VisualSearchEngine(store: postgres, configuration: configuration))
     }
 
     /// A response as JSON without its request id, for equality.
@@ -96,7 +99,10 @@ struct EngineOnPostgreSQLTests {
 
     @Test("with collector events, knn=exact blends recommendations exactly as the in-memory scan over SQLite")
     func blendedRecommendationsEqualInMemory() async throws {
-        let (sqlite, postgres) = try await Self.engines(400, parameters: "knn=exact")
+        // Both event terms on, strong enough to reorder: co-engagement and popularity.
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.recommendations = RecommendationBlend(engagementWeight: 0.5, popularityWeight: 0.1)
+        let (sqlite, postgres) = try await Self.engines(400, parameters: "knn=exact", configuration: configuration)
         // Shoppers who looked at a query item bought items far from it in colour; a few items are bought often (popular).
         var events: [TrackingEvent] = []
         for (session, (query, bought)) in [("img00000", "img00301"), ("img00000", "img00177"), ("img00003", "img00013"),
