@@ -51,21 +51,26 @@ def replace_section(path, title, text):
         f.write(new)
 
 
-def start_server(vsearch, catalog, core, log_path):
-    """Starts `vsearch serve` on a free loopback port, pinned to `core`, logging to `log_path`;
-    returns (process, base URL) once it accepts connections."""
+def start_server(vsearch, catalog, core, log_path, flags=()):
+    """Starts `vsearch serve` (with `flags`) on a free loopback port, pinned to `core`, logging to
+    `log_path`; returns (process, base URL) once it accepts connections. Raises RuntimeError, with
+    the log's tail, when the server exits or does not listen within 15 s."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    process = subprocess.Popen(["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=open(log_path, "w"))
-    for _ in range(100):
+    command = ["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port), *flags]
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(300):
+        if process.poll() is not None:
+            raise RuntimeError(f"`{' '.join(command)}` exited with {process.returncode}:\n{open(log_path).read()[-2000:]}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
+            return process, f"http://127.0.0.1:{port}"
         except OSError:
-            time.sleep(0.1)
-    return process, f"http://127.0.0.1:{port}"
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"`{' '.join(command)}` did not accept connections within 15 s (log: {log_path})")
 
 
 def write_section(record, title, text):

@@ -63,7 +63,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -72,6 +71,7 @@ from bisect import bisect_right
 from itertools import accumulate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 from benchlib import git_rev, machine, write_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,28 +131,14 @@ def stop(process):
 
 
 def start_server(vsearch, catalog, log_path, flags=()):
-    """`vsearch serve` on a free loopback port pinned to SERVER_CORE (what benchlib.start_server
-    does, plus the blend flags and --no-web-page); returns (process, client) once it answers."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = ["taskset", "-c", SERVER_CORE, vsearch, "serve", "--catalog", catalog, "--port", str(port),
-               "--no-web-page", *flags]
-    log = open(log_path, "w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
+    """`vsearch serve --no-web-page` with the blend `flags`, pinned to SERVER_CORE
+    (benchlib.start_server); returns (process, client) once it answers."""
+    try:
+        process, url = benchlib.start_server(vsearch, catalog, SERVER_CORE, log_path, ["--no-web-page", *flags])
+    except RuntimeError as error:
+        fail(str(error))
     SERVERS.append(process)
-    for _ in range(300):
-        if process.poll() is not None:
-            tail = open(log_path).read()[-2000:]
-            fail(f"`{' '.join(command)}` exited with {process.returncode}:\n{tail}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process, Client(port)
-        except OSError:
-            time.sleep(0.05)
-    stop(process)
-    fail(f"`{' '.join(command)}` did not accept connections within 15 s (log: {log_path})")
+    return process, Client(int(url.rsplit(":", 1)[1]))
 
 
 class Client:
