@@ -132,3 +132,12 @@ public struct ExportedImage: Sendable, Hashable, Codable {
         self.metadata = metadata
     }
 }
+
+extension CatalogStore {
+    /// How many images an older vsearch's features computed (their stored
+    /// content hash lacks this version's tag, ``ImageFeatures/isCurrent(_:)``):
+    /// they answer with their old vectors until `vsearch index` runs again.
+    public func staleFeatureCount() async throws(VisualSearchError) -> Int {
+        try await contentHashes().values.filter { !ImageFeatures.isCurrent($0) }.count
+    }
+}

@@ -125,7 +125,7 @@ struct CatalogCommand: AsyncParsableCommand {
                 if case .sqlite(let path) = catalog.location {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
                 }
-                let stale = try await store.contentHashes().values.filter { !ImageFeatures.isCurrent($0) }.count
+                let stale = try await store.staleFeatureCount()
                 let report = Report(location: catalog.location.description, images: try await store.count(),
                                     fields: try await store.schema().fields.mapValues(\.rawValue),
                                     integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale)

@@ -132,6 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError.report(error)
         }
         let images = (try? await server.store.count()) ?? 0
+        let stale = (try? await server.store.staleFeatureCount()) ?? 0
         let host = self.host
         let path = catalog.location.description
         let auth = configuration.credentials.isOpen
@@ -143,6 +144,10 @@ struct ServeCommand: AsyncParsableCommand {
                 Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(images) images); auth: \(auth)\n")
                 if configuration.servesWebPage { Terminal.err("vsearch serve: search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics\n") }
                 if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
+                if stale > 0 {
+                    Terminal.err("warning: \(stale) of \(images) images were indexed by an older vsearch and answer with their old "
+                                 + "feature vectors; run `vsearch index` on the same folder again to recompute just those\n")
+                }
             }
         } catch {
             Terminal.err("error: cannot serve on \(host):\(port): \(ServeCommand.explain(error))\n")

@@ -142,8 +142,10 @@ struct IndexerTests {
         try await store.upsert([CatalogItem(imageName: "astronaut", source: index.sources[row], width: 1, height: 1,
                                             contentHash: ContentHash.of(bytes), features: stale, palette: index.palettes[row],
                                             metadata: [:])], schema: FieldSchema())
+        #expect(try await store.staleFeatureCount() == 1)
         let again = try await Indexer(store: store).run(directory: input)
         #expect(again.indexed == 1 && again.unchanged == 2)
+        #expect(try await store.staleFeatureCount() == 0)
         #expect(try await store.contentHashes()["astronaut"] == ImageFeatures.fingerprint(of: bytes))
         let after = try await store.loadIndex()
         #expect(after.vector(at: try #require(after.row(named: "astronaut"))) == index.vector(at: row))
