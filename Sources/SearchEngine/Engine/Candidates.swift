@@ -116,9 +116,8 @@ extension VisualSearchEngine {
             : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         var found: [Neighbour] = []
         var seen = Set<Int64>()
-        for vector in vectors {
-            let nearest = try await neighbourStore.nearest(to: vector, in: scope, count: wanted, matching: matching,
-                                                           catalogSize: catalogSize, schema: snapshot.schema)
+        for nearest in try await Self.nearest(to: vectors, in: neighbourStore, scope: scope, count: wanted, matching: matching,
+                                              catalogSize: catalogSize, schema: snapshot.schema) {
             for neighbour in nearest where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
         if let blend, wanted > 0, !blend.boosts.isEmpty {
@@ -135,6 +134,32 @@ extension VisualSearchEngine {
         ranked.matchedRows = nil
         return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: local.names, ids: local.ids),
                           facetScope: scope.isEverything ? .ids(nil) : .scope(scope))
+    }
+
+    /// Each vector's nearest in the store, in the vectors' order; several
+    /// vectors (an upload and its proposal) are asked for at once.
+    static func nearest(to vectors: [[Float]], in store: any NearestNeighbourStore, scope: NeighbourScope, count: Int,
+                        matching: Int, catalogSize: Int, schema: FieldSchema) async throws(VisualSearchError) -> [[Neighbour]] {
+        if vectors.count == 1 {
+            return [try await store.nearest(to: vectors[0], in: scope, count: count, matching: matching, catalogSize: catalogSize, schema: schema)]
+        }
+        do {
+            return try await withThrowingTaskGroup(of: (Int, [Neighbour]).self) { group in
+                for (position, vector) in vectors.enumerated() {
+                    group.addTask {
+                        (position, try await store.nearest(to: vector, in: scope, count: count, matching: matching,
+                                                           catalogSize: catalogSize, schema: schema))
+                    }
+                }
+                var lists = [[Neighbour]](repeating: [], count: vectors.count)
+                for try await (position, list) in group { lists[position] = list }
+                return lists
+            }
+        } catch let error as VisualSearchError {
+            throw error
+        } catch {
+            throw .storage(reason: "\(error)", sql: nil)
+        }
     }
 
     /// Candidates fetched beyond a page so equal scores at its edge rank by name.
