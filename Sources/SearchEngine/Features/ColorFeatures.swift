@@ -49,41 +49,41 @@ public enum ColorFeatures {
     public static func vector(of image: PixelBuffer) -> [Float] {
         let small = workingCopy(of: image)
         let gain = exposureGain(small)
-        var histogram = [Float](repeating: 0, count: histogramBins)
-        var layoutSums = [Float](repeating: 0, count: 16 * 3)
-        var layoutWeights = [Float](repeating: 0, count: 16)
+        // One accumulator array, read through a raw pointer in the per-pixel loop (no bounds or
+        // uniqueness checks): the histogram's bins, then the 16 cells' RGB sums, then their weights.
+        let sumsStart = histogramBins, weightsStart = histogramBins + 16 * 3
+        var accumulators = [Float](repeating: 0, count: weightsStart + 16)
         var totalWeight: Float = 0
         var lightnessSum: Float = 0
         let width = small.width, height = small.height
-        // Raw pointers in the per-pixel loop: no bounds or uniqueness checks (a fifth of its time).
         small.bytes.withUnsafeBufferPointer { pixels in
             gain.withUnsafeBufferPointer { gain in
-                histogram.withUnsafeMutableBufferPointer { histogram in
-                    layoutSums.withUnsafeMutableBufferPointer { sums in
-                        layoutWeights.withUnsafeMutableBufferPointer { weights in
-                            for y in 0..<height {
-                                let cellY = min(3, y * 4 / height)
-                                for x in 0..<width {
-                                    let index = (y * width + x) * 4
-                                    let weight = small.hasAlpha ? Float(pixels[index + 3]) / 255 : 1
-                                    if weight <= 0 { continue }
-                                    let r = gain[Int(pixels[index])], g = gain[Int(pixels[index + 1])], b = gain[Int(pixels[index + 2])]
-                                    accumulateHSV(r, g, b, weight: weight, into: histogram.baseAddress!)
-                                    // Cell means are taken in sRGB and converted to Lab once per cell
-                                    // (a per-pixel Lab conversion cost a third of indexing time).
-                                    let cell = cellY * 4 + min(3, x * 4 / width)
-                                    sums[cell * 3] += Float(r) * weight
-                                    sums[cell * 3 + 1] += Float(g) * weight
-                                    sums[cell * 3 + 2] += Float(b) * weight
-                                    weights[cell] += weight
-                                    totalWeight += weight
-                                }
-                            }
+                accumulators.withUnsafeMutableBufferPointer { accumulators in
+                    let histogram = accumulators.baseAddress!, sums = histogram + sumsStart, weights = histogram + weightsStart
+                    for y in 0..<height {
+                        let cellY = min(3, y * 4 / height)
+                        for x in 0..<width {
+                            let index = (y * width + x) * 4
+                            let weight = small.hasAlpha ? Float(pixels[index + 3]) / 255 : 1
+                            if weight <= 0 { continue }
+                            let r = gain[Int(pixels[index])], g = gain[Int(pixels[index + 1])], b = gain[Int(pixels[index + 2])]
+                            accumulateHSV(r, g, b, weight: weight, into: histogram)
+                            // Cell means are taken in sRGB and converted to Lab once per cell
+                            // (a per-pixel Lab conversion cost a third of indexing time).
+                            let cell = cellY * 4 + min(3, x * 4 / width)
+                            sums[cell * 3] += Float(r) * weight
+                            sums[cell * 3 + 1] += Float(g) * weight
+                            sums[cell * 3 + 2] += Float(b) * weight
+                            weights[cell] += weight
+                            totalWeight += weight
                         }
                     }
                 }
             }
         }
+        let histogram = Array(accumulators[..<sumsStart])
+        var layoutSums = Array(accumulators[sumsStart..<weightsStart])
+        let layoutWeights = Array(accumulators[weightsStart...])
         // Convert each cell's mean colour to Lab; lightness is then taken relative to the image mean.
         for cell in 0..<16 where layoutWeights[cell] > 0 {
             let w = layoutWeights[cell]
