@@ -55,7 +55,8 @@ public struct DominantColors: Sendable, Hashable, Codable {
             ? Resampler.resample(image, to: image.size.fitting(inside: 48), filter: .triangle)
             : image
         // Pixels of one cell of the 32×32×32 Lab table are one weighted point
-        // (in the order first seen): the same clustering, over far fewer points.
+        // (in the order first seen): the same clustering over far fewer points, up to float
+        // rounding (sums taken in another order).
         var points: [LabColor] = []
         var weights: [Float] = []
         var slot = [Int32](repeating: -1, count: 32768)
