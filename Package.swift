@@ -4,8 +4,10 @@
 //
 // One target per concern; the graph (docs/architecture.md draws it):
 //
-//   CTurboJPEG, CLibPNG, CPNGShim, CMalloc   C at the edges (Debian's libraries; one setjmp shim)
-//   ImageOps            ← C         pixels, codecs, orientation, resampling, crops, thumbnails, upload preparation
+//   CTurboJPEG, CLibPNG, CPNGShim, CWebP, CHEIF, CAVIF, CGIF, CLittleCMS, CMalloc
+//                                   C at the edges (Debian's libraries; one setjmp shim for libpng)
+//   ImageOps            ← C         pixels, codecs, colour profiles, metadata, orientation, resampling, crops,
+//                                   thumbnails, upload preparation
 //   Networking          ← —         the one HTTP layer: transport, retry policy, size cap, fetch policy, redaction
 //   VisualSearch        ← ImageOps, Networking
 //                                   ViSearch/ProductSearch model, wire coding per endpoint, the
@@ -46,9 +48,18 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // No pkgConfig: libavif.pc adds -DAVIF_DLL, which SwiftPM refuses (it only matters on Windows).
+        .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CLittleCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CMalloc"),
         .target(name: "CPNGShim", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
-        .target(name: "ImageOps", dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim"]),
+        .target(
+            name: "ImageOps",
+            dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
+        ),
         .target(name: "Networking"),
         .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
         .target(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vsearch builds against, when they are missing:
-# libjpeg-turbo (TurboJPEG API), libpng, SQLite, pkg-config — and what the web
+# libjpeg-turbo (TurboJPEG API), libpng, Little CMS, libwebp, libheif, libavif,
+# giflib, SQLite, pkg-config — and what the web
 # page's browser tests run in: chromium and chromium-driver, plus selenium in
 # .build-tools/venv (scripts/browser.sh). Idempotent and quiet when everything
 # is present. In CI (CI=true) it also refreshes the package lists and upgrades
@@ -8,7 +9,8 @@
 # that cannot be installed (no root, no network) is a warning: those tests skip.
 set -euo pipefail
 
-packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libsqlite3-dev)
+packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libsqlite3-dev
+          liblcms2-dev libwebp-dev libheif-dev libavif-dev libgif-dev)
 browser_packages=(chromium chromium-driver)
 browser="$(dirname "$0")/browser.sh"
 ci=false; [ "${CI:-}" = "true" ] && ci=true

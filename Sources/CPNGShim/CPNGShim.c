@@ -113,6 +113,13 @@ int vs_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height,
     if (options->filters >= 0) {
         png_set_filter(png, PNG_FILTER_TYPE_BASE, options->filters);
     }
+    png_set_benign_errors(png, 1);  // a profile libpng dislikes is written anyway, with a warning
+    if (options->icc != NULL && options->icc_size > 0 && options->icc_size <= 0xFFFFFFFFu) {
+        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, options->icc, (png_uint_32)options->icc_size);
+    }
+    if (options->exif != NULL && options->exif_size > 0 && options->exif_size <= 0x7FFFFFFF) {
+        png_set_eXIf_1(png, info, (png_uint_32)options->exif_size, (png_bytep)options->exif);
+    }
     png_write_info(png, info);
     if (!has_alpha) {
         // Input rows carry a fourth (filler) byte after RGB; drop it.
@@ -213,10 +220,73 @@ int vs_png_read_info(const unsigned char *data, size_t size, vs_png_info *info,
     return 0;
 }
 
+static unsigned char *vs_copy(const unsigned char *bytes, size_t size) {
+    if (bytes == NULL || size == 0) return NULL;
+    unsigned char *copy = (unsigned char *)malloc(size);
+    if (copy != NULL) memcpy(copy, bytes, size);
+    return copy;
+}
+
+int vs_png_read_metadata(const unsigned char *data, size_t size, vs_png_metadata *metadata,
+                         char *errbuf, size_t errbuf_len) {
+    if (data == NULL || metadata == NULL) {
+        vs_set_error(errbuf, errbuf_len, "invalid arguments");
+        return -1;
+    }
+    memset(metadata, 0, sizeof(*metadata));
+    vs_png_source source = {data, size, 0, errbuf, errbuf_len, 0, NULL, 0};
+    png_infop pnginfo = NULL;
+    png_structp png = vs_png_create_reader(&source, &pnginfo);
+    if (png == NULL) {
+        vs_set_error(errbuf, errbuf_len, "libpng could not create a read struct");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &pnginfo, NULL);
+        vs_png_metadata_free(metadata);
+        return -1;
+    }
+    png_read_info(png, pnginfo);
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep profile = NULL;
+    png_uint_32 profile_size = 0;
+    if (png_get_iCCP(png, pnginfo, &name, &compression, &profile, &profile_size) != 0) {
+        metadata->icc = vs_copy(profile, profile_size);
+        metadata->icc_size = metadata->icc != NULL ? profile_size : 0;
+    }
+    int intent = 0;
+    metadata->srgb = png_get_sRGB(png, pnginfo, &intent) != 0;
+    double gamma = 0;
+    if (png_get_gAMA(png, pnginfo, &gamma) != 0) metadata->gamma = gamma;
+    double *c = metadata->chromaticities;
+    metadata->has_chromaticities =
+        png_get_cHRM(png, pnginfo, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7]) != 0;
+    png_bytep exif = NULL;
+    png_uint_32 exif_size = 0;
+    if (png_get_eXIf_1(png, pnginfo, &exif_size, &exif) != 0) {
+        metadata->exif = vs_copy(exif, exif_size);
+        metadata->exif_size = metadata->exif != NULL ? exif_size : 0;
+    }
+    png_destroy_read_struct(&png, &pnginfo, NULL);
+    return 0;
+}
+
+void vs_png_metadata_free(vs_png_metadata *metadata) {
+    if (metadata == NULL) return;
+    free(metadata->icc);
+    free(metadata->exif);
+    metadata->icc = NULL;
+    metadata->exif = NULL;
+    metadata->icc_size = 0;
+    metadata->exif_size = 0;
+}
+
 int vs_png_decode(const unsigned char *data, size_t size, unsigned char *out, size_t stride,
-                  uint32_t width, uint32_t height, int *warnings,
+                  uint32_t width, uint32_t height, int sixteen_bit, int *warnings,
                   char *warnbuf, size_t warnbuf_len, char *errbuf, size_t errbuf_len) {
-    if (data == NULL || out == NULL || warnings == NULL || width == 0 || height == 0 || stride < (size_t)width * 4) {
+    size_t pixel_bytes = sixteen_bit ? 8 : 4;
+    if (data == NULL || out == NULL || warnings == NULL || width == 0 || height == 0 || stride < (size_t)width * pixel_bytes) {
         vs_set_error(errbuf, errbuf_len, "invalid arguments");
         return VS_PNG_FAILED;
     }
@@ -243,14 +313,21 @@ int vs_png_decode(const unsigned char *data, size_t size, unsigned char *out, si
     }
     int color_type = png_get_color_type(png, info);
     png_set_expand(png);            // palette -> RGB, gray < 8 bits -> 8, tRNS -> alpha
-    png_set_scale_16(png);          // 16 -> 8 bits, rounded
+    if (sixteen_bit) {
+        if (png_get_bit_depth(png, info) < 16) png_set_expand_16(png);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        png_set_swap(png);          // host order, as Little CMS reads 16-bit samples
+#endif
+    } else {
+        png_set_scale_16(png);      // 16 -> 8 bits, rounded
+    }
     if ((color_type & PNG_COLOR_MASK_COLOR) == 0) png_set_gray_to_rgb(png);
     if ((color_type & PNG_COLOR_MASK_ALPHA) == 0 && !png_get_valid(png, info, PNG_INFO_tRNS)) {
-        png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+        png_set_filler(png, 0xFFFF, PNG_FILLER_AFTER);
     }
     int passes = png_set_interlace_handling(png);
     png_read_update_info(png, info);
-    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
+    if (png_get_rowbytes(png, info) != (size_t)width * pixel_bytes) {
         png_error(png, "unexpected row layout after transformations");
     }
     rows = (png_bytep *)malloc(sizeof(png_bytep) * height);

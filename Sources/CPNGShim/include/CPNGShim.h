@@ -14,6 +14,12 @@ typedef struct {
     int filters;
     /// zlib strategy (Z_DEFAULT_STRATEGY 0, Z_FILTERED 1, Z_RLE 3, ...); -1 keeps the default.
     int strategy;
+    /// An ICC profile to embed as iCCP, or NULL.
+    const unsigned char *icc;
+    size_t icc_size;
+    /// An EXIF (TIFF) block to embed as eXIf, or NULL.
+    const unsigned char *exif;
+    size_t exif_size;
 } vs_png_write_options;
 
 /// Encodes 8-bit, 4-bytes-per-pixel rows (RGBA, or RGBX whose fourth byte is
@@ -57,6 +63,33 @@ enum {
 int vs_png_read_info(const unsigned char *data, size_t size, vs_png_info *info,
                      char *errbuf, size_t errbuf_len);
 
+/// How a PNG declares its colours, and its EXIF block. Buffers are malloc'ed
+/// copies owned by the struct: release them with vs_png_metadata_free.
+typedef struct {
+    /// The decompressed iCCP profile, or NULL.
+    unsigned char *icc;
+    size_t icc_size;
+    /// 1 when an sRGB chunk is present.
+    int srgb;
+    /// The gAMA value (e.g. 0.45455), or 0 when absent.
+    double gamma;
+    /// 1 when a cHRM chunk is present; then white x/y, red x/y, green x/y, blue x/y.
+    int has_chromaticities;
+    double chromaticities[8];
+    /// The eXIf block (a TIFF structure), or NULL.
+    unsigned char *exif;
+    size_t exif_size;
+} vs_png_metadata;
+
+/// Reads the colour chunks (iCCP, sRGB, gAMA, cHRM) and eXIf of a PNG in
+/// memory, up to its first IDAT. Returns 0, or -1 with a reason in errbuf.
+/// A profile libpng refuses (it checks iCCP profiles) is left out, not an error.
+int vs_png_read_metadata(const unsigned char *data, size_t size, vs_png_metadata *metadata,
+                         char *errbuf, size_t errbuf_len);
+
+/// Frees the buffers of a vs_png_metadata (safe on a zeroed struct).
+void vs_png_metadata_free(vs_png_metadata *metadata);
+
 /// Decodes a PNG in memory to 8-bit RGBA rows with libpng's classic API:
 /// palettes and low bit depths expanded, tRNS turned into alpha, gray turned
 /// into RGB, 16-bit scaled to 8 (no gamma conversion: gAMA is not applied,
@@ -67,8 +100,12 @@ int vs_png_read_info(const unsigned char *data, size_t size, vs_png_info *info,
 /// Returns VS_PNG_OK, VS_PNG_DAMAGED_AFTER_DATA (reason in errbuf) or
 /// VS_PNG_FAILED (reason in errbuf). libpng warnings (about ancillary chunks)
 /// are counted in *warnings and the first one is copied into warnbuf.
+///
+/// With sixteen_bit set and a 16-bit source, rows are 16-bit RGBA in the
+/// host's byte order instead (stride >= width * 8), for a colour conversion
+/// at full precision; 8-bit sources are expanded to 16 bits (v * 257).
 int vs_png_decode(const unsigned char *data, size_t size, unsigned char *out, size_t stride,
-                  uint32_t width, uint32_t height, int *warnings,
+                  uint32_t width, uint32_t height, int sixteen_bit, int *warnings,
                   char *warnbuf, size_t warnbuf_len, char *errbuf, size_t errbuf_len);
 
 /// Frees a buffer returned by vs_png_encode.

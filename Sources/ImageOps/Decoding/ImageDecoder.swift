@@ -14,6 +14,10 @@ public enum ImageDecoder {
     public static let decoders: [ImageFormat: any ImageDecoding] = [
         .jpeg: ImageDecoders.JPEG(),
         .png: ImageDecoders.PNG(),
+        .webp: ImageDecoders.WebP(),
+        .heif: ImageDecoders.HEIF(),
+        .avif: ImageDecoders.AVIF(),
+        .gif: ImageDecoders.GIF(),
     ]
 
     /// Reads only the header.

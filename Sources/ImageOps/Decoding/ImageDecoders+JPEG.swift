@@ -9,7 +9,11 @@ extension ImageDecoders {
     /// - Progressive files are limited in their number of scans
     ///   (`TJFLAG_LIMITSCANS`) against the progressive-JPEG denial of service.
     /// - Strict mode sets `TJFLAG_STOPONWARNING`, so a truncated file is an error.
-    /// - CMYK/YCCK (Adobe, inverted) is converted to RGB as `c·k/255`.
+    /// - CMYK/YCCK (Adobe, inverted) is converted to RGB through its embedded
+    ///   profile, or as `c·k/255` without one.
+    /// - An embedded ICC profile (APP2, one or several segments) is applied
+    ///   (``ColorHandling``); EXIF Artist and Copyright are read into
+    ///   ``DecodedImage/metadata``.
     /// - libjpeg-turbo never prints: TurboJPEG keeps messages per handle.
     public struct JPEG: ImageDecoding {
         /// Creates the decoder.
@@ -72,14 +76,33 @@ extension ImageDecoders {
                         failure = JPEG.classify(message, source: source)
                     }
                 }
-                if isCMYK && failure == nil { JPEG.convertInvertedCMYKToRGB(out) }
             }
             if let failure { throw failure }
             var decoded = DecodedImage(pixels: buffer, header: header, warnings: warnings)
+            decoded.metadata = JPEG.metadata(bytes)
+            let model: DecodedColorModel = isCMYK ? .invertedCMYK : info.colorspace == Int32(TJCS_GRAY.rawValue) ? .gray : .rgb
+            decoded.applyColorHandling(options.colorHandling, profile: JPEG.colorProfile(bytes, warnings: &decoded.warnings),
+                                       model: model)
             if orientation != .up {
                 decoded.pixels = ImageProcessors.Orient(orientation).apply(to: decoded.pixels)
             }
             return decoded
+        }
+
+        /// The ICC profile of the APP2 segments; a damaged one is a warning.
+        static func colorProfile(_ bytes: UnsafeRawBufferPointer, warnings: inout [String]) -> ColorProfile? {
+            switch JPEGSegments.iccProfile(in: bytes) {
+            case .none: return nil
+            case .success(let data): return ColorProfile(iccData: data)
+            case .failure(let problem):
+                warnings.append("colour profile ignored (\(problem.reason)); pixels read as sRGB")
+                return nil
+            }
+        }
+
+        /// Artist and Copyright from the APP1 EXIF segment.
+        static func metadata(_ bytes: UnsafeRawBufferPointer) -> ImageMetadata {
+            JPEGSegments.exif(in: bytes).map { ImageMetadata(EXIFReader.fields(inTIFF: $0)) } ?? .none
         }
 
         /// libjpeg-turbo's TJSCALED: the size after scaling by 1/`denominator`, rounded up.
@@ -97,17 +120,6 @@ extension ImageDecoders {
                 return .corrupt(source: source, format: .jpeg, reason: "\(message): the frame header declares height 0")
             }
             return .corrupt(source: source, format: .jpeg, reason: message)
-        }
-
-        /// Adobe CMYK JPEGs store inverted ink values; RGB = c·k/255 per channel.
-        static func convertInvertedCMYKToRGB(_ pixels: UnsafeMutableBufferPointer<UInt8>) {
-            for index in stride(from: 0, to: pixels.count, by: 4) {
-                let k = UInt32(pixels[index + 3])
-                pixels[index] = UInt8((UInt32(pixels[index]) * k + 127) / 255)
-                pixels[index + 1] = UInt8((UInt32(pixels[index + 1]) * k + 127) / 255)
-                pixels[index + 2] = UInt8((UInt32(pixels[index + 2]) * k + 127) / 255)
-                pixels[index + 3] = 255
-            }
         }
 
         /// A TurboJPEG decompressor handle owned by one decode call.
@@ -149,7 +161,7 @@ extension ImageDecoders {
                 }
                 guard width > 0, height > 0 else {
                     // TurboJPEG 2.1 can "succeed" on a stream cut before its frame header.
-                    if !EXIFReader.hasFrameHeader(inJPEG: bytes) {
+                    if !JPEGSegments.hasFrameHeader(in: bytes) {
                         throw .truncated(source: source, format: .jpeg, reason: "header incomplete: no frame header (SOF) before the data ends")
                     }
                     throw .invalidDimensions(source: source, width: Int(width), height: Int(height))

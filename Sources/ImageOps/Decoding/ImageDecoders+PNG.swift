@@ -21,7 +21,11 @@ extension ImageDecoders {
     /// - libpng warnings about ancillary chunks (e.g. a known-incorrect sRGB
     ///   ICC profile, common in real files) never fail a decode; they are
     ///   reported in ``DecodedImage/warnings``.
-    /// - EXIF orientation in PNG (eXIf) is not applied.
+    /// - Colour: an iCCP profile, an sRGB chunk, or gAMA + cHRM
+    ///   (``readMetadata(_:warnings:)``) is applied per ``ColorHandling``;
+    ///   a 16-bit RGB source is converted at 16 bits before it becomes 8.
+    /// - EXIF orientation in PNG (eXIf) is not applied; its Artist and
+    ///   Copyright are read into ``DecodedImage/metadata``.
     public struct PNG: ImageDecoding {
         /// Creates the decoder.
         public init() {}
@@ -52,15 +56,34 @@ extension ImageDecoders {
             try options.limits.check(header.storedSize, source: source)
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw .emptyInput(source: source) }
             let width = header.storedSize.width, height = header.storedSize.height
+            var warnings: [String] = []
+            let declared = PNG.readMetadata(bytes, warnings: &warnings)
+            let model: DecodedColorModel = declared.isGray ? .gray : .rgb
+            // A 16-bit RGB source whose profile changes its colours is converted at 16 bits.
+            let sixteenBit = declared.bitDepth == 16 && model == .rgb && options.colorHandling == .convertToSRGB
+                && declared.profile.map(SRGBConversion.changesRGB) == true
             var status: Int32 = 0
             var warningCount: Int32 = 0
             var warning = [CChar](repeating: 0, count: 256)
             var message = [CChar](repeating: 0, count: 256)
-            let buffer = PixelBuffer(width: width, height: height, hasAlpha: header.hasAlpha) { out in
-                status = vs_png_decode(base, bytes.count, out.baseAddress, width * 4, UInt32(width), UInt32(height),
+            func decodeRows(into out: UnsafeMutableRawPointer?, bytesPerPixel: Int) {
+                status = vs_png_decode(base, bytes.count, out?.assumingMemoryBound(to: UInt8.self), width * bytesPerPixel,
+                                       UInt32(width), UInt32(height), bytesPerPixel == 8 ? 1 : 0,
                                        &warningCount, &warning, warning.count, &message, message.count)
             }
-            var warnings: [String] = warningCount > 0 ? [PNG.string(warning)] : []
+            let buffer: PixelBuffer
+            if sixteenBit, let profile = declared.profile, case .transform(let transform) = SRGBConversion.plan(for: profile, layout: .rgba16) {
+                var wide = [UInt16](repeating: 0, count: width * height * 4)
+                wide.withUnsafeMutableBytes { decodeRows(into: $0.baseAddress, bytesPerPixel: 8) }
+                buffer = PixelBuffer(width: width, height: height, hasAlpha: header.hasAlpha) { out in
+                    wide.withUnsafeBytes { transform.apply($0.baseAddress!, out.baseAddress!, count: width * height) }
+                }
+            } else {
+                buffer = PixelBuffer(width: width, height: height, hasAlpha: header.hasAlpha) { out in
+                    decodeRows(into: out.baseAddress, bytesPerPixel: 4)
+                }
+            }
+            if warningCount > 0 { warnings.insert(PNG.string(warning), at: 0) }
             switch status {
             case Int32(VS_PNG_OK):
                 break
@@ -71,7 +94,62 @@ extension ImageDecoders {
             default:
                 throw PNG.classify(PNG.string(message), source: source)
             }
-            return DecodedImage(pixels: buffer, header: header, warnings: warnings)
+            var decoded = DecodedImage(pixels: buffer, header: header, warnings: warnings)
+            decoded.metadata = declared.metadata
+            if !sixteenBit {
+                decoded.applyColorHandling(options.colorHandling, profile: declared.profile, model: model)
+            }
+            return decoded
+        }
+
+        /// What a PNG declares about its colours and rights.
+        struct DeclaredMetadata {
+            var profile: ColorProfile?
+            var metadata: ImageMetadata = .none
+            var bitDepth = 8
+            var isGray = false
+        }
+
+        /// Reads iCCP, sRGB, gAMA, cHRM and eXIf. The profile is, in the
+        /// order of precedence PNG gives them: iCCP; none for an sRGB chunk;
+        /// one made from gAMA and cHRM (gAMA alone: BT.709 primaries; gAMA
+        /// 1/2.2 alone is read as sRGB, as browsers do).
+        static func readMetadata(_ bytes: UnsafeRawBufferPointer, warnings: inout [String]) -> DeclaredMetadata {
+            var declared = DeclaredMetadata()
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return declared }
+            var info = vs_png_info()
+            var message = [CChar](repeating: 0, count: 256)
+            if vs_png_read_info(base, bytes.count, &info, &message, message.count) == 0 {
+                declared.bitDepth = Int(info.bit_depth)
+                declared.isGray = info.color_type & 2 == 0 && info.color_type != 3
+            }
+            var chunks = vs_png_metadata()
+            guard vs_png_read_metadata(base, bytes.count, &chunks, &message, message.count) == 0 else { return declared }
+            defer { vs_png_metadata_free(&chunks) }
+            if let exif = chunks.exif, chunks.exif_size > 0 {
+                declared.metadata = ImageMetadata(EXIFReader.fields(inTIFF: UnsafeRawBufferPointer(start: exif, count: chunks.exif_size)))
+            }
+            if let icc = chunks.icc, chunks.icc_size > 0 {
+                declared.profile = ColorProfile(iccData: Array(UnsafeBufferPointer(start: icc, count: chunks.icc_size)))
+            } else if chunks.srgb != 0 {
+                declared.profile = nil
+            } else if chunks.gamma > 0 {
+                let c = withUnsafeBytes(of: chunks.chromaticities) { Array($0.bindMemory(to: Double.self)) }
+                let primaries: RGBColorSpace.Primaries? = chunks.has_chromaticities != 0
+                    ? RGBColorSpace.Primaries(white: .init(x: c[0], y: c[1]), red: .init(x: c[2], y: c[3]),
+                                              green: .init(x: c[4], y: c[5]), blue: .init(x: c[6], y: c[7]))
+                    : nil
+                if primaries == nil && abs(chunks.gamma - 1 / 2.2) < 0.001 { return declared }
+                let space = RGBColorSpace(primaries: primaries ?? .bt709, transfer: .gamma(1 / chunks.gamma))
+                if declared.isGray {
+                    warnings.append("gAMA/cHRM of a gray PNG ignored; pixels read as sRGB")
+                } else if let profile = space.profile {
+                    declared.profile = profile
+                } else {
+                    warnings.append("colour chunks ignored (gAMA \(chunks.gamma) with these cHRM primaries make no profile); pixels read as sRGB")
+                }
+            }
+            return declared
         }
 
         /// Width and height from the IHDR chunk, which must directly follow the signature.

@@ -30,14 +30,18 @@ public struct DecodingOptions: Sendable, Hashable {
     public var failurePolicy: FailurePolicy
     /// Limits checked before allocating pixels. ``ImageLimits/default`` by default.
     public var limits: ImageLimits
+    /// What happens to an embedded colour profile. ``ColorHandling/convertToSRGB`` by default.
+    public var colorHandling: ColorHandling
 
     /// Creates options; every argument has the documented default.
     public init(minimumSize: PixelSize? = nil, appliesOrientation: Bool = true,
-                failurePolicy: FailurePolicy = .strict, limits: ImageLimits = .default) {
+                failurePolicy: FailurePolicy = .strict, limits: ImageLimits = .default,
+                colorHandling: ColorHandling = .convertToSRGB) {
         self.minimumSize = minimumSize
         self.appliesOrientation = appliesOrientation
         self.failurePolicy = failurePolicy
         self.limits = limits
+        self.colorHandling = colorHandling
     }
 }
 
@@ -62,8 +66,15 @@ public struct DecodedImage: Sendable, Hashable {
     public var pixels: PixelBuffer
     /// The header of the source.
     public var header: ImageHeader
-    /// Recovered-from problems (only with ``FailurePolicy/lenient``).
+    /// Recovered-from problems (with ``FailurePolicy/lenient``) and colour
+    /// profiles that could not be applied (always a warning, never an error).
     public var warnings: [String]
+    /// The ICC profile the pixels are in, or `nil` for sRGB. Only set with
+    /// ``ColorHandling/keepSourceProfile``; converted pixels are sRGB.
+    public var colorProfile: ColorProfile? = nil
+    /// The source's rights notice (EXIF Artist and Copyright), for
+    /// ``MetadataPolicy/copyright``.
+    public var metadata: ImageMetadata = .none
 }
 
 /// A decoder for one format. Implementations are in ``ImageDecoders``.

@@ -6,7 +6,8 @@ extension ImageEncoders {
     /// Chroma subsampling follows libvips: 4:2:0 below libjpeg quality 90,
     /// 4:4:4 at 90 and above (upload qualities 0.97/0.985 keep full colour
     /// resolution). Images with alpha are composited over white first, since
-    /// JPEG has no alpha.
+    /// JPEG has no alpha. An ICC profile is written as APP2 segments (several
+    /// for a profile over 64 KB), a rights notice as a minimal EXIF APP1.
     ///
     /// ```swift
     /// let jpeg = try ImageEncoders.JPEG(quality: .thumbnail).encode(image)
@@ -26,7 +27,7 @@ extension ImageEncoders {
         /// ``ImageFormat/jpeg``.
         public var format: ImageFormat { .jpeg }
 
-        public func encode(_ image: PixelBuffer) throws(ImageOpsError) -> [UInt8] {
+        public func encode(_ image: PixelBuffer, metadata: OutputMetadata) throws(ImageOpsError) -> [UInt8] {
             let opaque = image.flattened()
             guard let handle = tjInitCompress() else {
                 throw .encodingFailed(format: .jpeg, reason: "libjpeg-turbo could not create a compressor")
@@ -55,7 +56,11 @@ extension ImageEncoders {
                 }
             }
             if let failure { throw .encodingFailed(format: .jpeg, reason: failure) }
-            return output
+            // TurboJPEG 2.1 writes no metadata; EXIF (APP1) and the ICC profile (APP2) go in after JFIF.
+            var segments: [(marker: UInt8, payload: [UInt8])] = []
+            if let exif = metadata.exif { segments.append((0xE1, JPEGSegments.exifSignature + exif)) }
+            if let profile = metadata.colorProfile { segments += JPEGSegments.iccSegments(profile.iccData) }
+            return JPEGSegments.inserting(segments, into: output)
         }
     }
 }

@@ -57,15 +57,23 @@ extension ImageEncoders {
         /// ``ImageFormat/png``.
         public var format: ImageFormat { .png }
 
-        public func encode(_ image: PixelBuffer) throws(ImageOpsError) -> [UInt8] {
-            var options = vs_png_write_options(compression_level: Int32(compressionLevel),
-                                               filters: filter.libpngMask, strategy: -1)
+        public func encode(_ image: PixelBuffer, metadata: OutputMetadata) throws(ImageOpsError) -> [UInt8] {
+            let profile = metadata.colorProfile?.iccData ?? []
+            let exif = metadata.exif ?? []
             var output: UnsafeMutablePointer<UInt8>?
             var size = 0
             var message = [CChar](repeating: 0, count: 256)
-            let status = image.bytes.withUnsafeBufferPointer { pixels in
-                vs_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow,
-                              image.hasAlpha ? 1 : 0, &options, &output, &size, &message, message.count)
+            let status = profile.withUnsafeBufferPointer { icc in
+                exif.withUnsafeBufferPointer { exifBytes in
+                    var options = vs_png_write_options(compression_level: Int32(compressionLevel),
+                                                       filters: filter.libpngMask, strategy: -1,
+                                                       icc: icc.isEmpty ? nil : icc.baseAddress, icc_size: icc.count,
+                                                       exif: exifBytes.isEmpty ? nil : exifBytes.baseAddress, exif_size: exifBytes.count)
+                    return image.bytes.withUnsafeBufferPointer { pixels in
+                        vs_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow,
+                                      image.hasAlpha ? 1 : 0, &options, &output, &size, &message, message.count)
+                    }
+                }
             }
             guard status == 0, let output else {
                 let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -2,9 +2,17 @@
 public protocol ImageEncoding: Sendable, Hashable {
     /// The format written.
     var format: ImageFormat { get }
-    /// Encodes the pixels into a complete file.
+    /// Encodes the pixels into a complete file that embeds `metadata` (an ICC
+    /// profile and a rights notice) and nothing else.
     /// - Throws: ``ImageOpsError/encodingFailed(format:reason:)``.
-    func encode(_ image: PixelBuffer) throws(ImageOpsError) -> [UInt8]
+    func encode(_ image: PixelBuffer, metadata: OutputMetadata) throws(ImageOpsError) -> [UInt8]
+}
+
+extension ImageEncoding {
+    /// Encodes the pixels alone: sRGB, no metadata at all.
+    public func encode(_ image: PixelBuffer) throws(ImageOpsError) -> [UInt8] {
+        try encode(image, metadata: .none)
+    }
 }
 
 /// Namespace for the concrete encoders.

@@ -3,8 +3,9 @@
 /// for (`vsearch serve`'s `/images/{im_name}?size=N`).
 ///
 /// The same rule, resampling and encoders as ``ThumbnailBatch``: the size is
-/// ``ThumbnailRule`` applied to the displayed (EXIF-oriented) size; JPEG
-/// sources give JPEG thumbnails, PNG sources PNG ones.
+/// ``ThumbnailRule`` applied to the displayed (EXIF-oriented) size; the
+/// output format is the source's where vsearch writes it (JPEG, PNG, WebP,
+/// AVIF), PNG for GIF and JPEG for HEIC; pixels are sRGB and carry no metadata.
 ///
 /// ```swift
 /// let maker = SingleThumbnail()
@@ -15,10 +16,9 @@
 public struct SingleThumbnail: Sendable, Hashable {
     /// The rule deciding which sizes exist. ``ThumbnailRule/rezolve`` by default.
     public var rule: ThumbnailRule = .rezolve
-    /// JPEG output settings (the batch job's thumbnail quality).
-    public var jpeg = ImageEncoders.JPEG(quality: .thumbnail)
-    /// PNG output settings.
-    public var png = ImageEncoders.PNG()
+    /// The encoders, as the batch job's (``ThumbnailEncoders``); the format is
+    /// the batch job's ``ThumbnailBatch/OutputFormat/same``.
+    public var encoders = ThumbnailEncoders()
     /// The resampling filter. Lanczos-3 by default.
     public var filter: ResamplingFilter = .lanczos3
     /// Decoding limits (pixels, bytes).
@@ -30,7 +30,7 @@ public struct SingleThumbnail: Sendable, Hashable {
         public var bytes: [UInt8]
         /// Its pixel size.
         public var size: PixelSize
-        /// Its format (the source's: JPEG or PNG).
+        /// Its format (the source's where vsearch writes it; GIF → PNG, HEIC → JPEG).
         public var format: ImageFormat
     }
 
@@ -54,10 +54,8 @@ public struct SingleThumbnail: Sendable, Hashable {
         let target = planned[position]
         let options = DecodingOptions(minimumSize: target, limits: limits)
         let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
+        let encoder = encoders.encoder(for: .same, source: header.format, pixels: pixels)
         let resized = Resampler.resample(consume pixels, to: target, filter: filter)
-        switch header.format {
-        case .png: return Thumbnail(bytes: try png.encode(resized), size: target, format: .png)
-        default: return Thumbnail(bytes: try jpeg.encode(resized), size: target, format: .jpeg)
-        }
+        return Thumbnail(bytes: try encoder.encode(resized), size: target, format: encoder.format)
     }
 }

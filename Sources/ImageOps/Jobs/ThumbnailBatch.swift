@@ -25,14 +25,20 @@ import Foundation
 /// print(summary.failed)
 /// ```
 public struct ThumbnailBatch: Sendable {
-    /// Output format choice.
+    /// Output format choice (``ThumbnailEncoders`` says how each is resolved).
     public enum OutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
-        /// The source's own format (JPEG stays JPEG, PNG stays PNG). The default.
+        /// The source's own format where vsearch writes it; GIF → PNG, HEIC → JPEG. The default.
         case same
         /// Always JPEG (transparent areas are composited over white).
         case jpeg
         /// Always PNG.
         case png
+        /// Always WebP (lossy, alpha kept).
+        case webp
+        /// Always AVIF.
+        case avif
+        /// WebP chosen per source: lossless for graphics, lossy for photos.
+        case auto
     }
 
     /// What the job does. Every property has a documented default.
@@ -41,10 +47,27 @@ public struct ThumbnailBatch: Sendable {
         public var rule: ThumbnailRule = .rezolve
         /// Output format. ``OutputFormat/same`` by default.
         public var format: OutputFormat = .same
+        /// The encoders and their settings, per output format.
+        public var encoders = ThumbnailEncoders()
         /// The JPEG encoder for JPEG outputs. Quality 0.85 by default.
-        public var jpeg = ImageEncoders.JPEG(quality: .thumbnail)
+        public var jpeg: ImageEncoders.JPEG {
+            get { encoders.jpeg }
+            set { encoders.jpeg = newValue }
+        }
         /// The PNG encoder for PNG outputs. ``ImageEncoders/PNG/init(compressionLevel:filter:)`` defaults.
-        public var png = ImageEncoders.PNG()
+        public var png: ImageEncoders.PNG {
+            get { encoders.png }
+            set { encoders.png = newValue }
+        }
+        /// Colour: sRGB pixels by default (``ColorHandling/convertToSRGB``); with
+        /// ``ColorHandling/keepSourceProfile`` an RGB source keeps its pixels and
+        /// its profile is embedded in every thumbnail (exact colours for
+        /// colour-managed viewers, fewer conversions; but viewers that ignore
+        /// profiles show them wrong, and the profile adds bytes to each file).
+        public var colorHandling: ColorHandling = .convertToSRGB
+        /// What metadata thumbnails keep: none by default (no EXIF, GPS, XMP or
+        /// maker notes); ``MetadataPolicy/copyright`` keeps Artist and Copyright.
+        public var metadata: MetadataPolicy = .none
         /// The resampling filter. ``ResamplingFilter/lanczos3`` by default.
         public var filter: ResamplingFilter = .lanczos3
         /// Worker threads. The number of active processors by default.
@@ -223,11 +246,7 @@ public struct ThumbnailBatch: Sendable {
         result.height = header.size.height
         let sizes = configuration.rule.thumbnails(for: header.size)
 
-        let outputFormat: ImageFormat = switch configuration.format {
-        case .same: header.format
-        case .jpeg: .jpeg
-        case .png: .png
-        }
+        let outputFormat = configuration.encoders.fileFormat(for: configuration.format, source: header.format)
         let relativeDirectory = (relativePath as NSString).deletingLastPathComponent
         let fileName = (relativePath as NSString).lastPathComponent
         let stem = (fileName as NSString).deletingPathExtension
@@ -255,18 +274,20 @@ public struct ThumbnailBatch: Sendable {
         // kept must be readable. Small sources decode fast.
         var options = DecodingOptions(minimumSize: sizes.last ?? PixelSize(width: 1, height: 1), limits: configuration.limits)
         options.failurePolicy = configuration.failurePolicy
-        // Only `current` references the decoded pixels, so each resample can
-        // work in place on them (see Resampler.resample).
-        var current = try ImageDecoder.decode(bytes, source: sourcePath, options: options).pixels
+        options.colorHandling = configuration.colorHandling
+        var decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
+        let metadata = OutputMetadata(colorProfile: decoded.colorProfile,
+                                      rights: configuration.metadata == .copyright ? decoded.metadata : .none)
         var encoded: [(path: String, size: PixelSize, bytes: [UInt8])] = []
         if !sizes.isEmpty {
+            let encoder = configuration.encoders.encoder(for: configuration.format, source: header.format, pixels: decoded.pixels)
+            // Only `current` references the decoded pixels, so each resample can
+            // work in place on them (see Resampler.resample).
+            var current = PixelBuffer(width: 1, height: 1, hasAlpha: false, fill: (0, 0, 0, 255))
+            swap(&current, &decoded.pixels)
             for (size, path) in planned.reversed() {
                 current = Resampler.resample(consume current, to: size, filter: configuration.filter)
-                let data: [UInt8] = switch outputFormat {
-                case .png: try configuration.png.encode(current)
-                default: try configuration.jpeg.encode(current)
-                }
-                encoded.append((path, size, data))
+                encoded.append((path, size, try encoder.encode(current, metadata: metadata)))
             }
             encoded.reverse()
         }

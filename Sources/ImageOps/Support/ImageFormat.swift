@@ -14,8 +14,11 @@ public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, Cust
     case heif
     case avif
 
-    /// Whether vsearch can decode and encode this format. Only JPEG and PNG.
-    public var isSupported: Bool { self == .jpeg || self == .png }
+    /// Whether vsearch can decode this format: JPEG, PNG, WebP, HEIF, AVIF and GIF (not BMP or TIFF).
+    public var isSupported: Bool { self != .bmp && self != .tiff }
+
+    /// Whether vsearch can write this format: JPEG, PNG, WebP and AVIF.
+    public var isWritable: Bool { self == .jpeg || self == .png || self == .webp || self == .avif }
 
     /// The usual file extension, without the dot.
     public var preferredExtension: String {

@@ -21,7 +21,7 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
     case emptyInput(source: String)
     /// The bytes are not an image format vsearch recognises.
     case unrecognisedFormat(source: String, magic: [UInt8])
-    /// The bytes are a known image format that vsearch does not decode (GIF, WebP, ...).
+    /// The bytes are a known image format that vsearch does not decode (BMP, TIFF).
     case unsupportedFormat(source: String, format: ImageFormat)
     /// The header declares a width or height vsearch cannot use (such as 0).
     case invalidDimensions(source: String, width: Int, height: Int)
@@ -48,9 +48,9 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unrecognisedFormat(let source, let magic):
             // Never the bytes themselves: the input may be a secret (a file or a response someone else controls).
             let looksLikeText = !magic.isEmpty && magic.prefix(8).allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-            return "\(source): not a JPEG or PNG image (\(looksLikeText ? "it starts with text" : "unrecognised binary data"))"
+            return "\(source): not an image vsearch reads (JPEG, PNG, WebP, HEIC/HEIF, AVIF, GIF) (\(looksLikeText ? "it starts with text" : "unrecognised binary data"))"
         case .unsupportedFormat(let source, let format):
-            return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads JPEG and PNG — convert it first"
+            return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads JPEG, PNG, WebP, HEIC/HEIF, AVIF and GIF — convert it first"
         case .invalidDimensions(let source, let width, let height):
             return "\(source): the header declares an unusable size \(width)×\(height)"
         case .limitExceeded(let source, let limit):

@@ -23,6 +23,11 @@ struct InfoCommand: ParsableCommand {
         var height: Int?
         var orientation: Int?
         var alpha: Bool?
+        /// The embedded colour profile's description (converted to sRGB when decoding), if any.
+        var profile: String?
+        var artist: String?
+        var copyright: String?
+        var warnings: [String]?
         var ok: Bool
         var error: String?
     }
@@ -32,8 +37,12 @@ struct InfoCommand: ParsableCommand {
         for file in files {
             var report = Report(file: file, ok: false)
             do {
-                let decoded = try ImageDecoder.decode(fileAt: file)
+                let decoded = try ImageDecoder.decode(fileAt: file, options: DecodingOptions(colorHandling: .keepSourceProfile))
                 report.format = decoded.header.format.rawValue
+                report.profile = decoded.colorProfile.map { $0.name ?? "unnamed ICC profile (\($0.iccData.count) bytes)" }
+                report.artist = decoded.metadata.artist
+                report.copyright = decoded.metadata.copyright
+                report.warnings = decoded.warnings.isEmpty ? nil : decoded.warnings
                 report.width = decoded.pixels.width
                 report.height = decoded.pixels.height
                 report.orientation = decoded.header.orientation.rawValue
@@ -49,7 +58,10 @@ struct InfoCommand: ParsableCommand {
                 if let data = try? encoder.encode(report) { Terminal.out(String(decoding: data, as: UTF8.self)) }
             } else if report.ok {
                 Terminal.out("\(file): \(report.format ?? "?") \(report.width ?? 0)×\(report.height ?? 0)"
-                    + ", orientation \(report.orientation ?? 1)\(report.alpha == true ? ", alpha" : "")")
+                    + ", orientation \(report.orientation ?? 1)\(report.alpha == true ? ", alpha" : "")"
+                    + (report.profile.map { ", profile \"\($0)\"" } ?? "")
+                    + (report.copyright.map { ", © \($0)" } ?? ""))
+                for warning in report.warnings ?? [] { Terminal.out("  warning: \(warning)") }
             } else {
                 Terminal.out("\(file): error: \(report.error ?? "unknown")")
             }
