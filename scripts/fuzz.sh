@@ -50,6 +50,10 @@ done
 
 work="$repo/Fuzz/.work"
 mkdir -p "$work/logs"
+# Swift's own crash backtracer is slow (it symbolicates every crash, which makes minimising crawl)
+# and reads memory in a way AddressSanitizer reports; libFuzzer's stack trace, printed through
+# ASan, names the Swift runtime failure just as well.
+export SWIFT_BACKTRACE=enable=no
 
 if $build; then
   ./scripts/install-deps.sh
@@ -151,7 +155,8 @@ for target in "${targets[@]}"; do
     failed=1
     findings="$(printf '%s\n' "$new_artifacts" | sed "s|^$repo/||" | paste -sd' ' -)"
     [ -n "$findings" ] || findings="libFuzzer exited $status (see the log)"
-    grep -m1 -E "^==[0-9]+==ERROR|Fatal error|invariant broken|ERROR: libFuzzer" "$log" >&2 || true
+    grep -m1 -E "Swift runtime failure|Fatal error|invariant broken|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log" \
+      | sed "s/^/fuzz.sh: $target: /" >&2 || true
   fi
   summary+=("$(printf '%-10s %6s %8s %12s %8s  %s' "$target" "$seeds" "$size" "${executions:-?}" "${rate:-?}" "$findings")")
 done
