@@ -16,8 +16,10 @@
 #     and -print_final_stats=1; new corpus entries go to the corpus directory, crashes, leaks,
 #     timeouts and out-of-memory inputs to Fuzz/.work/artifacts/<target>/, the log to
 #     Fuzz/.work/logs/<target>.log.
-# At the end it prints, per target: seed files, final corpus size, executions
-# (stat::number_of_executed_units), and findings. It exits 1 if any target found something.
+# At the end it prints, per target: seed files; final corpus size (files in the corpus directory,
+# seeds included); libFuzzer's kept corpus and coverage (its last "DONE" line; coverage counts
+# instrumented Swift code only); executions (stat::number_of_executed_units) and executions per
+# second; and findings. It exits 1 if any target found something.
 #
 # Usage:
 #   scripts/fuzz.sh [--seconds N] [--fresh] [--no-build] [TARGET...]
@@ -149,6 +151,11 @@ for target in "${targets[@]}"; do
   executions="$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)"
   rate="$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)"
   size="$(find "$corpus" -type f | wc -l)"
+  # libFuzzer's last status line: coverage (instrumented edges: Swift code only) and the
+  # corpus it keeps in memory (the seeds and new inputs that add coverage).
+  done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)"
+  coverage="$(printf '%s' "$done_line" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+')"
+  kept="$(printf '%s' "$done_line" | grep -oE 'corp: [0-9]+' | grep -oE '[0-9]+')"
   new_artifacts="$(comm -13 <(printf '%s\n' "$before") <(find "$artifacts" -type f | sort) | sed '/^$/d')"
   findings="none"
   if [ "$status" -ne 0 ] || [ -n "$new_artifacts" ]; then
@@ -158,9 +165,10 @@ for target in "${targets[@]}"; do
     grep -m1 -E "Swift runtime failure|Fatal error|invariant broken|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log" \
       | sed "s/^/fuzz.sh: $target: /" >&2 || true
   fi
-  summary+=("$(printf '%-10s %6s %8s %12s %8s  %s' "$target" "$seeds" "$size" "${executions:-?}" "${rate:-?}" "$findings")")
+  summary+=("$(printf '%-10s %6s %8s %6s %6s %12s %8s  %s' "$target" "$seeds" "$size" "${kept:-?}" "${coverage:-?}" \
+    "${executions:-?}" "${rate:-?}" "$findings")")
 done
 
-printf '\n%-10s %6s %8s %12s %8s  %s\n' target seeds corpus executions exec/s findings
+printf '\n%-10s %6s %8s %6s %6s %12s %8s  %s\n' target seeds corpus kept cov executions exec/s findings
 printf '%s\n' "${summary[@]}"
 exit "$failed"
