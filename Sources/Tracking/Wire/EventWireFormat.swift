@@ -142,7 +142,11 @@ public enum EventWireFormat {
         event.s1 = values["s1"]; event.s2 = values["s2"]; event.s3 = values["s3"]; event.s4 = values["s4"]; event.s5 = values["s5"]
         event.json = values["json"]; event.eventID = values["eid"]
         if let ts = values["ts"] {
-            guard let number = Int64(ts) ?? Double(ts).map({ Int64($0) }) else { throw .invalidEvent(field: "ts", rule: "\"\(ts)\" is not milliseconds") }
+            // A fractional or exponent form (JS sends 1.7e12) is truncated; one outside Int64, or
+            // not finite, is refused (converting it would trap).
+            guard let number = Int64(ts) ?? Double(ts).flatMap({ Int64(exactly: $0.rounded(.towardZero)) }) else {
+                throw .invalidEvent(field: "ts", rule: "\"\(ts)\" is not milliseconds")
+            }
             event.timestamp = number
         }
         return event

@@ -39,8 +39,15 @@ public struct DiscoverSearchRequest: WireRequest {
         var scale = 1.0
         var copy = self
         copy.query = try query.prepared(limits: limits) { scale = $0 }
-        copy.points = points.map { PixelPoint(x: Int(Double($0.x) * scale), y: Int(Double($0.y) * scale)) }
+        copy.points = points.map { PixelPoint(x: Self.scaled($0.x, by: scale), y: Self.scaled($0.y, by: scale)) }
         return copy
+    }
+
+    /// A coordinate times `scale`, truncated toward zero like a box; a result beyond `Int`
+    /// saturates (`Double(Int.max)` is 2⁶³, one past `Int.max`, even at scale 1).
+    static func scaled(_ coordinate: Int, by scale: Double) -> Int {
+        let product = (Double(coordinate) * scale).rounded(.towardZero)
+        return Int(exactly: product) ?? (product > 0 ? .max : .min)
     }
 
     public func wireMessage() throws(VisualSearchError) -> WireMessage {

@@ -83,12 +83,18 @@ public struct ImageQuery: Sendable, Hashable {
 }
 
 extension WireQuery {
-    /// A box `x1,y1,x2,y2`, validated.
+    /// A box `x1,y1,x2,y2`, validated; each coordinate must fit in 32 bits (an image side is at
+    /// most ``ImageLimits/maxSide``), so no arithmetic on a box from the wire can overflow.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)``.
     public func box(_ name: String) throws(VisualSearchError) -> PixelBox? {
         guard let text = string(name) else { return nil }
-        do { return try PixelBox(parsing: text) } catch {
+        let box: PixelBox
+        do { box = try PixelBox(parsing: text) } catch {
             throw .invalidParameter(name: name, reason: error.description)
         }
+        guard [box.x1, box.y1, box.x2, box.y2].allSatisfy({ Int32(exactly: $0) != nil }) else {
+            throw .invalidParameter(name: name, reason: "\"\(text)\" has a coordinate beyond ±2147483647")
+        }
+        return box
     }
 }

@@ -52,6 +52,24 @@ struct EventWireFormatTests {
         #expect(throws: TrackingError.self) { try EventWireFormat.entries(fromBatch: Array("[1,2]".utf8)) }
     }
 
+    @Test("a timestamp beyond Int64 or not finite is refused, not a crash (fuzz findings in Fuzz/Regressions/events, query)",
+          arguments: ["7e21", "7e22", "-1e19", "9223372036854775808", "1e309", "nan", "inf", "-inf"])
+    func timestampOutOfRange(ts: String) {
+        #expect(throws: TrackingError.invalidEvent(field: "ts", rule: "\"\(ts)\" is not milliseconds")) {
+            try EventWireFormat.event(from: ["action": "search", "ts": ts])
+        }
+    }
+
+    @Test("the fuzzer's inputs that crashed the collector are refused: a batch and a pixel query with ts 7e21")
+    func timestampFuzzRegressions() throws {
+        let entries = try EventWireFormat.entries(fromBatch: Array(#"{"events":[{"action":"n","ts":7e21}]}"#.utf8))
+        #expect(throws: TrackingError.self) { try EventWireFormat.event(from: entries[0]) }
+        #expect(throws: TrackingError.self) { try EventWireFormat.event(from: EventWireFormat.parameters(fromQuery: "action=u&ts=7e22")) }
+        // Exponent and fractional forms within range still read, truncated.
+        #expect(try EventWireFormat.event(from: ["action": "search", "ts": "1.7e12"]).timestamp == 1_700_000_000_000)
+        #expect(try EventWireFormat.event(from: ["action": "search", "ts": "-2.9"]).timestamp == -2)
+    }
+
     @Test("HTTP statuses: 2xx accepted, transient ones retried with Retry-After, other 4xx rejected",
           arguments: [(200, nil as String?), (204, nil), (408, "retry"), (429, "retry"), (500, "retry"), (503, "retry"), (401, "retry"),
                       (404, "retry"), (400, "reject"), (413, "reject"), (422, "reject")])

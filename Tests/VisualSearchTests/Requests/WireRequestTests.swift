@@ -95,6 +95,31 @@ struct WireRequestTests {
         #expect(throws: VisualSearchError.self) { try ProductRecommendationsRequest(wire: WireMessage(query: placement, pathParameter: "p")) }
     }
 
+    @Test("a box coordinate beyond 32 bits is refused on the wire (fuzz finding: Fuzz/Regressions/query/box-beyond-int32.txt)",
+          arguments: ["9223372036854775807,0,9223372036854775807,5", "0,0,2147483648,10", "-2147483649,0,10,10"])
+    func boxBeyondInt32(text: String) {
+        var query = WireQuery()
+        query.append("im_id", "x")
+        query.append("box", text)
+        #expect(throws: VisualSearchError.invalidParameter(name: "box", reason: "\"\(text)\" has a coordinate beyond ±2147483647")) {
+            try UploadSearchRequest(wire: WireMessage(query: query))
+        }
+        query = WireQuery()
+        query.append("im_id", "x")
+        query.append("box", "-2147483648,0,2147483647,10")
+        #expect(throws: Never.self) { try UploadSearchRequest(wire: WireMessage(query: query)) }
+    }
+
+    @Test("a discover request's points near Int.max survive preparation (fuzz finding: Fuzz/Regressions/query/point-near-int-max.txt)")
+    func pointNearIntMax() throws {
+        let request = try DiscoverSearchRequest(wire: WireMessage(query: WireQuery(parsing: "im_id=a&point=9223372036854775807,0")))
+        let prepared = try request.prepared()
+        #expect(prepared.points == [PixelPoint(x: .max, y: 0)])
+        #expect(DiscoverSearchRequest.scaled(1001, by: 0.5) == 500)
+        #expect(DiscoverSearchRequest.scaled(.max, by: 2) == .max)
+        #expect(DiscoverSearchRequest.scaled(.min, by: 1) == .min)
+    }
+
     @Test("colours parse the same everywhere", arguments: [
         ("ff00ff", "ff00ff"), ("#FF00FF", "ff00ff"), ("f0f", "ff00ff"), ("#f0f", "ff00ff"), ("C45B3B", "c45b3b"),
     ])
