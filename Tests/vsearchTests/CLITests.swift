@@ -170,7 +170,7 @@ struct CLITests {
         let path = Self.repository + "/Tests/Fixtures/badinput/wrongformat/html.png"
         let run = try Self.run(["prepare", path, output])
         #expect(run.status == 65)
-        #expect(run.stderr.contains(path) && run.stderr.contains("not a JPEG or PNG"))
+        #expect(run.stderr.contains(path) && run.stderr.contains("not an image vsearch reads"))
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(try Self.run(["prepare", path, output, "--box", "5,5,1,1"]).status == 64)
     }

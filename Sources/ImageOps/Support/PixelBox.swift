@@ -74,6 +74,10 @@ public struct PixelBox: Sendable, Hashable, Codable, CustomStringConvertible {
             let y = Swift.min(Swift.max(0, y1 - side / 2), size.height - side)
             return PixelRect(x: x, y: y, width: side, height: side)
         }
+        // A box starting at or beyond the far edge cannot overlap (and x1 + 1 cannot overflow below).
+        guard x1 < size.width, y1 < size.height else {
+            throw .invalidBox(self, reason: "it does not overlap the \(size) image")
+        }
         let left = Swift.max(0, x1), top = Swift.max(0, y1)
         let right = Swift.min(size.width, Swift.max(x2, x1 + 1))
         let bottom = Swift.min(size.height, Swift.max(y2, y1 + 1))

@@ -31,6 +31,12 @@ struct PixelBoxTests {
         #expect(throws: ImageOpsError.self) { try PixelBox(x1: 300, y1: 0, x2: 400, y2: 50).region(in: size) }
     }
 
+    @Test("a box starting at Int.max is an error, not an overflow trap (fuzz finding, Fuzz/Regressions/query)")
+    func extremeCoordinates() {
+        #expect(throws: ImageOpsError.self) { try PixelBox(x1: .max, y1: 0, x2: .max, y2: 5).region(in: size) }
+        #expect(throws: ImageOpsError.self) { try PixelBox(x1: 0, y1: .max, x2: 5, y2: .max).region(in: size) }
+    }
+
     @Test("a zero-size box is a point: a neighbourhood of a quarter of the short side around it, kept inside")
     func point() throws {
         let box = PixelBox(x1: 100, y1: 50, x2: 100, y2: 50)
