@@ -174,7 +174,8 @@ extension ImageDecoders {
 
         static func error(_ code: Int32, source: String, stage: String) -> ImageOpsError {
             let message = GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
-            if code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON {
+            // A screen descriptor is only ever missing because the file ends inside it.
+            if code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON || code == D_GIF_ERR_NO_SCRN_DSCR {
                 return .truncated(source: source, format: .gif, reason: "\(stage) incomplete (\(message))")
             }
             return .corrupt(source: source, format: .gif, reason: "\(stage): \(message)")

@@ -56,14 +56,17 @@ extension ImageDecoders {
                 heif_context_set_maximum_image_size_limit(context, Int32(clamping: maxSide))
                 let read = heif_context_read_from_memory_without_copy(context, base, bytes.count, nil)
                 guard read.code == heif_error_Ok else {
+                    // The message lives in the context: read it before freeing.
+                    let error = HEIF.error(read, source: source)
                     heif_context_free(context)
-                    throw HEIF.error(read, source: source)
+                    throw error
                 }
                 var handle: OpaquePointer?
                 let primary = heif_context_get_primary_image_handle(context, &handle)
                 guard primary.code == heif_error_Ok, let handle else {
+                    let error = HEIF.error(primary, source: source)
                     heif_context_free(context)
-                    throw HEIF.error(primary, source: source)
+                    throw error
                 }
                 self.context = context
                 self.handle = handle

@@ -31,9 +31,9 @@ struct BadInputTests {
         }
     }()
 
-    @Test("the table lists all 231 files")
+    @Test("the table lists all 263 files (231 from shared/badinput, 32 WebP/HEIC/AVIF/GIF added for issue 13)")
     func tableIsComplete() {
-        #expect(Self.cases.count == 231)
+        #expect(Self.cases.count == 263)
     }
 
     @Test("each file decodes or is rejected with a typed error, as the table says", arguments: cases)
@@ -75,11 +75,25 @@ struct BadInputTests {
         }
     }
 
-    @Test("GIF and WebP are named as unsupported formats")
-    func unsupported() {
-        for (file, format) in [("wrongformat/gif_image.gif", ImageFormat.gif), ("wrongformat/webp_image.webp", .webp)] {
-            let path = Fixtures.badInput + "/" + file
-            #expect(throws: ImageOpsError.unsupportedFormat(source: path, format: format)) { try ImageDecoder.decode(fileAt: path) }
+    @Test("GIF and WebP decode; BMP and TIFF are named as unsupported formats")
+    func formats() throws {
+        #expect(try Fixtures.decode("wrongformat/gif_image.gif").header.format == .gif)
+        #expect(try Fixtures.decode("wrongformat/webp_image.webp").header.format == .webp)
+        let bmp: [UInt8] = Array("BM".utf8) + [UInt8](repeating: 0, count: 60)
+        #expect(throws: ImageOpsError.unsupportedFormat(source: "x.bmp", format: .bmp)) { try ImageDecoder.decode(bmp, source: "x.bmp") }
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + [UInt8](repeating: 0, count: 60)
+        #expect(throws: ImageOpsError.unsupportedFormat(source: "x.tif", format: .tiff)) { try ImageDecoder.decode(tiff, source: "x.tif") }
+    }
+
+    @Test("format bombs are refused by the limits before decoding",
+          arguments: ["formats/webp_bomb_vp8_16383x16383.webp", "formats/webp_bomb_vp8x_16383x16383.webp",
+                      "formats/gif_screen_65535x65535.gif"])
+    func formatBombs(file: String) {
+        let limits = ImageLimits(maxPixels: 40_000_000)
+        let result = Result { () throws(ImageOpsError) in try Fixtures.decode(file, options: DecodingOptions(limits: limits)) }
+        guard case .failure(.limitExceeded) = result else {
+            Issue.record("expected limitExceeded, got \(result)")
+            return
         }
     }
 
