@@ -54,16 +54,21 @@ extension ImageDecoders {
                     throw .corrupt(source: source, format: .heif, reason: "libheif could not create a context")
                 }
                 heif_context_set_maximum_image_size_limit(context, Int32(clamping: maxSide))
+                // A heif_error's message belongs to the context: turn it into our error before
+                // freeing the context (reading it afterwards was a use-after-free; fuzz finding,
+                // Fuzz/Regressions/heif).
                 let read = heif_context_read_from_memory_without_copy(context, base, bytes.count, nil)
                 guard read.code == heif_error_Ok else {
+                    let error = HEIF.error(read, source: source)
                     heif_context_free(context)
-                    throw HEIF.error(read, source: source)
+                    throw error
                 }
                 var handle: OpaquePointer?
                 let primary = heif_context_get_primary_image_handle(context, &handle)
                 guard primary.code == heif_error_Ok, let handle else {
+                    let error = HEIF.error(primary, source: source)
                     heif_context_free(context)
-                    throw HEIF.error(primary, source: source)
+                    throw error
                 }
                 self.context = context
                 self.handle = handle
