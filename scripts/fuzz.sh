@@ -56,6 +56,8 @@ mkdir -p "$work/logs"
 # and reads memory in a way AddressSanitizer reports; libFuzzer's stack trace, printed through
 # ASan, names the Swift runtime failure just as well.
 export SWIFT_BACKTRACE=enable=no
+# Leaks inside the C libraries that ImageOps cannot free (each one in docs/fuzzing.md).
+export LSAN_OPTIONS="suppressions=$repo/Fuzz/lsan-suppressions.txt:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 if $build; then
   ./scripts/install-deps.sh
