@@ -19,7 +19,7 @@ struct FuzzTarget: Sendable {
     var maximumInputLength: Int
     /// libFuzzer's `-timeout`: seconds one input may take before it counts as a hang.
     var timeoutSeconds: Int
-    /// Seed files, as bash globs relative to the repository root (`**` recurses). scripts/fuzz.sh
+    /// Seed files, as bash globs relative to the repository root, or absolute (`**` recurses). scripts/fuzz.sh
     /// also adds `Fuzz/Seeds/<name>/*` and `Fuzz/Regressions/<name>/*`.
     var seedGlobs: [String]
     /// Runs one input.
@@ -33,7 +33,12 @@ enum FuzzTargets {
     static let all: [FuzzTarget] = [
         JPEGDecoderTarget.target,
         PNGDecoderTarget.target,
+        WebPDecoderTarget.target,
+        HEIFDecoderTarget.target,
+        AVIFDecoderTarget.target,
+        GIFDecoderTarget.target,
         EXIFReaderTarget.target,
+        ICCProfileTarget.target,
         MultipartFormTarget.target,
         QueryStringTarget.target,
         MetadataTableTarget.target,

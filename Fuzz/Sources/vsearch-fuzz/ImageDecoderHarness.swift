@@ -10,11 +10,13 @@ enum ImageDecoderHarness {
     static let limits = ImageLimits(maxPixels: 16_000_000, maxSide: 4096, maxInputBytes: 1 << 20)
 
     /// The options tried on each input: strict at full size; lenient, shrinking on load to at
-    /// least 64×64, without applying EXIF orientation.
+    /// least 64×64, without applying EXIF orientation; strict at full size keeping the source's
+    /// colour profile instead of converting to sRGB.
     static let optionSets = [
         DecodingOptions(limits: limits),
         DecodingOptions(minimumSize: PixelSize(width: 64, height: 64), appliesOrientation: false,
                         failurePolicy: .lenient, limits: limits),
+        DecodingOptions(limits: limits, colorHandling: .keepSourceProfile),
     ]
 
     /// Runs `decoder` on `input` in every way above.
@@ -34,7 +36,8 @@ enum ImageDecoderHarness {
     }
 
     /// What a decoded image must satisfy: four bytes a pixel, a stored size within the limits,
-    /// and (at full size, oriented) pixels the size the header reports.
+    /// (at full size, oriented) pixels the size the header reports, and a colour profile only
+    /// when asked to keep one, and then an RGB profile with a readable header.
     static func check(_ image: DecodedImage, options: DecodingOptions) {
         let pixels = image.pixels
         invariant(pixels.width > 0 && pixels.height > 0, "empty image \(pixels.width)×\(pixels.height)")
@@ -45,6 +48,10 @@ enum ImageDecoderHarness {
         invariant(pixels.width <= limits.maxSide && pixels.height <= limits.maxSide, "pixels \(pixels.size) over the limits")
         if options.minimumSize == nil && options.appliesOrientation {
             invariant(pixels.size == image.header.size, "pixels \(pixels.size), header says \(image.header.size)")
+        }
+        if let profile = image.colorProfile {
+            invariant(options.colorHandling == .keepSourceProfile, "a colour profile kept although converting to sRGB")
+            invariant(profile.header?.colorSpace == .rgb, "kept a profile whose header is \(String(describing: profile.header))")
         }
     }
 }

@@ -6,7 +6,7 @@ enum PNGDecoderTarget {
     /// The harness.
     static let target = FuzzTarget(
         name: "png",
-        summary: "ImageDecoders.PNG readHeader + decode (strict full size; lenient), ImageDecoder.readHeader(limits:) + decode",
+        summary: "ImageDecoders.PNG readHeader + decode (strict full size; lenient; keepSourceProfile), ImageDecoder.readHeader(limits:) + decode",
         maximumInputLength: 64 * 1024,
         timeoutSeconds: 10,
         seedGlobs: ["Tests/Fixtures/badinput/**/*.png", "Tests/Fixtures/badinput/**/*.jpg"],

@@ -120,12 +120,13 @@ extension ImageDecoders {
                 let coversCanvas = frameRect.x == 0 && frameRect.y == 0 && frameRect.size == canvas
                 header = ImageHeader(format: .gif, storedSize: canvas, orientation: .up,
                                      hasAlpha: transparent != nil || !coversCanvas)
+                // Every stored property is set from here on, so a throw runs deinit, which closes
+                // the file: closing it here as well freed it twice (fuzz finding,
+                // Fuzz/Regressions/gif).
                 guard frameRect.width > 0, frameRect.height > 0 else {
-                    DGifCloseFile(file, nil)
                     throw ImageOpsError.invalidDimensions(source: source, width: frameRect.width, height: frameRect.height)
                 }
                 guard !colors.isEmpty else {
-                    DGifCloseFile(file, nil)
                     throw ImageOpsError.corrupt(source: source, format: .gif, reason: "no colour table for the first frame")
                 }
             }

@@ -54,9 +54,11 @@ extension ImageDecoders {
                     throw .corrupt(source: source, format: .heif, reason: "libheif could not create a context")
                 }
                 heif_context_set_maximum_image_size_limit(context, Int32(clamping: maxSide))
+                // A heif_error's message belongs to the context: turn it into our error before
+                // freeing the context (reading it afterwards was a use-after-free; fuzz finding,
+                // Fuzz/Regressions/heif).
                 let read = heif_context_read_from_memory_without_copy(context, base, bytes.count, nil)
                 guard read.code == heif_error_Ok else {
-                    // The message lives in the context: read it before freeing.
                     let error = HEIF.error(read, source: source)
                     heif_context_free(context)
                     throw error
@@ -95,8 +97,12 @@ extension ImageDecoders {
                 }
                 if type == heif_color_profile_type_nclx {
                     var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-                    guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
-                    defer { heif_nclx_color_profile_free(nclx) }
+                    let status = heif_image_handle_get_nclx_color_profile(handle, &nclx)
+                    // libheif allocates the profile before it validates the values, and on an
+                    // unknown primaries, transfer or matrix code returns an error with the
+                    // profile still allocated: free whatever it returned (fuzz finding: a leak).
+                    defer { if let nclx { heif_nclx_color_profile_free(nclx) } }
+                    guard status.code == heif_error_Ok, let nclx else { return nil }
                     switch RGBColorSpace.nclx(primaries: Int(nclx.pointee.color_primaries.rawValue),
                                               transfer: Int(nclx.pointee.transfer_characteristics.rawValue)) {
                     case .none: return nil
