@@ -211,11 +211,20 @@ def expected(tool, src, ext):
 
 
 def webp_kind(path):
-    with open(path, "rb") as f:
-        head = f.read(64)
-    if head[:4] != b"RIFF" or head[8:12] != b"WEBP":
+    """lossless (a VP8L chunk) or lossy (VP8, with ALPH before it when there is alpha), walking the chunks."""
+    import struct
+    data = open(path, "rb").read()
+    if data[:4] != b"RIFF" or data[8:12] != b"WEBP":
         return "not webp"
-    return "lossless" if b"VP8L" in head else ("lossy" if b"VP8 " in head else "?")
+    pos = 12
+    while pos + 8 <= len(data):
+        tag, size = data[pos:pos + 4], struct.unpack("<I", data[pos + 4:pos + 8])[0]
+        if tag == b"VP8L":
+            return "lossless"
+        if tag == b"VP8 ":
+            return "lossy"
+        pos += 8 + size + (size & 1)
+    return "?"
 
 
 def av1_config(path):
@@ -377,9 +386,11 @@ def main():
     ap.add_argument("--avif-files", type=int, default=0,
                     help="AVIF on only the first N files of the main set (0: all)")
     ap.add_argument("--record", action="store_true", help=f"replace the section '{TITLE[3:]}' of bench/RESULTS.md")
+    ap.add_argument("--report-only", action="store_true",
+                    help="no runs: the report again from bench/work/formats-results.json and the outputs on disk")
     a = ap.parse_args()
     started = time.time()
-    vs = build(a.vsearch, a.no_build)
+    vs = build(a.vsearch, a.no_build or a.report_only)
     parts = a.only.split(",")
     photos, jpegs = ensure_photos()
     graphics = ensure_graphics() if "formats" in parts else None
@@ -404,13 +415,20 @@ def main():
                 while f.read(1 << 22):
                     pass
 
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    rpath = os.path.join(WORK, "formats-results.json")
+    when = os.path.getmtime(rpath) if a.report_only else time.time()
+    date = datetime.datetime.fromtimestamp(when, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    built = datetime.datetime.fromtimestamp(os.path.getmtime(vs), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load0 = open("/proc/loadavg").read().split()[:3]
     vips_ver = subprocess.run(["vips", "--version"], capture_output=True, text=True).stdout.strip()
     vs_ver = subprocess.run([vs, "--version"], capture_output=True, text=True).stdout.strip()
 
     results = {c["key"]: [] for c in cases}
-    for rep in range(a.reps):
+    if a.report_only:
+        saved = json.load(open(os.path.join(WORK, "formats-results.json")))
+        results = {c["key"]: saved[c["key"]] for c in cases}
+        a.reps = len(next(iter(results.values())))
+    for rep in range(0 if a.report_only else a.reps):
         for c in cases:
             cpu, wall, errs = run(c)
             results[c["key"]].append(dict(cpu=cpu, wall=wall, errs=errs))
@@ -423,10 +441,11 @@ def main():
         return ", ".join(f"{r['cpu']:.2f}" for r in results[c["key"]])
 
     rep = [TITLE, "",
-           f"Run {date} by `python3 bench/formats.py` (reps {a.reps}; medians of CPU seconds).", "",
+           f"Run {'ending ' if a.report_only else ''}{date} by `python3 bench/formats.py` (reps {a.reps}; medians of CPU seconds)"
+           + (" (report remade from the saved runs with `--report-only`)." if a.report_only else "."), "",
            f"- Machine: {machine()}; load average at start {' '.join(load0)} (shared: another engineer "
            "runs tests on the other core; compare CPU seconds)",
-           f"- vsearch: {vs_ver}, built from {git_rev()} (`{os.path.relpath(vs, ROOT)}`)",
+           f"- vsearch: {vs_ver}, `{os.path.relpath(vs, ROOT)}` built {built}; HEAD now {git_rev()}",
            f"- libvips: {vips_ver} (Debian), `vipsthumbnail`; libheif 1.15.1 + libaom 3.6.0 for AVIF, libwebp 1.2.4 "
            "(the same libwebp and libaom vsearch links; vsearch reaches libaom through libavif 0.11.1)",
            f"- Every process pinned to core {CORE} (`taskset -c {CORE}`), `VIPS_CONCURRENCY=1`, vsearch `--jobs 1`; "
@@ -562,8 +581,9 @@ def main():
     print("\n" + text)
     with open(os.path.join(WORK, "formats-report.md"), "w") as f:
         f.write(text)
-    with open(os.path.join(WORK, "formats-results.json"), "w") as f:
-        json.dump({k: v for k, v in results.items()}, f, indent=1)
+    if not a.report_only:
+        with open(rpath, "w") as f:
+            json.dump(results, f, indent=1)
     if a.record:
         replace_section(os.path.join(HERE, "RESULTS.md"), TITLE, text)
 

@@ -34,9 +34,12 @@ public enum ColorFeatures {
     /// Vector length.
     public static let dimensions = 112
     /// The version of the features pipeline (``ImageFeatures``): 1 computed
-    /// the vector of the whole image; 2 trims uniform margins first. A
-    /// catalog row records the version that computed it (``ImageFeatures/fingerprint(of:)``).
-    public static let version = 2
+    /// the vector of the whole image; 2 trims uniform margins first; 3 sees
+    /// colour-managed pixels (embedded profiles converted to sRGB — untagged and
+    /// sRGB sources give the same vectors as 2, tagged ones change). A catalog
+    /// row records the version that computed it (``ImageFeatures/fingerprint(of:)``),
+    /// so `vsearch serve` and `catalog stats` report rows to re-index.
+    public static let version = 3
     /// Histogram part length.
     static let histogramBins = 64
     /// Weights of the two parts.
