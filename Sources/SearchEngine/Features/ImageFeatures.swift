@@ -66,7 +66,7 @@ public enum ImageFeatures {
 
     /// What a catalog row stores as its content hash: the file's ``ContentHash``
     /// tagged with the ``ColorFeatures/version`` that computed its vector
-    /// (`…-f2`), so re-indexing recomputes the vectors of an older vsearch
+    /// (`…-f3`), so re-indexing recomputes the vectors of an older vsearch
     /// (whose rows hold the bare hash) and `catalog migrate` carries the tag
     /// along with the vector it belongs to.
     public static func fingerprint(of bytes: [UInt8]) -> String {
