@@ -575,8 +575,9 @@ def main():
                             f"prophoto {crow[('vipsthumbnail', 'prophoto')]['over']:+.1f} %, adobergb "
                             f"{crow[('vipsthumbnail', 'adobergb')]['over']:+.1f} % over its (a)")
         rep += verdicts + [""]
-    rep.append(f"Benchmark wall time: {(time.time() - started) / 60:.1f} min; load average at the end "
-               f"{' '.join(open('/proc/loadavg').read().split()[:3])}. Report: bench/work/formats-report.md.")
+    rep.append((f"Benchmark wall time: {(time.time() - started) / 60:.1f} min; load average at the end "
+                f"{' '.join(open('/proc/loadavg').read().split()[:3])}. " if not a.report_only else "")
+               + "Report: bench/work/formats-report.md.")
     text = "\n".join(rep) + "\n"
     print("\n" + text)
     with open(os.path.join(WORK, "formats-report.md"), "w") as f:
