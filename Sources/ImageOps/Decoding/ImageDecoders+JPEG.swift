@@ -22,9 +22,6 @@ extension ImageDecoders {
         /// ``ImageFormat/jpeg``.
         public var format: ImageFormat { .jpeg }
 
-        /// The DCT scale denominators tried, smallest reduction first.
-        static let scaleDenominators = [1, 2, 4, 8]
-
         public func readHeader(_ bytes: UnsafeRawBufferPointer, source: String) throws(ImageOpsError) -> ImageHeader {
             let handle = try Handle(source: source)
             defer { handle.close() }
@@ -43,16 +40,11 @@ extension ImageDecoders {
             let header = ImageHeader(format: .jpeg, storedSize: info.size, orientation: orientation, hasAlpha: false)
 
             // Shrink-on-load: the smallest scale whose output still covers the minimum (in stored orientation).
-            var denominator = 1
-            if let minimum = options.minimumSize.map({ orientation.swapsDimensions ? $0.transposed : $0 }) {
-                for candidate in JPEG.scaleDenominators
-                where JPEG.scaled(info.size.width, candidate) >= minimum.width
-                    && JPEG.scaled(info.size.height, candidate) >= minimum.height {
-                    denominator = candidate
-                }
-            }
-            let width = JPEG.scaled(info.size.width, denominator)
-            let height = JPEG.scaled(info.size.height, denominator)
+            let denominator = ShrinkOnLoad.denominator(
+                for: info.size, minimum: options.minimumSize.map { orientation.swapsDimensions ? $0.transposed : $0 },
+                candidates: ShrinkOnLoad.denominators(for: .jpeg))
+            let width = ShrinkOnLoad.scaled(info.size.width, denominator)
+            let height = ShrinkOnLoad.scaled(info.size.height, denominator)
 
             var flags = TJFLAG_LIMITSCANS
             if options.failurePolicy == .strict { flags |= TJFLAG_STOPONWARNING }
@@ -103,11 +95,6 @@ extension ImageDecoders {
         /// Artist and Copyright from the APP1 EXIF segment.
         static func metadata(_ bytes: UnsafeRawBufferPointer) -> ImageMetadata {
             JPEGSegments.exif(in: bytes).map { ImageMetadata(EXIFReader.fields(inTIFF: $0)) } ?? .none
-        }
-
-        /// libjpeg-turbo's TJSCALED: the size after scaling by 1/`denominator`, rounded up.
-        static func scaled(_ dimension: Int, _ denominator: Int) -> Int {
-            (dimension + denominator - 1) / denominator
         }
 
         /// Maps a libjpeg message to a typed error.

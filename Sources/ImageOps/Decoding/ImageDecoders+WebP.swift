@@ -88,16 +88,10 @@ extension ImageDecoders {
 
         static func decodeStill(_ bytes: UnsafeRawBufferPointer, features: Features, minimumSize: PixelSize?,
                                 source: String) throws(ImageOpsError) -> PixelBuffer {
-            var denominator = 1
-            if let minimum = minimumSize {
-                for candidate in [2, 4, 8]
-                where JPEG.scaled(features.size.width, candidate) >= minimum.width
-                    && JPEG.scaled(features.size.height, candidate) >= minimum.height {
-                    denominator = candidate
-                }
-            }
-            let width = JPEG.scaled(features.size.width, denominator)
-            let height = JPEG.scaled(features.size.height, denominator)
+            let denominator = ShrinkOnLoad.denominator(for: features.size, minimum: minimumSize,
+                                                       candidates: ShrinkOnLoad.denominators(for: .webp))
+            let width = ShrinkOnLoad.scaled(features.size.width, denominator)
+            let height = ShrinkOnLoad.scaled(features.size.height, denominator)
             var config = WebPDecoderConfig()
             guard WebPInitDecoderConfig(&config) != 0 else {
                 throw .corrupt(source: source, format: .webp, reason: "libwebp version mismatch")

@@ -48,6 +48,10 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// How long recommendations use the events read last before asking
         /// the store for new ones: 1 s by default (0: every request asks).
         public var engagementRefresh: Duration = .seconds(1)
+        /// Where query images are decoded: on the caller's task when nil (the
+        /// default, right for a command line), or on an ``ImageWorkPool``'s
+        /// threads under its pixel budget (a server: `vsearch serve` sets one).
+        public var imageWork: ImageWorkPool?
         public init() {}
     }
 
@@ -173,8 +177,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         if let limit = prepared.detectionLimit { regions = Array(regions.prefix(limit)) }
         var objects: [SearchObject] = []
         for region in regions {
-            let query: QueryFeatures
-            do { query = try ImageFeatures.query(bytes, box: region, limits: configuration.limits) } catch { throw .image(error) }
+            let query = try await features(of: bytes, box: region)
             let rendered = try await similar(to: query.vectors, excluding: nil, method: "discoversearch", parameters: parameters,
                                              snapshot: snapshot)
             let rect = query.region
@@ -244,7 +247,21 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let prepared: ImageQuery
         do { prepared = try query.prepared(limits: configuration.limits) } catch { throw .image(error) }
         let bytes = try await loader.load(prepared.image)
-        do { return (bytes, try ImageFeatures.query(bytes, box: prepared.box, limits: configuration.limits)) } catch { throw .image(error) }
+        return (bytes, try await features(of: bytes, box: prepared.box))
+    }
+
+    /// A query image's vectors: planned from its header (limits checked
+    /// before anything is decoded), then decoded where ``Configuration/imageWork`` says.
+    func features(of bytes: [UInt8], box: PixelBox?) async throws(VisualSearchError) -> QueryFeatures {
+        let limits = configuration.limits
+        let plan: ImageFeatures.QueryPlan
+        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits) } catch { throw .image(error) }
+        guard let pool = configuration.imageWork else {
+            do { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits) } catch { throw .image(error) }
+        }
+        return try await pool.run(pixels: plan.decodedPixels) { () throws(ImageOpsError) in
+            try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits)
+        }
     }
 
     /// Similarity to query vectors (a catalog image scores the best of its

@@ -28,12 +28,25 @@ public enum ImageFeatures {
                            palette: DominantColors.palette(of: small), metadata: metadata)
     }
 
-    /// The query vectors of an encoded image, inside `box` when given (in the
-    /// image's upright pixels; clamped; a point selects its neighbourhood),
-    /// and the region searched.
-    /// - Throws: ``ImageOpsError`` naming `source`.
-    public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
-                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
+    /// What decoding a query image will take, read from its header alone:
+    /// the region searched, the shrink-on-load target and the pixels the
+    /// decode produces — so a server can budget a query before it decodes.
+    public struct QueryPlan: Sendable, Hashable {
+        /// The image's header (limits already checked).
+        public var header: ImageHeader
+        /// The region searched, in the image's upright pixels.
+        public var region: PixelRect
+        /// The smallest decoded size that keeps ``ColorFeatures/workingSide`` pixels in the region.
+        public var minimumSize: PixelSize
+        /// Pixels the decode produces (after DCT or WebP scaling): its memory cost is about 4 bytes each.
+        public var decodedPixels: Int { ShrinkOnLoad.decodedPixelCount(of: header, minimumSize: minimumSize) }
+    }
+
+    /// Plans a query's decode: reads the header, checks `limits` and picks
+    /// the shrink-on-load target.
+    /// - Throws: ``ImageOpsError`` naming `source`; a declared size beyond `limits` before anything is decoded.
+    public static func plan(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
+                            limits: ImageLimits = .default) throws(ImageOpsError) -> QueryPlan {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
@@ -45,7 +58,24 @@ public enum ImageFeatures {
         let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(1, side)))
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
-        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimum, limits: limits))
+        return QueryPlan(header: header, region: region, minimumSize: minimum)
+    }
+
+    /// The query vectors of an encoded image, inside `box` when given (in the
+    /// image's upright pixels; clamped; a point selects its neighbourhood),
+    /// and the region searched.
+    /// - Throws: ``ImageOpsError`` naming `source`.
+    public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
+                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
+        try query(bytes, box: box, plan: try plan(bytes, box: box, source: source, limits: limits), source: source, limits: limits)
+    }
+
+    /// The query vectors of an encoded image whose decode was planned by ``plan(_:box:source:limits:)``.
+    /// - Throws: ``ImageOpsError`` naming `source`.
+    public static func query(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String = "query image",
+                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
+        let full = plan.header.size, region = plan.region
+        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
         let sx = Double(decoded.pixels.width) / Double(full.width), sy = Double(decoded.pixels.height) / Double(full.height)
         let x = min(decoded.pixels.width - 1, Int(Double(region.x) * sx)), y = min(decoded.pixels.height - 1, Int(Double(region.y) * sy))
         let crop = PixelRect(x: x, y: y,

@@ -32,6 +32,10 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The catalog's database cannot be reached right now (down, restarting,
     /// refusing connections): HTTP 503, worth retrying. `location` has no password.
     case unavailable(location: String, reason: String)
+    /// The server has more work than it admits right now (its image work queue
+    /// is full, or a request waited in it too long): HTTP 503 with
+    /// `Retry-After: retryAfter` seconds, worth retrying then.
+    case overloaded(reason: String, retryAfter: Int)
 
     /// The message clients see in the response's `error` list.
     public var message: String {
@@ -47,6 +51,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case .catalog(let location, let reason): "Catalog \(location): \(reason)"
         case .storage(let reason, _): "Storage error: \(reason)"
         case .unavailable(let location, let reason): "Catalog unavailable at \(location): \(reason)"
+        case .overloaded(let reason, let retryAfter): "Server busy: \(reason); retry in \(retryAfter) s"
         }
     }
 
@@ -56,7 +61,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidParameter, .unknownField, .image, .invalidMetadata, .fetch: 400
         case .imageNotFound: 404
         case .catalogNotFound, .catalog, .storage: 500
-        case .unavailable: 503
+        case .unavailable, .overloaded: 503
         }
     }
 

@@ -35,7 +35,7 @@ enum ExitCodes {
         case .image(let error): code(for: error)
         case .catalogNotFound: noInput
         case .catalog, .storage: ioError
-        case .unavailable: unavailable
+        case .unavailable, .overloaded: unavailable
         }
     }
 

@@ -1,0 +1,252 @@
+import Foundation
+import ImageOps
+import Synchronization
+import VisualSearch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where CPU-heavy image work runs in a server — decoding uploaded or
+/// fetched query images, making thumbnails: on threads of its own, off
+/// Swift's cooperative pool, admitted by a budget of decoded pixels.
+///
+/// Swift concurrency's cooperative pool has one thread per core. Decoding an
+/// image is seconds of synchronous work; run there, a few uploads occupy
+/// every thread and a search by `im_name` (a millisecond of work) waits
+/// behind them. Here the work runs on ``Limits/workers`` threads at a lower
+/// scheduling priority (``Limits/niceness``), so the kernel gives the
+/// request threads the CPU first, and at most ``Limits/pixelBudget``
+/// decoded pixels are in memory at once. A job that does not fit waits in a
+/// FIFO queue; beyond ``Limits/maxQueued`` waiting, or after
+/// ``Limits/maxWait``, it is refused with ``VisualSearchError/overloaded(reason:retryAfter:)``
+/// (HTTP 503 with `Retry-After`) instead of waiting without bound.
+///
+/// ```swift
+/// let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 64_000_000))
+/// let features = try await pool.run(pixels: plan.decodedPixels) { () throws(ImageOpsError) in
+///     try ImageFeatures.query(bytes, box: nil, plan: plan)
+/// }
+/// ```
+public final class ImageWorkPool: Sendable {
+    /// How much image work runs and waits at once.
+    public struct Limits: Sendable, Hashable {
+        /// Threads doing the work: the number of cores by default.
+        public var workers: Int
+        /// Decoded pixels in memory across all running work: 64,000,000 by
+        /// default (about 256 MB at 4 bytes a pixel). A job is charged what its
+        /// decode produces after shrink-on-load; one larger than the whole
+        /// budget runs alone.
+        public var pixelBudget: Int
+        /// Jobs that may wait for a worker or for budget: 64 by default; more are refused (503).
+        public var maxQueued: Int
+        /// Longest a job waits before it is refused (503): 10 s by default.
+        public var maxWait: Duration
+        /// Scheduling priority of the worker threads (Linux `nice`, 0–19): 10 by
+        /// default, so request handling (priority 0) runs first when both want the CPU.
+        public var niceness: Int32
+
+        /// Limits with the documented defaults.
+        public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, pixelBudget: Int = 64_000_000,
+                    maxQueued: Int = 64, maxWait: Duration = .seconds(10), niceness: Int32 = 10) {
+            self.workers = max(1, workers)
+            self.pixelBudget = max(1, pixelBudget)
+            self.maxQueued = max(0, maxQueued)
+            self.maxWait = maxWait
+            self.niceness = niceness
+        }
+    }
+
+    /// A moment's view of the pool, for metrics.
+    public struct Statistics: Sendable, Hashable {
+        /// Jobs running now.
+        public var running = 0
+        /// Jobs waiting now.
+        public var queued = 0
+        /// Decoded pixels charged by running jobs.
+        public var pixelsInFlight = 0
+        /// Jobs finished since the pool started.
+        public var completed = 0
+        /// Decoded pixels of finished jobs, in total.
+        public var pixelsDecoded = 0
+        /// Jobs refused because the queue was full or they waited too long.
+        public var refused = 0
+    }
+
+    public let limits: Limits
+    let state = Mutex(State())
+    let threads: WorkerThreads
+
+    struct Waiter {
+        var id: Int
+        var cost: Int
+        var start: @Sendable () -> Void
+        var refuse: @Sendable (VisualSearchError) -> Void
+    }
+
+    struct State {
+        var statistics = Statistics()
+        var waiting: [Waiter] = []
+        var nextID = 0
+    }
+
+    /// Starts `limits.workers` threads; they stop when the pool is released.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+        threads = WorkerThreads(count: limits.workers, niceness: limits.niceness)
+    }
+
+    deinit { threads.stop() }
+
+    /// Counters and gauges as they are now.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Runs `work` on a worker thread once `pixels` fit in the budget.
+    /// - Parameter pixels: what the work decodes (``ShrinkOnLoad/decodedPixelCount(of:minimumSize:)``).
+    /// - Throws: the work's ``ImageOpsError`` as ``VisualSearchError/image(_:)``;
+    ///   ``VisualSearchError/overloaded(reason:retryAfter:)`` when the queue is full,
+    ///   the wait is too long or the caller's task is cancelled while waiting.
+    public func run<T: Sendable>(pixels: Int, _ work: @escaping @Sendable () throws(ImageOpsError) -> T) async throws(VisualSearchError) -> T {
+        let cost = min(max(1, pixels), limits.pixelBudget)
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let outcome: Result<T, VisualSearchError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, VisualSearchError>, Never>) in
+                let start: @Sendable () -> Void = { [threads] in
+                    threads.submit {
+                        let result: Result<T, VisualSearchError>
+                        do throws(ImageOpsError) { result = .success(try work()) } catch { result = .failure(.image(error)) }
+                        self.finish(cost: cost)
+                        continuation.resume(returning: result)
+                    }
+                }
+                let refuse: @Sendable (VisualSearchError) -> Void = { continuation.resume(returning: .failure($0)) }
+                enqueue(Waiter(id: id, cost: cost, start: start, refuse: refuse))
+            }
+        } onCancel: {
+            expire(id, reason: "the request ended while its image waited to be decoded")
+        }
+        return try outcome.get()
+    }
+
+    /// Starts the job now, queues it, or refuses it when the queue is full.
+    func enqueue(_ waiter: Waiter) {
+        let decision: (start: [Waiter], refuse: Bool) = state.withLock { state in
+            if state.waiting.count >= limits.maxQueued && !(state.waiting.isEmpty && fits(waiter.cost, in: state.statistics)) {
+                state.statistics.refused += 1
+                return ([], true)
+            }
+            state.waiting.append(waiter)
+            return (admitted(&state), false)
+        }
+        if decision.refuse {
+            waiter.refuse(.overloaded(reason: "\(limits.maxQueued) images are already waiting to be decoded", retryAfter: retryAfter))
+            return
+        }
+        decision.start.forEach { $0.start() }
+        if !decision.start.contains(where: { $0.id == waiter.id }) {
+            let maxWait = limits.maxWait
+            Task { [weak self] in
+                try? await Task.sleep(for: maxWait)
+                self?.expire(waiter.id, reason: "an image waited \(maxWait) to be decoded")
+            }
+        }
+    }
+
+    /// Refuses a job still waiting (its deadline passed, or its request ended).
+    func expire(_ id: Int, reason: String) {
+        let waiter: Waiter? = state.withLock { state in
+            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            state.statistics.refused += 1
+            return state.waiting.remove(at: index)
+        }
+        waiter?.refuse(.overloaded(reason: reason, retryAfter: retryAfter))
+    }
+
+    /// Gives a finished job's budget back and starts whoever now fits.
+    func finish(cost: Int) {
+        let next = state.withLock { state in
+            state.statistics.running -= 1
+            state.statistics.pixelsInFlight -= cost
+            state.statistics.completed += 1
+            state.statistics.pixelsDecoded += cost
+            return admitted(&state)
+        }
+        next.forEach { $0.start() }
+    }
+
+    /// Takes jobs off the head of the queue while they fit (FIFO: a large job is not overtaken forever).
+    func admitted(_ state: inout State) -> [Waiter] {
+        var started: [Waiter] = []
+        while let head = state.waiting.first, fits(head.cost, in: state.statistics) {
+            state.waiting.removeFirst()
+            state.statistics.running += 1
+            state.statistics.pixelsInFlight += head.cost
+            started.append(head)
+        }
+        state.statistics.queued = state.waiting.count
+        return started
+    }
+
+    func fits(_ cost: Int, in statistics: Statistics) -> Bool {
+        statistics.running < limits.workers && (statistics.running == 0 || statistics.pixelsInFlight + cost <= limits.pixelBudget)
+    }
+
+    /// Seconds a refused client should wait: about one queue wait.
+    var retryAfter: Int { max(1, Int(limits.maxWait.components.seconds / 2)) }
+}
+
+/// A fixed set of threads taking closures from one queue.
+final class WorkerThreads: @unchecked Sendable {
+    // Guarded by `condition`.
+    private var jobs: [@Sendable () -> Void] = []
+    private var stopped = false
+    private let condition = NSCondition()
+
+    init(count: Int, niceness: Int32) {
+        for index in 0..<count {
+            let thread = Thread { [self] in
+                WorkerThreads.lowerPriority(to: niceness)
+                loop()
+            }
+            thread.name = "vsearch-image-\(index)"
+            thread.start()
+        }
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty && stopped {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    /// On Linux, `nice` is per thread (`setpriority` with who 0 changes only the calling one): lower this one's priority.
+    static func lowerPriority(to niceness: Int32) {
+        #if os(Linux)
+        if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
+        #endif
+    }
+}
