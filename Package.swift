@@ -17,8 +17,9 @@
 //   SearchEngine        ← VisualSearch, Tracking, ImageOps, GRDB, PostgresNIO
 //                                   the offline engine: CatalogStore protocol + SQLite and PostgreSQL stores, features,
 //                                   feature index, ranking, facets, response shaping, indexer
-//   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging
-//                                   routes for any VisualSearchService and CollectorStore, mountable in an app
+//   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging, Metrics, Prometheus
+//                                   routes for any VisualSearchService and CollectorStore, mountable in an app;
+//                                   admission (client limits, queues), slow-client guard, /metrics
 //   vsearch             ← all of the above, ArgumentParser     the command line
 import PackageDescription
 
@@ -44,6 +45,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -89,6 +94,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             // The web page's HTML, CSS and JavaScript, compiled into the binary (Web/WebPageFiles.swift lists them).
             resources: [.embedInCode("WebPage")]

@@ -25,7 +25,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Longest a request may take, reading its body included: 30 s by default (then 503).
     public var requestTimeout: Double
-    /// Requests handled at once; more are refused with 503 and `Retry-After: 1`. 64 by default.
+    /// Light requests (``RequestLane/light``: searches by `im_name`,
+    /// recommendations, the collector, the page…) handled at once: 64 by
+    /// default. More wait in a bounded queue (``ServerLimits/maxQueuedRequests``,
+    /// ``ServerLimits/maxQueueWait``) and are then shed with 503 and `Retry-After`.
+    /// Image requests have ``ServerLimits/maxConcurrentImageRequests`` of their own.
     public var maxConcurrentRequests: Int
     /// Seconds an idle keep-alive connection is kept: 60 by default.
     public var idleTimeout: Double
@@ -53,6 +57,12 @@ public struct ServerConfiguration: Sendable {
     /// How `/recommendations` blends visual similarity with the collector's
     /// events: ``RecommendationBlend``'s defaults unless set.
     public var recommendations = RecommendationBlend()
+    /// The limits that keep the server answering under load: image size and
+    /// decoding budget, per-client rate and concurrency, queues, slow clients
+    /// and connections. ``ServerLimits``' defaults unless set.
+    public var limits = ServerLimits()
+    /// Whether `GET /metrics` answers (Prometheus text format; behind the keys when there are keys). On by default.
+    public var servesMetrics = true
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,

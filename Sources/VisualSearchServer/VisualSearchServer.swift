@@ -13,7 +13,9 @@ import VisualSearch
 /// runs with no account and no network.
 ///
 /// Assembled from parts you can also use on their own: middleware for the
-/// request log, the concurrency cap and `nosniff`; ``ServiceRoutes`` (any
+/// request log, metrics, admission (``ServerLimits``: client limits, lanes,
+/// load shedding) and `nosniff`; a ``ConnectionGuard`` on every connection
+/// (slow clients, the connection limit); ``ServiceRoutes`` (any
 /// ``VisualSearchService``), ``CollectorRoutes`` and ``StatsRoute`` (any
 /// ``CollectorStore``), ``HealthRoute``, ``CatalogRoute``, ``ImageRoutes``
 /// (originals and thumbnails) and ``WebPageRoutes`` (the search and
@@ -32,38 +34,66 @@ public struct VisualSearchServer: Sendable {
     public let engine: VisualSearchEngine
     /// The thumbnails `/images/{im_name}?size=N` makes and keeps.
     public let thumbnails: ThumbnailCache
+    /// Where uploads are decoded and thumbnails made: the engine's
+    /// ``VisualSearchEngine/Configuration/imageWork`` when it has one.
+    public let imageWork: ImageWorkPool?
+    /// What `/metrics` reports.
+    public let metrics: ServerMetrics
+    let admission: Admission
+    let connections = ConnectionCounter()
     let logger: Logger
 
-    /// Opens the catalog (it must exist) and loads the engine.
+    /// Opens the catalog (it must exist) and loads the engine, with the
+    /// server's image limits and an ``ImageWorkPool`` of ``ServerLimits/imageWork``.
     /// - Throws: ``VisualSearchError`` for a missing or unusable catalog.
     public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
         let store = try await configuration.catalog.open(creating: false)
-        var engineConfiguration = VisualSearchEngine.Configuration()
-        engineConfiguration.imageSources = configuration.imageSourcePolicy
-        engineConfiguration.recommendations = configuration.recommendations
         try await self.init(configuration: configuration, store: store,
-                            engine: try await VisualSearchEngine(store: store, configuration: engineConfiguration), logger: logger)
+                            engine: try await VisualSearchEngine(store: store, configuration: Self.engineConfiguration(for: configuration)),
+                            logger: logger)
     }
 
-    /// Serves an engine you made, over its store.
+    /// What the engine of a server with `configuration` is told: where `im_url`
+    /// may read, the server's image limits (not the command line's) and an image work pool.
+    public static func engineConfiguration(for configuration: ServerConfiguration) -> VisualSearchEngine.Configuration {
+        var engine = VisualSearchEngine.Configuration()
+        engine.imageSources = configuration.imageSourcePolicy
+        engine.recommendations = configuration.recommendations
+        engine.limits = configuration.limits.image
+        engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
+        return engine
+    }
+
+    /// Serves an engine you made, over its store. Uploads are decoded where
+    /// the engine's configuration says (on the request's task when it has no
+    /// ``ImageWorkPool``; ``engineConfiguration(for:)`` gives one).
     public init(configuration: ServerConfiguration, store: any CatalogStore & CollectorStore, engine: VisualSearchEngine,
                 logger: Logger? = nil) async throws(VisualSearchError) {
         self.configuration = configuration
         self.store = store
         self.engine = engine
         self.logger = logger ?? Logger(label: "vsearch.serve")
-        thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, logger: self.logger)
+        imageWork = engine.configuration.imageWork
+        metrics = ServerMetrics()
+        admission = Admission(limits: configuration.limits, maxConcurrentLightRequests: configuration.maxConcurrentRequests)
+        thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, imageWork: imageWork, logger: self.logger)
     }
 
     /// The router with every route and middleware.
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: RequestLogMiddleware(logger: logger))
-        router.add(middleware: ConcurrencyLimitMiddleware(limit: configuration.maxConcurrentRequests))
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
         router.add(middleware: ContentTypeOptionsMiddleware())
         ServiceRoutes(service: engine, configuration: configuration).register(on: router)
         HealthRoute(store: store, configuration: configuration).register(on: router)
-        CollectorRoutes(store: store, configuration: configuration).register(on: router)
+        CollectorRoutes(store: store, configuration: configuration, metrics: metrics).register(on: router)
+        if configuration.servesMetrics {
+            let store = self.store
+            MetricsRoute(metrics: metrics, configuration: configuration, admission: admission, imageWork: imageWork,
+                         catalogSize: { try? await store.count() }).register(on: router)
+        }
         StatsRoute(store: store, configuration: configuration).register(on: router)
         CatalogRoute(store: store, configuration: configuration).register(on: router)
         let engine = self.engine
@@ -78,9 +108,12 @@ public struct VisualSearchServer: Sendable {
     /// `onListening` receives the bound port (useful with port 0).
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let configuration = self.configuration
+        let limits = configuration.limits.connections, connections = self.connections, metrics = self.metrics
         return Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ConnectionGuard(limits: limits, counter: connections, metrics: metrics)],
+                idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: "vsearch/\(ClientConfiguration.version)"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },

@@ -44,6 +44,25 @@ public struct SingleThumbnail: Sendable, Hashable {
     ///   - size: one of ``ThumbnailRule/sizes``; another size is ``ImageOpsError/invalidParameter(name:reason:)``.
     /// - Throws: ``ImageOpsError`` for an unreadable, unsupported or too large image.
     public func make(from bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Thumbnail? {
+        guard let target = try target(of: bytes, source: source, size: size) else { return nil }
+        let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
+        let options = DecodingOptions(minimumSize: target, limits: limits)
+        let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
+        let encoder = encoders.encoder(for: .same, source: header.format, pixels: pixels)
+        let resized = Resampler.resample(consume pixels, to: target, filter: filter)
+        return Thumbnail(bytes: try encoder.encode(resized), size: target, format: encoder.format)
+    }
+
+    /// Pixels decoding `bytes` for a thumbnail of `size` produces (after
+    /// shrink-on-load), known from the header; 0 when the rule makes none.
+    /// - Throws: ``ImageOpsError`` as ``make(from:source:size:)``.
+    public func decodedPixelCount(of bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Int {
+        guard let target = try target(of: bytes, source: source, size: size) else { return 0 }
+        return ShrinkOnLoad.decodedPixelCount(of: try ImageDecoder.readHeader(bytes, source: source, limits: limits), minimumSize: target)
+    }
+
+    /// The thumbnail's size, or nil when the image is not larger than `size`.
+    func target(of bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> PixelSize? {
         guard let position = rule.sizes.firstIndex(of: size) else {
             throw .invalidParameter(name: "size", reason: "\(size) is not a thumbnail size of the rule (\(rule.sizes.map(String.init).joined(separator: ", ")))")
         }
@@ -51,11 +70,6 @@ public struct SingleThumbnail: Sendable, Hashable {
         let planned = rule.thumbnails(for: header.size)
         // The rule's sizes the image gets are a prefix of rule.sizes.
         guard position < planned.count else { return nil }
-        let target = planned[position]
-        let options = DecodingOptions(minimumSize: target, limits: limits)
-        let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
-        let encoder = encoders.encoder(for: .same, source: header.format, pixels: pixels)
-        let resized = Resampler.resample(consume pixels, to: target, filter: filter)
-        return Thumbnail(bytes: try encoder.encode(resized), size: target, format: encoder.format)
+        return planned[position]
     }
 }

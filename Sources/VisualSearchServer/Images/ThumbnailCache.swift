@@ -2,6 +2,7 @@ import Foundation
 import ImageOps
 import Logging
 import SearchEngine
+import VisualSearch
 import Synchronization
 
 /// Thumbnails made on their first request and kept on disk: the Rezolve
@@ -20,6 +21,9 @@ public final class ThumbnailCache: Sendable {
     public let directory: String
     let maker: SingleThumbnail
     let logger: Logger
+    /// Where thumbnails are decoded and made: on the request's task when nil,
+    /// or under an ``ImageWorkPool``'s pixel budget (`vsearch serve`).
+    let imageWork: ImageWorkPool?
     private let inFlight = Mutex<[String: Task<Result<Made, ImageOpsError>, Never>]>([:])
     private let warned = Atomic<Bool>(false)
 
@@ -27,11 +31,15 @@ public final class ThumbnailCache: Sendable {
     enum Made: Sendable {
         case thumbnail([UInt8])
         case useOriginal
+        /// Not made now: the image work pool refused it (overloaded; 503 with `Retry-After`).
+        case refused(VisualSearchError)
     }
 
     /// Keeps thumbnails in `directory` (created when needed).
-    public init(directory: String, maker: SingleThumbnail = SingleThumbnail(), logger: Logger = Logger(label: "vsearch.thumbnails")) {
+    public init(directory: String, maker: SingleThumbnail = SingleThumbnail(), imageWork: ImageWorkPool? = nil,
+                logger: Logger = Logger(label: "vsearch.thumbnails")) {
         self.directory = directory
+        self.imageWork = imageWork
         self.maker = maker
         self.logger = logger
     }
@@ -58,7 +66,7 @@ public final class ThumbnailCache: Sendable {
         if let bytes = try? FileIO.read(path) { return .success(.thumbnail(bytes)) }
         let (task, isNew) = inFlight.withLock { running -> (Task<Result<Made, ImageOpsError>, Never>, Bool) in
             if let task = running[path] { return (task, false) }
-            let task = Task { self.make(file, size: size, name: name, into: path) }
+            let task = Task { await self.make(file, size: size, name: name, into: path) }
             running[path] = task
             return (task, true)
         }
@@ -67,10 +75,25 @@ public final class ThumbnailCache: Sendable {
         return result
     }
 
-    private func make(_ file: SourceFile, size: Int, name: String, into path: String) -> Result<Made, ImageOpsError> {
+    private func make(_ file: SourceFile, size: Int, name: String, into path: String) async -> Result<Made, ImageOpsError> {
         do throws(ImageOpsError) {
             let bytes = try FileIO.read(file.path, maxBytes: maker.limits.maxInputBytes)
-            guard let thumbnail = try maker.make(from: bytes, source: name, size: size) else { return .success(.useOriginal) }
+            let made: SingleThumbnail.Thumbnail?
+            if let imageWork {
+                let maker = self.maker
+                let pixels = try maker.decodedPixelCount(of: bytes, source: name, size: size)
+                do throws(VisualSearchError) {
+                    made = try await imageWork.run(pixels: pixels) {
+                        () throws(ImageOpsError) in try maker.make(from: bytes, source: name, size: size)
+                    }
+                } catch {
+                    if case .image(let error) = error { throw error }
+                    return .success(.refused(error))
+                }
+            } else {
+                made = try maker.make(from: bytes, source: name, size: size)
+            }
+            guard let thumbnail = made else { return .success(.useOriginal) }
             do throws(ImageOpsError) {
                 try FileIO.makeDirectory((path as NSString).deletingLastPathComponent)
                 try FileIO.writeAtomically(thumbnail.bytes, to: path)

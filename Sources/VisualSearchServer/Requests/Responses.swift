@@ -14,9 +14,12 @@ enum Responses {
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
+    /// The API family's error JSON with the error's status, and `Retry-After` when the error says when to retry.
     static func failure(_ error: ServerError, family: APIFamily, method: String, requestID: String) -> Response {
-        Response(status: HTTPResponse.Status(code: error.status), headers: [.contentType: "application/json; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: failureBody(family: family, method: method, error: error, requestID: requestID))))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
+        return Response(status: HTTPResponse.Status(code: error.status), headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: failureBody(family: family, method: method, error: error, requestID: requestID))))
     }
 
     /// The error JSON of an API family:

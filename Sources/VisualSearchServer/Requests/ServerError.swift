@@ -12,8 +12,10 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     case unauthorized(String)
     /// The body exceeds the limit (413).
     case bodyTooLarge(limit: Int)
-    /// Too many requests in flight (503, Retry-After: 1).
-    case busy(limit: Int)
+    /// The server sheds the request: its queue is full or it waited too long (503 with `Retry-After`).
+    case busy(reason: String, retryAfter: Int)
+    /// The client is over its rate or its requests in flight (429 with `Retry-After`).
+    case rateLimited(reason: String, retryAfter: Int)
     /// The request took longer than the limit (503).
     case timedOut(seconds: Double)
     /// No such endpoint (404).
@@ -39,11 +41,13 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status answered.
     public var status: Int {
         switch self {
+        case .engine(.image(.limitExceeded)): 413
         case .engine(let error): error.httpStatus
         case .service(let status, _): status
         case .unauthorized: 401
         case .bodyTooLarge: 413
         case .busy, .timedOut: 503
+        case .rateLimited: 429
         case .notFound: 404
         case .badBody: 400
         }
@@ -56,10 +60,20 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .service(_, let message): message
         case .unauthorized(let reason): reason
         case .bodyTooLarge(let limit): "Request body too large: the limit is \(limit) bytes"
-        case .busy(let limit): "Server busy: more than \(limit) requests in flight; retry shortly"
+        case .busy(let reason, let retryAfter): "Server busy: \(reason); retry in \(retryAfter) s"
+        case .rateLimited(let reason, let retryAfter): "Too many requests: \(reason); retry in \(retryAfter) s"
         case .timedOut(let seconds): "Request timed out after \(seconds) s"
         case .notFound(let path): "No such endpoint: \(path)"
         case .badBody(let reason): "Malformed request body: \(reason)"
+        }
+    }
+
+    /// Seconds a client should wait before retrying, sent as `Retry-After` (429 and 503 answers).
+    public var retryAfter: Int? {
+        switch self {
+        case .busy(_, let seconds), .rateLimited(_, let seconds), .engine(.overloaded(_, let seconds)): seconds
+        case .engine(.unavailable): 1
+        default: nil
         }
     }
 

@@ -15,10 +15,13 @@ import VisualSearch
 public struct CollectorRoutes: Sendable {
     public let store: any CollectorStore
     let endpoint: EndpointFrame
+    let metrics: ServerMetrics?
 
-    public init(store: any CollectorStore, configuration: ServerConfiguration) {
+    /// Stores into `store`; counts events into `metrics` when given.
+    public init(store: any CollectorStore, configuration: ServerConfiguration, metrics: ServerMetrics? = nil) {
         self.store = store
         endpoint = EndpointFrame(configuration: configuration)
+        self.metrics = metrics
     }
 
     struct BatchAnswer: Encodable, Sendable {
@@ -74,6 +77,9 @@ public struct CollectorRoutes: Sendable {
             throw .engine(.storage(reason: error.description, sql: nil))
         }
         for (position, result) in zip(positions, stored) { results[position] = result }
-        return results.map { $0 ?? .accepted }
+        let answered = results.map { $0 ?? .accepted }
+        let accepted = answered.filter { $0.code == 0 }.count
+        metrics?.recordCollectorEvents(accepted: accepted, rejected: answered.count - accepted)
+        return answered
     }
 }

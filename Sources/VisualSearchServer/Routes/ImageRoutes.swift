@@ -66,6 +66,8 @@ public struct ImageRoutes: Sendable {
             switch await cache.thumbnail(of: file, size: size, name: name) {
             case .success(.thumbnail(let thumbnail)): bytes = thumbnail
             case .success(.useOriginal): break
+            case .success(.refused(let error)):
+                return Responses.failure(.engine(error), family: .viSearch, method: "images", requestID: requestID)
             case .failure(.io): return fail(404, "the file of image \(name) is missing or unreadable")
             case .failure(let error): return fail(422, "cannot make a \(size) px thumbnail of \(name): \(error.description)")
             }

@@ -26,6 +26,14 @@ struct ServeCommand: AsyncParsableCommand {
         With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise.
         Stops gracefully on Ctrl-C or SIGTERM, finishing requests in flight.
 
+        Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on
+        --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name
+        stay fast while uploads wait their turn. Each client (its key, or its address) gets --client-rate
+        requests a second and --client-concurrency at once (429 with Retry-After); each lane (light, image)
+        queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After).
+        Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections
+        bounds connections. /metrics reports all of it in the Prometheus text format (--no-metrics to hide it).
+
         Example: vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
         """
     )
@@ -40,7 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
     var keysFile: String?
     @Option(name: .customLong("max-body-mb"), help: "Largest request body in MiB (413 beyond).") var maxBodyMB = 16
     @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond).") var requestTimeout: Double = 30
-    @Option(name: .customLong("max-concurrent"), help: "Requests handled at once (503 with Retry-After beyond).") var maxConcurrent = 64
+    @Option(name: .customLong("max-concurrent"), help: "Light requests (searches by im_name, recommendations, the collector, the page) handled at once; more queue (--max-queued, --queue-timeout), then 503 with Retry-After.")
+    var maxConcurrent = 64
     @Option(name: .customLong("image-root"), help: ArgumentHelp("A folder im_url (uploads, inserts) may read local files from (file:// or absolute paths). Repeatable. Default: none.", valueName: "folder"))
     var imageRoots: [String] = []
     @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch http(s) images — public addresses only (no loopback, private, link-local or multicast).")
@@ -54,6 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-root"), help: ArgumentHelp("Serve the page's files from this folder instead of the built-in ones (for developing the page).", valueName: "folder"))
     var webRoot: String?
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
+    @OptionGroup(title: "Limits (running in production; see the README)") var limits: ServerLimitOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
@@ -126,6 +136,8 @@ struct ServeCommand: AsyncParsableCommand {
             webRoot: webRoot.map { ($0 as NSString).standardizingPath },
             thumbnailCache: thumbnailCache.map { ($0 as NSString).standardizingPath } ?? ThumbnailCache.defaultDirectory)
         settings.recommendations = blending.blend
+        settings.limits = limits.limits
+        settings.servesMetrics = !limits.noMetrics
         let configuration = settings
         let server: VisualSearchServer
         do { server = try await VisualSearchServer(configuration: configuration) } catch {

@@ -1,0 +1,35 @@
+import Foundation
+
+/// How much one client may ask of the server: a request rate (a token
+/// bucket) and requests in flight. Beyond either, the server answers 429
+/// with `Retry-After`.
+///
+/// A client is its app key or access key when the server has keys (the
+/// `access_key`/`app_key` parameter of the query string, or the Basic
+/// user), and otherwise its address — the connection's peer, or the last
+/// address of ``addressHeader`` when the server runs behind a proxy that sets it.
+///
+/// ```swift
+/// var limits = ClientLimits()
+/// limits.requestsPerSecond = 100    // a busy shop's backend behind one key
+/// ```
+public struct ClientLimits: Sendable, Hashable {
+    /// Sustained requests a second per client: 50 by default (0 turns rate limiting off).
+    public var requestsPerSecond: Double
+    /// Requests a client may send at once above the rate (the bucket's size): 100 by default.
+    public var burst: Int
+    /// Requests of one client in flight at once: 16 by default (0: no limit).
+    public var maxConcurrent: Int
+    /// A header carrying the client's address when a trusted proxy sets it
+    /// (`X-Forwarded-For`: the last address is used, the one the proxy
+    /// added). None by default: behind no proxy, a client could forge it.
+    public var addressHeader: String?
+
+    /// Limits with the documented defaults.
+    public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, addressHeader: String? = nil) {
+        self.requestsPerSecond = requestsPerSecond
+        self.burst = burst
+        self.maxConcurrent = maxConcurrent
+        self.addressHeader = addressHeader
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import ImageOps
+import SearchEngine
+
+/// The limits that keep `vsearch serve` answering under hostile load, apart
+/// from the command line's: what one image may declare, how much decoding
+/// runs at once, what one client may ask, how requests queue, and what a
+/// connection may cost. Every one is a `vsearch serve` flag; the README's
+/// "Running it in production" section explains them.
+public struct ServerLimits: Sendable, Hashable {
+    /// What an uploaded or `im_url` image may declare: 32 megapixels and a
+    /// 16,384 px side by default (ImageMagick's web-safe policy allows about
+    /// as much; more than any phone's default output). Beyond, 413 before
+    /// anything is decoded. The command line keeps ``ImageLimits/default``.
+    public var image: ImageLimits
+    /// Decoding's threads, pixel budget and queue (``ImageWorkPool/Limits``).
+    public var imageWork: ImageWorkPool.Limits
+    /// What one client may ask (429 beyond).
+    public var clients: ClientLimits
+    /// Image requests (``RequestLane/image``) in flight at once, their
+    /// bodies' reading included: 16 by default. Light requests have
+    /// ``ServerConfiguration/maxConcurrentRequests`` of their own.
+    public var maxConcurrentImageRequests: Int
+    /// Requests that may wait for a slot, in each lane: 128 by default; more are shed (503).
+    public var maxQueuedRequests: Int
+    /// Seconds a request may wait for a slot before it is shed (503): 5 by default.
+    public var maxQueueWait: Double
+    /// Request bodies held in memory at once, by their declared length (the
+    /// body limit when undeclared): 256 MiB by default; more are shed (503).
+    public var maxBodyBytesInFlight: Int
+    /// Connections and slow clients.
+    public var connections: ConnectionLimits
+
+    /// Limits with the documented defaults.
+    public init(image: ImageLimits = ServerLimits.defaultImageLimits, imageWork: ImageWorkPool.Limits = ImageWorkPool.Limits(),
+                clients: ClientLimits = ClientLimits(), maxConcurrentImageRequests: Int = 16, maxQueuedRequests: Int = 128,
+                maxQueueWait: Double = 5, maxBodyBytesInFlight: Int = 256 << 20, connections: ConnectionLimits = ConnectionLimits()) {
+        self.image = image
+        self.imageWork = imageWork
+        self.clients = clients
+        self.maxConcurrentImageRequests = maxConcurrentImageRequests
+        self.maxQueuedRequests = maxQueuedRequests
+        self.maxQueueWait = maxQueueWait
+        self.maxBodyBytesInFlight = maxBodyBytesInFlight
+        self.connections = connections
+    }
+
+    /// 32 MP, 16,384 px a side, 32 MiB encoded.
+    public static let defaultImageLimits = ImageLimits(maxPixels: 32_000_000, maxSide: 16_384, maxInputBytes: 32 << 20)
+}

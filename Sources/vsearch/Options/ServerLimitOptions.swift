@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import ImageOps
+import SearchEngine
+import VisualSearchServer
+
+/// `vsearch serve`'s limits for running exposed to the network: what an
+/// image may declare and how much decoding runs at once, what one client may
+/// ask, how requests queue and are shed, and what a connection may cost.
+/// Defaults are ``ServerLimits``'; the README's "Running it in production" explains them.
+struct ServerLimitOptions: ParsableArguments {
+    static let defaults = ServerLimits()
+
+    // Images
+    @Option(name: .customLong("max-image-megapixels"),
+            help: ArgumentHelp("Largest image an upload or im_url may declare, in megapixels (413 before decoding). Default \(Self.megapixels(defaults.image.maxPixels)).",
+                               valueName: "MP"))
+    var maxImageMegapixels: Double?
+    @Option(name: .customLong("max-image-side"), help: ArgumentHelp("Longest side an image may declare, in pixels. Default \(defaults.image.maxSide).", valueName: "px"))
+    var maxImageSide: Int?
+    @Option(name: .customLong("decode-budget-megapixels"),
+            help: ArgumentHelp("Decoded pixels in memory across all image work at once (after JPEG/WebP shrink-on-load), in megapixels; "
+                               + "more wait. Default \(Self.megapixels(defaults.imageWork.pixelBudget)) (about 4 bytes each).", valueName: "MP"))
+    var decodeBudgetMegapixels: Double?
+    @Option(name: .customLong("image-workers"),
+            help: ArgumentHelp("Threads decoding uploads and making thumbnails, at a lower priority than request handling. Default: the cores (\(defaults.imageWork.workers)).",
+                               valueName: "n"))
+    var imageWorkers: Int?
+    @Option(name: .customLong("max-queued-images"),
+            help: ArgumentHelp("Images that may wait to be decoded; more are refused with 503 and Retry-After. Default \(defaults.imageWork.maxQueued).", valueName: "n"))
+    var maxQueuedImages: Int?
+
+    // Requests
+    @Option(name: .customLong("max-concurrent-image-requests"),
+            help: ArgumentHelp("Image requests (uploads, inserts, thumbnails) in flight at once, reading their bodies included; "
+                               + "light requests have --max-concurrent. Default \(defaults.maxConcurrentImageRequests).", valueName: "n"))
+    var maxConcurrentImageRequests: Int?
+    @Option(name: .customLong("max-queued"),
+            help: ArgumentHelp("Requests that may wait for a slot, per lane (light, image); more are shed with 503 and Retry-After. Default \(defaults.maxQueuedRequests).",
+                               valueName: "n"))
+    var maxQueued: Int?
+    @Option(name: .customLong("queue-timeout"),
+            help: ArgumentHelp("Seconds a request may wait for a slot before it is shed (503). Default \(Self.number(defaults.maxQueueWait)).", valueName: "s"))
+    var queueTimeout: Double?
+    @Option(name: .customLong("max-body-memory-mb"),
+            help: ArgumentHelp("Request bodies held in memory at once, in MiB (by declared length); more are shed (503). Default \(defaults.maxBodyBytesInFlight >> 20).",
+                               valueName: "MiB"))
+    var maxBodyMemoryMB: Int?
+
+    // Clients
+    @Option(name: .customLong("client-rate"),
+            help: ArgumentHelp("Requests a second one client may sustain (429 with Retry-After beyond; 0: no rate limit). A client is its key "
+                               + "when keys are on, else its address. Default \(Self.number(defaults.clients.requestsPerSecond)).", valueName: "r/s"))
+    var clientRate: Double?
+    @Option(name: .customLong("client-burst"),
+            help: ArgumentHelp("Requests one client may send at once above its rate. Default \(defaults.clients.burst).", valueName: "n"))
+    var clientBurst: Int?
+    @Option(name: .customLong("client-concurrency"),
+            help: ArgumentHelp("Requests of one client in flight at once (429 beyond; 0: no limit). Default \(defaults.clients.maxConcurrent).", valueName: "n"))
+    var clientConcurrency: Int?
+    @Option(name: .customLong("client-address-header"),
+            help: ArgumentHelp("Behind a proxy you trust: take the client's address from this header's last entry (e.g. X-Forwarded-For). "
+                               + "Default: none (the connection's peer).", valueName: "name"))
+    var clientAddressHeader: String?
+
+    // Connections
+    @Option(name: .customLong("max-connections"),
+            help: ArgumentHelp("Connections open at once; more are closed when accepted. Default \(defaults.connections.maxConnections).", valueName: "n"))
+    var maxConnections: Int?
+    @Option(name: .customLong("header-timeout"),
+            help: ArgumentHelp("Seconds a client has to send a request's headers (from connecting, or from its previous answer: "
+                               + "it also bounds idle keep-alive). Default \(Self.number(defaults.connections.headerTimeout)).", valueName: "s"))
+    var headerTimeout: Double?
+    @Option(name: .customLong("body-timeout"),
+            help: ArgumentHelp("Seconds a client has to send a body, plus one per --min-body-rate-kb received; slower connections are closed. "
+                               + "Default \(Self.number(defaults.connections.bodyTimeout)).", valueName: "s"))
+    var bodyTimeout: Double?
+    @Option(name: .customLong("min-body-rate-kb"),
+            help: ArgumentHelp("KiB a second a body must keep arriving at to earn more time. Default \(defaults.connections.minBodyRate >> 10).", valueName: "KiB/s"))
+    var minBodyRateKB: Int?
+
+    @Flag(name: .customLong("no-metrics"), help: "Do not serve /metrics (Prometheus text format; behind the keys when keys are on).")
+    var noMetrics = false
+
+    /// The limits in effect.
+    var limits: ServerLimits {
+        var limits = ServerLimits()
+        if let maxImageMegapixels { limits.image.maxPixels = Int(maxImageMegapixels * 1_000_000) }
+        if let maxImageSide { limits.image.maxSide = maxImageSide }
+        if let decodeBudgetMegapixels { limits.imageWork.pixelBudget = Int(decodeBudgetMegapixels * 1_000_000) }
+        if let imageWorkers { limits.imageWork.workers = imageWorkers }
+        if let maxQueuedImages { limits.imageWork.maxQueued = maxQueuedImages }
+        if let maxConcurrentImageRequests { limits.maxConcurrentImageRequests = maxConcurrentImageRequests }
+        if let maxQueued { limits.maxQueuedRequests = maxQueued }
+        if let queueTimeout { limits.maxQueueWait = queueTimeout }
+        if let maxBodyMemoryMB { limits.maxBodyBytesInFlight = maxBodyMemoryMB << 20 }
+        if let clientRate { limits.clients.requestsPerSecond = clientRate }
+        if let clientBurst { limits.clients.burst = clientBurst }
+        if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
+        limits.clients.addressHeader = clientAddressHeader
+        if let maxConnections { limits.connections.maxConnections = maxConnections }
+        if let headerTimeout { limits.connections.headerTimeout = headerTimeout }
+        if let bodyTimeout { limits.connections.bodyTimeout = bodyTimeout }
+        if let minBodyRateKB { limits.connections.minBodyRate = minBodyRateKB << 10 }
+        return limits
+    }
+
+    func validate() throws {
+        func positive(_ flag: String, _ value: Double?) throws {
+            if let value, !(value > 0) { throw ValidationError("\(flag) must be positive") }
+        }
+        func atLeast(_ flag: String, _ value: Int?, _ minimum: Int) throws {
+            if let value, value < minimum { throw ValidationError("\(flag) must be at least \(minimum)") }
+        }
+        try positive("--max-image-megapixels", maxImageMegapixels)
+        try positive("--decode-budget-megapixels", decodeBudgetMegapixels)
+        try positive("--queue-timeout", queueTimeout)
+        try positive("--header-timeout", headerTimeout)
+        try positive("--body-timeout", bodyTimeout)
+        try atLeast("--max-image-side", maxImageSide, 1)
+        try atLeast("--image-workers", imageWorkers, 1)
+        try atLeast("--max-queued-images", maxQueuedImages, 0)
+        try atLeast("--max-concurrent-image-requests", maxConcurrentImageRequests, 1)
+        try atLeast("--max-queued", maxQueued, 0)
+        try atLeast("--max-body-memory-mb", maxBodyMemoryMB, 1)
+        try atLeast("--client-burst", clientBurst, 1)
+        try atLeast("--client-concurrency", clientConcurrency, 0)
+        try atLeast("--max-connections", maxConnections, 1)
+        try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
+        if let clientRate, clientRate < 0 { throw ValidationError("--client-rate must be 0 (off) or positive") }
+        if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {
+            throw ValidationError("--client-address-header \(clientAddressHeader) is not a header name")
+        }
+        if let megapixels = decodeBudgetMegapixels, let image = maxImageMegapixels, megapixels < image {
+            throw ValidationError("--decode-budget-megapixels \(Self.number(megapixels)) is below --max-image-megapixels \(Self.number(image)): the largest image could never be decoded")
+        }
+    }
+
+    static func megapixels(_ pixels: Int) -> String { number(Double(pixels) / 1_000_000) }
+    static func number(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+}
+
+/// Header names as RFC 9110 defines them (tokens).
+enum HTTPHeaderName {
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0) }
+    }
+}
