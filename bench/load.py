@@ -13,16 +13,18 @@ phase, all at once:
     send their request headers 1 byte/s; each runs until the server cuts it or the phase ends;
   - bursts: 500 parallel requests (half /search, half small uploads) at the start and the middle.
 Every B request ends as an HTTP status, "cut:closed"/"cut:reset" (the server closed the
-connection before a status line), "client-timeout", "connect-error", or "unfinished" (still
-running 10 s after the phase ended). Latency percentiles count every request, failed ones at
-the time they failed.
+connection before a status line; a reset may hide an answer the server sent), "client-timeout",
+"connect-error", or "open-at-end" (a drip the server never cut). Requests in flight when a phase
+ends may finish or time out (35 s grace). Latency percentiles count every request, failed ones
+at the time they failed.
 
 Targets: A's p99 in the hostile phase <= 3x its p99 alone; server peak RSS (max of VmHWM and
 VmRSS sampled every 0.2 s) < 1 GB; GET /health answers 200 after each phase.
 
 The server runs pinned with `taskset -c --server-cpus` (default 0), this script pins itself to
---client-cpus (default 1). Files go to bench/work/load/ only (catalog if none is given, the
-bomb PNG, serve.log, metrics.txt); --json/--markdown write where told.
+--client-cpus (default 1). Files go to bench/work/load/ only (catalog.sqlite if no --catalog,
+the bomb PNG, serve.log, metrics.txt when /metrics exists, serve/ with a copy of the catalog that
+is served, so its query-cache/ of uploads lands there too); --json/--markdown write where told.
 
     python3 bench/load.py --seconds 20
     python3 bench/load.py --binary /tmp/old/.build/release/vsearch --catalog /tmp/old/catalog.sqlite \\
@@ -56,14 +58,19 @@ sys.path.insert(0, HERE)
 from benchlib import git_rev, machine  # noqa: E402
 
 TIMEOUT = 30.0        # every client request
-GRACE = 10.0          # how long after a phase in-flight requests may still finish
+GRACE = TIMEOUT + 5   # after a phase, requests in flight may finish (or time out) for this long
 A_SOURCE, B_SOURCE = "127.0.0.1", "127.0.0.2"
 BOMB_SIDE = 13000
-B_KINDS = ("bomb", "oversized", "slow-drip-body", "slow-drip-headers", "burst")
+B_KINDS = ("bomb", "oversized", "slow-drip-body", "slow-drip-headers", "burst-search", "burst-upload")
 SECTION = "## vsearch serve under hostile load (`load.py`)"
 
 
 # ---------------------------------------------------------------- HTTP on raw sockets
+
+def row(kind, outcome, ms, at=None, retry_after=None):
+    """One request's record: outcome an HTTP status or a failure name; `at` seconds into the phase."""
+    return {"kind": kind, "outcome": outcome, "ms": ms, "at": at, "retry_after": retry_after}
+
 
 def multipart(image, filename="image.jpeg", ctype="image/jpeg", limit=10):
     """(body, headers) of an SDK-style /uploadsearch form: a `limit` text part and an `image` file part."""
@@ -129,10 +136,23 @@ def connect(port, source, timeout):
     return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
 
 
+def send_body(s, body, deadline):
+    """Sends `body` as the socket takes it, stopping early if the server answers (say 413) or closes."""
+    view, off, poller = memoryview(body), 0, select.poll()
+    poller.register(s, select.POLLIN | select.POLLOUT)
+    while off < len(body):
+        events = poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
+        if not events:
+            raise socket.timeout
+        if events[0][1] & (select.POLLIN | select.POLLHUP | select.POLLERR):
+            return
+        s.settimeout(max(0.01, deadline - time.monotonic()))
+        off += s.send(view[off:off + 65536])
+
+
 def http(port, method, target, body=None, headers=None, source=A_SOURCE, timeout=TIMEOUT):
     """One request on a new connection. Returns dict(outcome, ms, retry_after, body). The body is
-    sent in 64 KiB pieces; when the server answers (say 413) or stops reading mid-body, the
-    sending stops and its answer is read."""
+    sent only while the server reads it: once it answers (say 413) or closes, its answer is read."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     retry_after, data = None, b""
@@ -140,11 +160,7 @@ def http(port, method, target, body=None, headers=None, source=A_SOURCE, timeout
         with connect(port, source, timeout) as s:
             s.sendall(request_head(method, target, port, headers, None if body is None else len(body)))
             try:
-                for off in range(0, len(body or b""), 65536):
-                    if readable([s], 0):
-                        break  # an early answer
-                    s.settimeout(max(0.01, deadline - time.monotonic()))
-                    s.sendall(body[off:off + 65536])
+                send_body(s, body or b"", deadline)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the server stopped reading: its answer may be waiting
             outcome, headers_in, data = read_response(s, deadline)
@@ -179,7 +195,7 @@ def run_a(port, seconds, names, uploads):
             r = http(port, "GET", f"/search?im_name={random.choice(names)}&limit=10")
         else:
             r = http(port, "POST", "/uploadsearch", *random.choice(uploads))
-        slots[i] = {"kind": kind, "outcome": r["outcome"], "ms": r["ms"], "retry_after": r["retry_after"]}
+        slots[i] = row(kind, r["outcome"], r["ms"], due - start, r["retry_after"])
 
     for i, (offset, kind) in enumerate(plan):
         time.sleep(max(0.0, start + offset - time.monotonic()))
@@ -189,8 +205,8 @@ def run_a(port, seconds, names, uploads):
     for t, _ in threads:
         t.join(max(0.0, start + seconds + GRACE - time.monotonic()))
     now = time.monotonic()
-    results = [slot if slot else {"kind": kind, "outcome": "unfinished", "ms": (now - began) * 1000, "retry_after": None}
-               for slot, (_, kind), (_, began) in zip(list(slots), plan, threads)]
+    results = [slot or row(kind, "unfinished", (now - began) * 1000, offset)
+               for slot, (offset, kind), (_, began) in zip(list(slots), plan, threads)]
     return results, lag[0]
 
 
@@ -207,8 +223,7 @@ def run_b(port, seconds, names, small, bomb_path, queue):
 
     def record(kind, r, began):
         with lock:
-            results.append({"kind": kind, "outcome": r["outcome"], "ms": r["ms"],
-                            "retry_after": r["retry_after"], "at": began - start})
+            results.append(row(kind, r["outcome"], r["ms"], began - start, r["retry_after"]))
 
     with open(bomb_path, "rb") as f:
         bomb = multipart(f.read(), "image.png", "image/png")
@@ -228,10 +243,10 @@ def run_b(port, seconds, names, small, bomb_path, queue):
                 go.wait()
                 began = time.monotonic()
                 if i % 2:
-                    r = http(port, "POST", "/uploadsearch", *random.choice(small), source=B_SOURCE)
+                    record("burst-upload", http(port, "POST", "/uploadsearch", *random.choice(small), source=B_SOURCE), began)
                 else:
-                    r = http(port, "GET", f"/search?im_name={random.choice(names)}&limit=10", source=B_SOURCE)
-                record("burst", r, began)
+                    record("burst-search", http(port, "GET", f"/search?im_name={random.choice(names)}&limit=10",
+                                                source=B_SOURCE), began)
             for i in range(500):
                 threading.Thread(target=one, args=(i,), daemon=True).start()
             go.set()
@@ -245,14 +260,16 @@ def run_b(port, seconds, names, small, bomb_path, queue):
 
     def settled():
         with lock:
-            return sum(r["kind"] == "burst" for r in results) >= 1000 and not any(w.is_alive() for w in workers)
+            return sum(r["kind"].startswith("burst") for r in results) >= 1000 and not any(w.is_alive() for w in workers)
     time.sleep(max(0.0, end - time.monotonic()))
     while time.monotonic() < end + GRACE and not settled():  # let requests in flight finish
         time.sleep(0.2)
     with lock:
         out = list(results)
-    unfinished = [w.name for w in workers[:10] if w.is_alive()] + ["burst"] * (1000 - sum(r["kind"] == "burst" for r in out))
-    queue.put(out + [{"kind": kind, "outcome": "unfinished", "ms": None, "retry_after": None} for kind in unfinished])
+    unfinished = [w.name for w in workers[:10] if w.is_alive()]
+    for kind in ("burst-search", "burst-upload"):
+        unfinished += [kind] * (500 - sum(r["kind"] == kind for r in out))  # 2 bursts x 250 each
+    queue.put(out + [row(kind, "unfinished", None) for kind in unfinished])
 
 
 def drip(port, start, end, results, lock, body_drips=40, header_drips=10):
@@ -267,8 +284,7 @@ def drip(port, start, end, results, lock, body_drips=40, header_drips=10):
         c["s"].close()
         conns.remove(c)
         with lock:
-            results.append({"kind": c["kind"], "outcome": outcome, "ms": (time.monotonic() - c["t0"]) * 1000,
-                            "retry_after": None, "at": c["t0"] - start})
+            results.append(row(c["kind"], outcome, (time.monotonic() - c["t0"]) * 1000, c["t0"] - start))
 
     for i in range(body_drips + header_drips):
         kind = "slow-drip-body" if i < body_drips else "slow-drip-headers"
@@ -284,8 +300,8 @@ def drip(port, start, end, results, lock, body_drips=40, header_drips=10):
                           "data": body if kind == "slow-drip-body" else head + body})
         except OSError as e:
             with lock:
-                results.append({"kind": kind, "outcome": "client-timeout" if isinstance(e, socket.timeout) else "connect-error",
-                                "ms": (time.monotonic() - began) * 1000, "retry_after": None, "at": began - start})
+                results.append(row(kind, "client-timeout" if isinstance(e, socket.timeout) else "connect-error",
+                                   (time.monotonic() - began) * 1000, began - start))
     next_tick = time.monotonic()
     while conns and time.monotonic() < end:
         ready = readable([c["s"] for c in conns], min(next_tick, end) - time.monotonic())
@@ -395,6 +411,27 @@ def small_uploads():
     return [multipart(open(os.path.join(folder, f), "rb").read()) for f in files]
 
 
+def copy_catalog(catalog):
+    """A fresh copy in bench/work/load/serve/: the server keeps uploaded images in query-cache/ beside its catalog."""
+    serve_dir = os.path.join(WORK, "serve")
+    shutil.rmtree(serve_dir, ignore_errors=True)
+    os.makedirs(os.path.join(serve_dir, "tmp"))
+    if not os.path.isfile(catalog):
+        return catalog  # a database URL
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(catalog + suffix):
+            shutil.copy(catalog + suffix, os.path.join(serve_dir, "catalog.sqlite" + suffix))
+    return os.path.join(serve_dir, "catalog.sqlite")
+
+
+def binary_rev(binary):
+    """The commit `binary` was built from, as far as its repository says."""
+    if binary.startswith(ROOT + os.sep):
+        return git_rev()
+    done = subprocess.run(["git", "-C", os.path.dirname(binary), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() + " (HEAD of its repository)" if done.returncode == 0 else "unknown"
+
+
 def catalog_names(port):
     r = http(port, "GET", "/catalog?limit=1000", timeout=10)
     if r["outcome"] == 200:
@@ -405,11 +442,9 @@ def catalog_names(port):
 
 
 def cpu_list(text):
-    cpus = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
+    """taskset's list form: "1", "1,3", "0-3"."""
+    spans = [part.partition("-") for part in text.split(",")]
+    return {cpu for lo, _, hi in spans for cpu in range(int(lo), int(hi or lo) + 1)}
 
 
 # ---------------------------------------------------------------- report
@@ -434,7 +469,7 @@ def f(v, spec=".0f"):
 def markdown(report):
     a = report["phases"]
     lines = [SECTION, "",
-             f"Run {report['date']}, binary `{report['binary']}` (repository at {report['commit']}), {report['machine']}.",
+             f"Run {report['date']}, binary `{report['binary']}` built from {report['commit']}, {report['machine']}.",
              f"{report['seconds']} s per phase; server pinned to CPU {report['server_cpus']}, clients to {report['client_cpus']}; "
              f"serve args `{report['serve_args'] or '(none)'}`. A = 8 /search + 2 /uploadsearch per second from 127.0.0.1, "
              "new connection each; B (127.0.0.2) = pixel bombs x8, 20 MiB bodies x2, 50 slow drips, 2 bursts of 500.", "",
@@ -473,8 +508,8 @@ def main():
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--markdown", metavar="OUT")
     args = parser.parse_args()
-    phases = [p for p in args.phases.split(",") if p]
-    if not set(phases) <= {"alone", "hostile"}:
+    phases = [p for p in ("alone", "hostile") if p in args.phases.split(",")]  # always alone first
+    if not phases or not set(args.phases.split(",")) <= {"alone", "hostile"}:
         parser.error("--phases takes alone and/or hostile")
     os.makedirs(WORK, exist_ok=True)
     binary = os.path.abspath(args.binary)
@@ -482,17 +517,7 @@ def main():
     if not args.catalog and not os.path.exists(catalog):
         subprocess.run([binary, "index", os.path.join(ROOT, "corpus", "images"), "--metadata",
                         os.path.join(ROOT, "corpus", "catalog.csv"), "--catalog", catalog, "--quiet"], check=True)
-    # Serve a copy: the server keeps uploaded query images in a query-cache/ beside its catalog.
-    serve_dir = os.path.join(WORK, "serve")
-    shutil.rmtree(serve_dir, ignore_errors=True)
-    os.makedirs(os.path.join(serve_dir, "tmp"))
-    if os.path.isfile(catalog):
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(catalog + suffix):
-                shutil.copy(catalog + suffix, os.path.join(serve_dir, "catalog.sqlite" + suffix))
-        served = os.path.join(serve_dir, "catalog.sqlite")
-    else:
-        served = catalog  # a database URL
+    served = copy_catalog(catalog)
     os.sched_setaffinity(0, cpu_list(args.client_cpus))
     bomb = bomb_png()
     uploads = small_uploads()
@@ -500,7 +525,7 @@ def main():
     server, port = start_server(binary, served, args.server_cpus, shlex.split(args.serve_args))
     print(f"vsearch serve pid {server.pid} on port {port} (CPU {args.server_cpus}); clients on CPU {args.client_cpus}", flush=True)
     report = {"date": datetime.date.today().isoformat(), "binary": binary, "catalog": os.path.abspath(catalog),
-              "commit": git_rev(), "machine": machine(), "seconds": args.seconds, "server_cpus": args.server_cpus,
+              "commit": binary_rev(binary), "machine": machine(), "seconds": args.seconds, "server_cpus": args.server_cpus,
               "client_cpus": args.client_cpus, "serve_args": args.serve_args, "phases": {}}
     try:
         names = catalog_names(port)
@@ -532,6 +557,8 @@ def main():
                 if b_process.is_alive():
                     b_process.kill()
                 entry["b"] = {kind: summarize([r for r in b_results if r["kind"] == kind]) for kind in B_KINDS}
+                entry["b_requests"] = [[r["kind"], r["outcome"], r["ms"] and round(r["ms"]), r["at"] and round(r["at"], 2)]
+                                       for r in b_results]
             monitor.sample()
             alive = server.poll() is None
             entry.update(server_alive=alive, server_cpu_s=monitor.cpu - cpu0, vmhwm_mib=monitor.hwm / 2**20,

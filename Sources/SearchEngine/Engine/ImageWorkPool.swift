@@ -159,6 +159,7 @@ public final class ImageWorkPool: Sendable {
         let waiter: Waiter? = state.withLock { state in
             guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
             state.statistics.refused += 1
+            defer { state.statistics.queued = state.waiting.count }
             return state.waiting.remove(at: index)
         }
         waiter?.refuse(.overloaded(reason: reason, retryAfter: retryAfter))
@@ -207,10 +208,11 @@ final class WorkerThreads: @unchecked Sendable {
     init(count: Int, niceness: Int32) {
         for index in 0..<count {
             let thread = Thread { [self] in
+                // Named from inside: on Linux a name set before start() never reaches the kernel (`top -H`, `perf`).
+                Thread.current.name = "vsearch-image-\(index)"
                 WorkerThreads.lowerPriority(to: niceness)
                 loop()
             }
-            thread.name = "vsearch-image-\(index)"
             thread.start()
         }
     }

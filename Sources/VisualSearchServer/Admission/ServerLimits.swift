@@ -8,10 +8,11 @@ import SearchEngine
 /// connection may cost. Every one is a `vsearch serve` flag; the README's
 /// "Running it in production" section explains them.
 public struct ServerLimits: Sendable, Hashable {
-    /// What an uploaded or `im_url` image may declare: 32 megapixels and a
-    /// 16,384 px side by default (ImageMagick's web-safe policy allows about
-    /// as much; more than any phone's default output). Beyond, 413 before
-    /// anything is decoded. The command line keeps ``ImageLimits/default``.
+    /// What an uploaded or `im_url` image may declare: 32 megapixels by
+    /// default (ImageMagick's web-safe policy allows about as much; more than
+    /// any phone's default output), a 32,767 px side and 32 MiB encoded.
+    /// Beyond, 413 before anything is decoded. The command line keeps
+    /// ``ImageLimits/default`` (179 MP, 128 MiB).
     public var image: ImageLimits
     /// Decoding's threads, pixel budget and queue (``ImageWorkPool/Limits``).
     public var imageWork: ImageWorkPool.Limits
@@ -45,6 +46,6 @@ public struct ServerLimits: Sendable, Hashable {
         self.connections = connections
     }
 
-    /// 32 MP, 16,384 px a side, 32 MiB encoded.
-    public static let defaultImageLimits = ImageLimits(maxPixels: 32_000_000, maxSide: 16_384, maxInputBytes: 32 << 20)
+    /// 32 MP, 32,767 px a side, 32 MiB encoded.
+    public static let defaultImageLimits = ImageLimits(maxPixels: 32_000_000, maxSide: 32_767, maxInputBytes: 32 << 20)
 }

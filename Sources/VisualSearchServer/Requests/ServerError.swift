@@ -1,4 +1,5 @@
 import Foundation
+import ImageOps
 import VisualSearch
 
 /// Why the server refused or failed a request. Each case has its HTTP
@@ -56,6 +57,7 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     /// The message clients see.
     public var message: String {
         switch self {
+        case .engine(.image(.limitExceeded(let source, let limit))): Self.tooLarge(source, limit)
         case .engine(let error): error.message
         case .service(_, let message): message
         case .unauthorized(let reason): reason
@@ -66,6 +68,23 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .notFound(let path): "No such endpoint: \(path)"
         case .badBody(let reason): "Malformed request body: \(reason)"
         }
+    }
+
+    /// An image beyond the server's limits, in the server's words (the command line's flags mean nothing to a client).
+    static func tooLarge(_ source: String, _ limit: ImageOpsError.Limit) -> String {
+        switch limit {
+        case .pixels(let width, let height, let maximum):
+            "Image too large: \(source) declares \(width)×\(height) pixels, beyond this server's limit of \(Self.megapixels(maximum)) per image; send a smaller image"
+        case .side(let width, let height, let maximum):
+            "Image too large: \(source) declares \(width)×\(height) pixels, beyond this server's limit of \(maximum) px a side; send a smaller image"
+        case .inputBytes(let count, let maximum):
+            "Image too large: \(source) is \(count) bytes, beyond this server's limit of \(maximum) bytes"
+        }
+    }
+
+    static func megapixels(_ pixels: Int) -> String {
+        let value = Double(pixels) / 1_000_000
+        return (value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)) + " megapixels"
     }
 
     /// Seconds a client should wait before retrying, sent as `Retry-After` (429 and 503 answers).

@@ -95,7 +95,7 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("each badinput file uploaded: 200 when the table says it decodes, 400 naming the problem when refused, never a 5xx",
+    @Test("each badinput file uploaded: 200 when the table says it decodes, 400 naming the problem when refused (413 beyond the server's image limits), never a 5xx",
           arguments: BadInput.all)
     func badInput(_ row: BadInput) async throws {
         let server = try await InProcess.server()
@@ -111,6 +111,12 @@ struct HostileRequestTests {
         case (.decodes, 200), (.either, 200):
             #expect(reply.json["status"] as? String == "OK")
             #expect(reply.names.count == 1, "a decoded upload finds its nearest catalog image")
+        case (.refused, 413), (.either, 413):
+            // Beyond the server's own image limits (32 MP), refused from the header.
+            #expect(reply.json["status"] as? String == "fail")
+            #expect(message.hasPrefix("Image too large: query image "), "\(message)")
+            #expect(row.outcome == .refused || row.expected.lowercased().contains("limit") || row.expected.lowercased().contains("mpixel")
+                    || row.expected.lowercased().contains("large"), "\(row.expected) → \(message)")
         case (.refused, 400), (.either, 400):
             #expect(reply.json["status"] as? String == "fail")
             if bytes.isEmpty {
@@ -248,29 +254,37 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("more requests in flight than the cap: 503 with Retry-After, then normal service once the slot is free")
+    @Test("more light requests in flight than the cap, with no queue: 503 with Retry-After, then normal service once the slot is free")
     func concurrencyCap() async throws {
-        try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.requestTimeout = 5 }) { running in
-            // The holder takes the only slot: its body never finishes arriving, until its deadline.
-            var holder = try stalledUpload(running)
+        try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.limits.maxQueuedRequests = 0; $0.requestTimeout = 5 }) { running in
+            // The holder takes the only light slot: a collector batch whose body never finishes arriving, until its deadline.
+            var holder = try stalledBatch(running)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             // Until the server has read the holder's head, a search still gets the slot; ask until one is refused.
             // A search that got there first makes the holder itself the refused one: then hold the slot again.
             var refused: Reply?
             for _ in 0..<200 {
-                if holder.hasAnswer { holder = try stalledUpload(running) }
+                if holder.hasAnswer { holder = try stalledBatch(running) }
                 let reply = try await TestServer.reply(search)
                 if reply.status != 200 { refused = reply; break }
             }
             let busy = try #require(refused, "no request was refused while the holder held the only slot")
-            #expect(busy.status == 503 && busy.headers["retry-after"] == "1")
-            #expect(busy.errors.first?.contains("busy") == true, "\(busy.errors)")
+            #expect(busy.status == 503 && busy.headers["retry-after"] == "2")
+            #expect(busy.errors.first?.hasPrefix("Server busy: 1 light requests in flight and 0 waiting") == true, "\(busy.errors)")
             // The holder's own answer (its deadline) frees the slot before it is written.
             let held = try #require(await holder.readResponse())
-            let message = (try JSONSerialization.jsonObject(with: Data(held.body)) as? [String: Any])?["error"] as? [String]
-            #expect(held.status == 503 && message == ["Request timed out after 5.0 s"], "\(String(describing: message))")
+            let message = (try JSONSerialization.jsonObject(with: Data(held.body)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(held.status == 503 && message?["message"] as? String == "Request timed out after 5.0 s", "\(String(describing: message))")
             #expect(try await TestServer.reply(search).status == 200)
         }
+    }
+
+    /// Opens a connection and sends the head of a collector batch whose body stops after its first byte.
+    func stalledBatch(_ running: TestServer.Running) throws -> RawConnection {
+        let connection = try RawConnection(port: running.url.port ?? 0)
+        connection.write("POST /v3/events?code=x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         + "Content-Length: 100000\r\n\r\n{")
+        return connection
     }
 }
 

@@ -1,0 +1,157 @@
+import Foundation
+import ImageOps
+import Synchronization
+import Testing
+import VisualSearch
+@testable import SearchEngine
+
+/// The image work pool: work runs off the cooperative pool, within the
+/// decoded-pixel budget, first come first served, and a full queue or a long
+/// wait is refused as `overloaded` rather than waited out.
+@Suite("Image work pool", .timeLimit(.minutes(2)))
+struct ImageWorkPoolTests {
+    /// A gate the test opens; work blocks on it (on the pool's thread, never on Swift's).
+    final class Gate: Sendable {
+        let condition = NSCondition()
+        let opened = Mutex(false)
+        func wait() {
+            condition.lock()
+            while !opened.withLock({ $0 }) { condition.wait() }
+            condition.unlock()
+        }
+        func open() {
+            condition.lock()
+            opened.withLock { $0 = true }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    final class Recorder: Sendable {
+        let items = Mutex<[String]>([])
+        func append(_ item: String) { items.withLock { $0.append(item) } }
+    }
+
+    /// The kernel's name of the calling thread (Linux).
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The calling thread's nice value, field 19 of /proc/thread-self/stat (Linux).
+    static func threadNice() -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return fields.count > 16 ? Int(fields[16]) : nil  // fields[0] is field 3 (state)
+    }
+
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+
+    @Test("work runs on the pool's own threads and returns its value; its error comes back as .image")
+    func runsOffThePool() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1))
+        let name = try await pool.run(pixels: 10) { () throws(ImageOpsError) in Self.threadName() }
+        #expect(name == "vsearch-image-0")
+        // Below request handling: the kernel's nice value of the worker thread is the pool's.
+        let nice = try await pool.run(pixels: 10) { () throws(ImageOpsError) in Self.threadNice() }
+        #expect(nice == 10)
+        await #expect(throws: VisualSearchError.image(.emptyInput(source: "x"))) {
+            try await pool.run(pixels: 10) { () throws(ImageOpsError) -> Int in throw .emptyInput(source: "x") }
+        }
+        #expect(pool.statistics.completed == 3 && pool.statistics.pixelsDecoded == 30)
+    }
+
+    @Test("two jobs of 60 % of the budget each run one after the other, though two workers are free")
+    func pixelBudget() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let gate = Gate()
+        let first = Task { try await pool.run(pixels: 60) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let second = Task { try await pool.run(pixels: 60) { () throws(ImageOpsError) in } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(pool.statistics.running == 1 && pool.statistics.pixelsInFlight == 60)
+        gate.open()
+        try await first.value
+        try await second.value
+        #expect(pool.statistics.completed == 2 && pool.statistics.pixelsInFlight == 0 && pool.statistics.running == 0)
+    }
+
+    @Test("a job larger than the whole budget runs alone rather than never")
+    func oversizedJobRunsAlone() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let value = try await pool.run(pixels: 1_000) { () throws(ImageOpsError) in 7 }
+        #expect(value == 7 && pool.statistics.pixelsDecoded == 100)  // charged the whole budget
+    }
+
+    @Test("beyond the queue bound: refused at once as overloaded with a Retry-After")
+    func queueBound() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, maxQueued: 1, maxWait: .seconds(30)))
+        let gate = Gate()
+        let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let queued = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }
+        do {
+            try await pool.run(pixels: 1) { () throws(ImageOpsError) in }
+            Issue.record("a third job was accepted")
+        } catch {
+            guard case .overloaded(let reason, let retryAfter) = error else { Issue.record("\(error)"); return }
+            #expect(reason == "1 images are already waiting to be decoded" && retryAfter == 15)
+        }
+        gate.open()
+        try await running.value
+        try await queued.value
+        #expect(pool.statistics.refused == 1 && pool.statistics.completed == 2)
+    }
+
+    @Test("a job that waits longer than maxWait is refused; the running one is not disturbed")
+    func waitTimeout() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, maxWait: .milliseconds(200)))
+        let gate = Gate()
+        let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let start = ContinuousClock.now
+        await #expect(throws: VisualSearchError.self) { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
+        #expect(start.duration(to: .now) >= .milliseconds(190))
+        gate.open()
+        try await running.value
+        #expect(pool.statistics.refused == 1 && pool.statistics.queued == 0)
+    }
+
+    @Test("first come, first served: a small job does not overtake a large one waiting for budget")
+    func fifo() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let gate = Gate()
+        let order = Recorder()
+        let blocker = Task { try await pool.run(pixels: 50) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let large = Task { try await pool.run(pixels: 80) { () throws(ImageOpsError) in order.append("large") } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }
+        let small = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in order.append("small") } }
+        try await Self.waitUntil { pool.statistics.queued == 2 }
+        gate.open()
+        try await blocker.value
+        try await large.value
+        try await small.value
+        #expect(order.items.withLock { $0 } == ["large", "small"])
+    }
+
+    @Test("a waiting job whose task is cancelled leaves the queue")
+    func cancellation() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1))
+        let gate = Gate()
+        let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let waiting = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }
+        waiting.cancel()
+        let outcome = await waiting.result
+        #expect(throws: VisualSearchError.self) { try outcome.get() }
+        #expect(pool.statistics.queued == 0)
+        gate.open()
+        try await running.value
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Testing
+@testable import VisualSearchServer
+
+/// The pieces of admission on their own: the client table's token bucket and
+/// slots, a lane's bounded queue, and which lane a request takes.
+@Suite("Admission", .timeLimit(.minutes(1)))
+struct AdmissionTests {
+    @Test("the token bucket: a burst, then one request per 1/rate seconds, with the wait as Retry-After")
+    func tokenBucket() {
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
+        let start = ContinuousClock.now
+        for _ in 0..<3 { #expect(limiter.admit("a", now: start) == .admitted) }
+        #expect(limiter.admit("a", now: start) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("b", now: start) == .admitted, "another client has its own bucket")
+        #expect(limiter.admit("a", now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("a", now: start + .milliseconds(501)) == .admitted)
+        // Refills never beyond the burst.
+        for _ in 0..<3 { #expect(limiter.admit("a", now: start + .seconds(60)) == .admitted) }
+        #expect(limiter.admit("a", now: start + .seconds(60)) != .admitted)
+    }
+
+    @Test("a slow rate says how long to wait: 0.1 r/s → 10 s")
+    func retryAfter() {
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
+        let now = ContinuousClock.now
+        #expect(limiter.admit("a", now: now) == .admitted)
+        #expect(limiter.admit("a", now: now) == .rateLimited(retryAfter: 10))
+    }
+
+    @Test("requests in flight per client: the next is refused until one is released")
+    func concurrency() {
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 2))
+        #expect(limiter.admit("a") == .admitted)
+        #expect(limiter.admit("a") == .admitted)
+        #expect(limiter.admit("a") == .tooManyInFlight(limit: 2))
+        limiter.release("a")
+        #expect(limiter.admit("a") == .admitted)
+    }
+
+    @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time is shed")
+    func queue() async throws {
+        let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30))
+        #expect(await queue.acquire())
+        let waiter = Task { await queue.acquire() }
+        for _ in 0..<200 where queue.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(queue.counts == (1, 1))
+        #expect(await queue.acquire() == false, "the queue is full")
+        queue.release()
+        #expect(await waiter.value, "the slot passed to the waiter")
+        #expect(queue.counts == (1, 0))
+        queue.release()
+        #expect(queue.counts == (0, 0))
+
+        let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .milliseconds(100))
+        #expect(await short.acquire())
+        let start = ContinuousClock.now
+        #expect(await short.acquire() == false)
+        #expect(start.duration(to: .now) >= .milliseconds(90))
+        #expect(short.counts == (1, 0))
+    }
+
+    @Test("lanes: uploads, inserts and thumbnails are image work; searches, originals, the collector and the page are light",
+          arguments: [("/uploadsearch", nil, RequestLane.image), ("/discoversearch", nil, .image), ("/v1/product/search_by_image", nil, .image),
+                      ("/v1/visearch/search_by_image", nil, .image), ("/insert", nil, .image), ("/images/cat", "size=400", .image),
+                      ("/images/cat", nil, .light), ("/search", "im_name=x", .light), ("/recommendations", nil, .light),
+                      ("/colorsearch", nil, .light), ("/v3/events", nil, .light), ("/", nil, .light), ("/ui/app.js", nil, .light)])
+    func lanes(path: String, query: String?, lane: RequestLane) {
+        #expect(RequestLane(path: path, query: query) == lane)
+    }
+
+    @Test("who a client is: its key when keys are on, else the proxy's header when trusted, else the peer address")
+    func identity() throws {
+        func request(_ uri: String, _ headers: HTTPFields = [:]) -> Request {
+            Request(head: HTTPRequest(method: .get, scheme: "http", authority: "x", path: uri, headerFields: headers), body: .init(buffer: .init()))
+        }
+        let plain = ClientLimits()
+        #expect(ClientIdentity.key(of: request("/search?access_key=k1"), remoteAddress: "10.0.0.1", limits: plain, keyed: true) == "key:k1")
+        #expect(ClientIdentity.key(of: request("/search?access_key=k1"), remoteAddress: "10.0.0.1", limits: plain, keyed: false) == "address:10.0.0.1")
+        let basic = HTTPFields([HTTPField(name: .authorization, value: "Basic " + Data("ACCESS:SECRET".utf8).base64EncodedString())])
+        #expect(ClientIdentity.key(of: request("/search", basic), remoteAddress: "10.0.0.1", limits: plain, keyed: true) == "key:ACCESS")
+        let forwarded = HTTPFields([HTTPField(name: HTTPField.Name("X-Forwarded-For")!, value: "6.6.6.6, 203.0.113.9")])
+        #expect(ClientIdentity.key(of: request("/search", forwarded), remoteAddress: "10.0.0.1", limits: plain, keyed: false) == "address:10.0.0.1",
+                "the header is ignored unless trusted")
+        var proxied = ClientLimits()
+        proxied.addressHeader = "X-Forwarded-For"
+        #expect(ClientIdentity.key(of: request("/search", forwarded), remoteAddress: "10.0.0.1", limits: proxied, keyed: false) == "address:203.0.113.9")
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import ImageOps
+import SearchEngine
+import TestSupport
+import Testing
+import Tracking
+import VisualSearch
+@testable import VisualSearchServer
+
+/// `vsearch serve` exposed to the network: each limit answers with its
+/// documented status on a real server over loopback — 413 for images beyond
+/// the pixel budget, 429 with `Retry-After` for a client over its rate or
+/// concurrency, 503 with `Retry-After` when a lane's queue is full, closed
+/// connections for slow clients and beyond the connection limit — and
+/// `/metrics` counts what happened.
+@Suite("Production limits", .timeLimit(.minutes(10)))
+struct ProductionLimitsTests {
+    // MARK: - Images
+
+    /// A PNG whose header declares `width`×`height` RGB and whose data is a
+    /// few rows: what the decoder would allocate is the header's size.
+    static func declaredPNG(width: Int, height: Int) throws -> [UInt8] {
+        let small = try ImageEncoders.PNG().encode(PixelBuffer(width: 4, height: 4, hasAlpha: false, fill: (200, 30, 30, 255)))
+        // IHDR is the first chunk: width and height at bytes 16…23; its CRC at 29…32 must be recomputed.
+        var bytes = small
+        func put(_ value: Int, at offset: Int) {
+            for index in 0..<4 { bytes[offset + index] = UInt8((value >> (8 * (3 - index))) & 0xFF) }
+        }
+        put(width, at: 16)
+        put(height, at: 20)
+        put(Int(Self.crc32(bytes[12..<29])), at: 29)
+        return bytes
+    }
+
+    /// PNG's CRC-32 (ISO 3309), bit by bit: a test needs no table.
+    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+
+    static func upload(_ bytes: [UInt8]) -> (body: [UInt8], headers: [(String, String)]) {
+        var form = MultipartForm()
+        form.append(file: "image", filename: "upload", contentType: "application/octet-stream", data: bytes)
+        return (form.encoded, [("Content-Type", form.contentType)])
+    }
+
+    @Test("an upload declaring 13000×13000 (169 MP, within the command line's limit): 413 before decoding, nothing allocated for it")
+    func pixelBudget() async throws {
+        try await TestServer.with { running in
+            let bomb = try Self.declaredPNG(width: 13_000, height: 13_000)
+            let (body, headers) = Self.upload(bomb)
+            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            #expect(reply.status == 413)
+            #expect(reply.json["status"] as? String == "fail")
+            #expect(reply.errors == ["Image too large: query image declares 13000×13000 pixels, beyond this server's limit of 32 megapixels per image; send a smaller image"])
+            // Refused from the header: the image work pool never ran a decode, so no pixel buffer was made.
+            let statistics = try #require(running.server.imageWork?.statistics)
+            #expect(statistics.completed == 0 && statistics.pixelsDecoded == 0)
+            // The command line's limit is another: the same image passes the header check there.
+            #expect(throws: Never.self) { _ = try ImageFeatures.plan(bomb, box: nil, limits: .default) }
+        }
+    }
+
+    @Test("the limit is a setting: 1 MP refuses a 1600×1200 JPEG with 413; a ProductSearch upload gets its own error shape")
+    func pixelLimitSetting() async throws {
+        let photo = try ImageEncoders.JPEG().encode(PixelBuffer(width: 1600, height: 1200, hasAlpha: false, fill: (40, 90, 160, 255)))
+        try await TestServer.with({ $0.limits.image.maxPixels = 1_000_000 }) { running in
+            let (body, headers) = Self.upload(photo)
+            let viSearch = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            #expect(viSearch.status == 413 && viSearch.errors.first?.contains("limit of 1 megapixels") == true, "\(viSearch.errors)")
+            let product = try await TestServer.reply(running.url.appending(path: "v1/product/search_by_image"), method: "POST",
+                                                     headers: headers, body: body)
+            let error = product.json["error"] as? [String: Any]
+            #expect(product.status == 413 && error?["code"] as? Int == 413)
+        }
+    }
+
+    @Test("a 4000×3000 JPEG upload is decoded with DCT scaling: the pool is charged 1/64 of its pixels")
+    func dctScaledDecode() async throws {
+        let photo = try ImageEncoders.JPEG().encode(PixelBuffer(width: 4000, height: 3000, hasAlpha: false, fill: (40, 90, 160, 255)))
+        try await TestServer.with { running in
+            let (body, headers) = Self.upload(photo)
+            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            #expect(reply.status == 200)
+            let statistics = try #require(running.server.imageWork?.statistics)
+            #expect(statistics.completed == 1)
+            #expect(statistics.pixelsDecoded == 500 * 375, "decoded \(statistics.pixelsDecoded) pixels of 12,000,000")
+        }
+    }
+
+    // MARK: - Clients
+
+    @Test("a client over its rate: 429 with Retry-After and the ViSearch error JSON; another client is not affected")
+    func rateLimit() async throws {
+        let credentials = try ServerCredentials(lines: "shop-a\nshop-b")
+        try await TestServer.with({ $0.credentials = credentials; $0.limits.clients = ClientLimits(requestsPerSecond: 0.2, burst: 2) }) { running in
+            func search(_ key: String) async throws -> Reply {
+                try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+                    URLQueryItem(name: "im_name", value: "chelsea_cat"), URLQueryItem(name: "access_key", value: key)]))
+            }
+            #expect(try await search("shop-a").status == 200)
+            #expect(try await search("shop-a").status == 200)
+            let limited = try await search("shop-a")
+            #expect(limited.status == 429)
+            #expect(limited.json["status"] as? String == "fail")
+            #expect(limited.errors.first?.hasPrefix("Too many requests: more than 0.2 requests a second (burst 2) from this client") == true,
+                    "\(limited.errors)")
+            // One token every 5 s: 4 or 5 s to wait.
+            let retryAfter = try #require(limited.headers["retry-after"].flatMap { Int($0) })
+            #expect((4...5).contains(retryAfter))
+            // Keys are clients of their own.
+            #expect(try await search("shop-b").status == 200)
+            // Health is never limited: load balancers must see the server.
+            for _ in 0..<5 { #expect(try await TestServer.reply(running.url.appending(path: "health")).status == 200) }
+        }
+    }
+
+    @Test("a client over its requests in flight: 429 while its upload holds the slot, served again once it is answered")
+    func clientConcurrency() async throws {
+        try await TestServer.with({ $0.limits.clients.maxConcurrent = 1; $0.requestTimeout = 3 }) { running in
+            let holder = try Self.stalledUpload(running)
+            let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
+            let refused = try await Self.firstRefusal(of: search, while: holder)
+            #expect(refused.status == 429 && refused.headers["retry-after"] == "1")
+            #expect(refused.errors.first?.contains("more than 1 requests at once from this client") == true, "\(refused.errors)")
+            _ = await holder.readResponse()  // its deadline answers it
+            #expect(try await TestServer.reply(search).status == 200)
+        }
+    }
+
+    // MARK: - Lanes and shedding
+
+    @Test("uploads beyond their lane's slots and queue: 503 with Retry-After, while searches by im_name are still answered")
+    func imageLaneSheds() async throws {
+        try await TestServer.with({
+            $0.limits.maxConcurrentImageRequests = 1
+            $0.limits.maxQueuedRequests = 0
+            $0.limits.clients.maxConcurrent = 0
+            $0.requestTimeout = 5
+        }) { running in
+            let holder = try Self.stalledUpload(running)
+            let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
+            let uploadURL = running.url.appending(path: "uploadsearch")
+            var shed: Reply?
+            for _ in 0..<200 {
+                let reply = try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
+                if reply.status == 503 { shed = reply; break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let refused = try #require(shed, "no upload was shed while the holder held the only image slot")
+            #expect(refused.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 0 waiting") == true, "\(refused.errors)")
+            #expect(refused.headers["retry-after"] == "2")
+            // The light lane has slots of its own.
+            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+                URLQueryItem(name: "im_name", value: "chelsea_cat")]))
+            #expect(search.status == 200)
+            _ = await holder.readResponse()
+            #expect(try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body).status == 200)
+        }
+    }
+
+    @Test("a request that waits in its lane's queue longer than the queue timeout is shed with 503")
+    func queueTimeout() async throws {
+        try await TestServer.with({
+            $0.limits.maxConcurrentImageRequests = 1
+            $0.limits.maxQueuedRequests = 4
+            $0.limits.maxQueueWait = 0.5
+            $0.limits.clients.maxConcurrent = 0
+            $0.requestTimeout = 10
+        }) { running in
+            let holder = try Self.stalledUpload(running)
+            try await Task.sleep(for: .milliseconds(300))  // the holder's head is read and holds the slot
+            let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
+            let start = ContinuousClock.now
+            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST",
+                                                   headers: upload.headers, body: upload.body)
+            let waited = start.duration(to: .now)
+            #expect(reply.status == 503 && reply.headers["retry-after"] != nil)
+            #expect(waited >= .milliseconds(450) && waited < .seconds(5), "waited \(waited)")
+            _ = holder
+        }
+    }
+
+    // MARK: - Slow clients and connections
+
+    @Test("headers that drip: the connection is closed after the header timeout")
+    func headerTimeout() async throws {
+        try await TestServer.with({ $0.limits.connections.headerTimeout = 0.5 }) { running in
+            let connection = try RawConnection(port: running.url.port ?? 0, readTimeout: 10)
+            connection.write("GET /search?im_name=chel")
+            let start = ContinuousClock.now
+            let answer = await connection.readResponse()
+            #expect(answer == nil, "the server answered instead of closing")
+            #expect(start.duration(to: .now) < .seconds(5))
+            try await Self.expectAnswering(running)
+        }
+    }
+
+    @Test("a body below the minimum rate: closed after the body timeout; a body at a normal pace is not")
+    func bodyTimeout() async throws {
+        try await TestServer.with({
+            $0.limits.connections.bodyTimeout = 1
+            $0.limits.connections.minBodyRate = 1 << 20
+        }) { running in
+            let dripping = try Self.stalledUpload(running)
+            let start = ContinuousClock.now
+            let answer = await dripping.readResponse()
+            #expect(answer == nil, "the server answered instead of closing: \(String(describing: answer?.status))")
+            let elapsed = start.duration(to: .now)
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(8), "closed after \(elapsed)")
+            let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
+            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body)
+            #expect(reply.status == 200)
+        }
+    }
+
+    @Test("beyond the connection limit a new connection is closed at once; once one closes, another is accepted")
+    func connectionLimit() async throws {
+        try await TestServer.with({ $0.limits.connections.maxConnections = 2 }) { running in
+            let port = running.url.port ?? 0
+            var first: RawConnection? = try RawConnection(port: port, readTimeout: 5)
+            let second = try RawConnection(port: port, readTimeout: 5)
+            try await Task.sleep(for: .milliseconds(200))
+            let third = try RawConnection(port: port, readTimeout: 5)
+            third.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await third.readResponse() == nil, "a third connection was served")
+            first?.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(await first?.readResponse()?.status == 200)
+            first = nil  // the client closes its end too (the server half-closes and waits for it)
+            _ = second
+            try await Task.sleep(for: .milliseconds(200))
+            let fourth = try RawConnection(port: port, readTimeout: 5)
+            fourth.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await fourth.readResponse()?.status == 200)
+        }
+    }
+
+    // MARK: - Metrics
+
+    @Test("/metrics after a known sequence: requests by endpoint and status, refusals, decoded pixels, catalog size, collector events")
+    func metrics() async throws {
+        try await TestServer.with({ $0.limits.clients = ClientLimits(requestsPerSecond: 0.01, burst: 8) }) { running in
+            let url = running.url
+            func search(_ name: String) async throws -> Int {
+                try await TestServer.reply(url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: name)])).status
+            }
+            #expect(try await search("chelsea_cat") == 200)
+            #expect(try await search("coffee_cup") == 200)
+            #expect(try await search("no_such_image") == 404)
+            let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
+            #expect(try await TestServer.reply(url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body).status == 200)
+            let bomb = Self.upload(try Self.declaredPNG(width: 13_000, height: 13_000))
+            #expect(try await TestServer.reply(url.appending(path: "uploadsearch"), method: "POST", headers: bomb.headers, body: bomb.body).status == 413)
+            let transport = HTTPEventTransport(endpoint: .custom(url), code: "dev")
+            let events = (1...2).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "u", pos: $0) }
+            #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted]))
+            #expect(try await TestServer.reply(url.appending(path: "v3/__va.gif").appending(queryItems: [
+                URLQueryItem(name: "code", value: "dev"), URLQueryItem(name: "pid", value: "p")])).status == 400)
+            #expect(try await search("chelsea_cat") == 200)  // the 8th token
+            #expect(try await search("chelsea_cat") == 429)  // none left
+
+            let text = try await TestServer.reply(url.appending(path: "metrics")).text
+            let values = Self.samples(text)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/search",status="200"}"#] == 3)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/search",status="404"}"#] == 1)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/search",status="429"}"#] == 1)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/uploadsearch",status="200"}"#] == 1)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/uploadsearch",status="413"}"#] == 1)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/v3/events",status="200"}"#] == 1)
+            #expect(values[#"vsearch_http_requests_total{endpoint="/v3/__va.gif",status="400"}"#] == 1)
+            #expect(values[#"vsearch_http_request_duration_seconds_count{endpoint="/search"}"#] == 5)
+            #expect(values[#"vsearch_http_requests_rate_limited_total{reason="rate"}"#] == 1)
+            #expect(values[#"vsearch_collector_events_total{outcome="accepted"}"#] == 2)
+            #expect(values[#"vsearch_collector_events_total{outcome="rejected"}"#] == 1)
+            #expect(values["vsearch_image_decodes_total"] == 1)
+            #expect((values["vsearch_image_decoded_pixels_total"] ?? 0) > 0)
+            #expect(values["vsearch_catalog_images"] == 102)
+            #expect(values[#"vsearch_http_requests_in_flight{lane="image"}"#] == 0)
+            #expect(values[#"vsearch_http_requests_queued{lane="light"}"#] == 0)
+            #expect(values["vsearch_connections_open"] != nil)
+            #expect(text.contains("# TYPE vsearch_http_request_duration_seconds histogram"))
+            #expect(text.contains(#"vsearch_http_request_duration_seconds_bucket{endpoint="/search",le="+Inf"} 5"#))
+        }
+    }
+
+    @Test("/metrics asks for the keys when the server has keys, and is gone with servesMetrics off")
+    func metricsProtected() async throws {
+        let credentials = try ServerCredentials(lines: "ops-key")
+        try await TestServer.with({ $0.credentials = credentials }) { running in
+            let metrics = running.url.appending(path: "metrics")
+            #expect(try await TestServer.reply(metrics).status == 401)
+            let allowed = try await TestServer.reply(metrics.appending(queryItems: [URLQueryItem(name: "access_key", value: "ops-key")]))
+            #expect(allowed.status == 200 && allowed.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        }
+        try await TestServer.with({ $0.servesMetrics = false }) { running in
+            let status = try await TestServer.reply(running.url.appending(path: "metrics")).status
+            #expect(status == 404)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// `name{labels} value` lines of a Prometheus text page, by `name{labels}`.
+    static func samples(_ text: String) -> [String: Double] {
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            values[String(line[..<space])] = value
+        }
+        return values
+    }
+
+    /// Opens a connection and sends the head of an upload whose body stops after its first line.
+    static func stalledUpload(_ running: TestServer.Running) throws -> RawConnection {
+        let connection = try RawConnection(port: running.url.port ?? 0)
+        connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+                         + "Content-Length: 100000\r\n\r\n--B\r\n")
+        return connection
+    }
+
+    /// Asks `url` until an answer is not 200 (the holder's head may not be read yet at first).
+    static func firstRefusal(of url: URL, while holder: RawConnection) async throws -> Reply {
+        for _ in 0..<200 {
+            let reply = try await TestServer.reply(url)
+            if reply.status != 200 { return reply }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw RawConnection.Failure(description: "every request was answered 200 while the holder held its slot")
+    }
+
+    static func expectAnswering(_ running: TestServer.Running) async throws {
+        #expect(try await TestServer.reply(running.url.appending(path: "health")).status == 200)
+    }
+}
