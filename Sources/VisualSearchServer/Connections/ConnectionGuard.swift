@@ -2,20 +2,20 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
-import Synchronization
-
-/// Connections open now, shared by every connection's guard.
-final class ConnectionCounter: Sendable {
-    let open = Atomic<Int>(0)
-}
+import VisualSearch
 
 /// A channel handler on every connection, after HTTP decoding, enforcing
-/// ``ConnectionLimits``: it closes the connection when the server already
-/// has ``ConnectionLimits/maxConnections`` open, when a request's headers
-/// do not arrive within ``ConnectionLimits/headerTimeout``, and when its
-/// body falls behind ``ConnectionLimits/bodyTimeout`` plus one second per
-/// ``ConnectionLimits/minBodyRate`` bytes. Closing is the answer: a client
-/// that sends this slowly is not waiting for one (nginx does the same).
+/// ``ConnectionLimits``:
+///
+/// - a connection beyond ``ConnectionLimits/maxConnections`` (or beyond
+///   ``ConnectionLimits/maxConnectionsPerClient`` from its address) gets an
+///   answer of its own as soon as its request's head arrives — 503 (or 429)
+///   with `Retry-After: 1` and `Connection: close`, in the API family's error
+///   JSON — and is closed; its request never reaches the routes;
+/// - a request whose headers do not arrive within ``ConnectionLimits/headerTimeout``,
+///   or whose body falls behind ``ConnectionLimits/bodyTimeout`` plus one
+///   second per ``ConnectionLimits/minBodyRate`` bytes, is closed. Closing is
+///   the answer: a client that sends this slowly is not waiting for one (nginx does the same).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -29,42 +29,51 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case readingBody(since: NIODeadline, bytes: Int)
         /// The request is read; the server is answering it.
         case answering
+        /// Over a connection limit: its request gets this refusal and the connection closes.
+        case refusing(ServerError)
     }
 
     let limits: ConnectionLimits
     let counter: ConnectionCounter
     let metrics: ServerMetrics?
+    /// Whether connections are limited by peer address (not behind a proxy).
+    let limitsPerAddress: Bool
     var phase: Phase = .awaitingHead(since: .now())
     var check: Scheduled<Void>?
-    var counted = false
+    /// The peer address counted, once counted.
+    var counted: String?
     /// How often the deadlines are checked.
     static let checkInterval: TimeAmount = .milliseconds(250)
 
-    init(limits: ConnectionLimits, counter: ConnectionCounter, metrics: ServerMetrics?) {
+    init(limits: ConnectionLimits, counter: ConnectionCounter, metrics: ServerMetrics?, limitsPerAddress: Bool) {
         self.limits = limits
         self.counter = counter
         self.metrics = metrics
+        self.limitsPerAddress = limitsPerAddress
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        counted = true
-        let open = counter.open.wrappingAdd(1, ordering: .relaxed).newValue
-        metrics?.set("vsearch_connections_open", open)
-        if open > limits.maxConnections {
-            close(context, reason: "connection_limit")
-            return
-        }
+        let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        counted = address
+        let open = counter.open(from: address)
+        metrics?.set("vsearch_connections_open", open.total)
         phase = .awaitingHead(since: .now())
+        if open.total > limits.maxConnections {
+            metrics?.recordConnectionClosed(reason: "connection_limit")
+            phase = .refusing(.busy(reason: "more than \(limits.maxConnections) connections open", retryAfter: 1))
+        } else if limitsPerAddress && limits.maxConnectionsPerClient > 0 && open.fromAddress > limits.maxConnectionsPerClient {
+            metrics?.recordConnectionClosed(reason: "client_connection_limit")
+            phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerClient) connections open from this address", retryAfter: 1))
+        }
         scheduleCheck(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         check?.cancel()
         check = nil
-        if counted {
-            counted = false
-            let open = counter.open.wrappingSubtract(1, ordering: .relaxed).newValue
-            metrics?.set("vsearch_connections_open", open)
+        if let address = counted {
+            counted = nil
+            metrics?.set("vsearch_connections_open", counter.close(from: address))
         }
     }
 
@@ -75,6 +84,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .refusing(let error) = phase {
+            if case .head(let head) = unwrapInboundIn(data) { refuse(context, head: head, error: error) }
+            return  // nothing of a refused connection reaches the routes
+        }
         switch unwrapInboundIn(data) {
         case .head: phase = .readingBody(since: .now(), bytes: 0)
         case .body(let buffer):
@@ -111,11 +124,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return now - since > .nanoseconds(Int64(min(allowed, 1e9) * 1e9)) ? "body_timeout" : nil
         case .answering:
             return nil
+        case .refusing:
+            return nil  // the header timeout of a refused connection is the awaitingHead one it started with
         }
     }
 
-    func close(_ context: ChannelHandlerContext, reason: String) {
-        metrics?.recordConnectionClosed(reason: reason)
+    /// Answers a connection over a limit and closes it once the answer is written.
+    func refuse(_ context: ChannelHandlerContext, head: HTTPRequest, error: ServerError) {
+        let path = head.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
+        let body = Responses.failureBody(family: RoutePath.family(of: path), method: RoutePath.method(of: path), error: error,
+                                         requestID: RequestID.make())
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close",
+                                  .contentLength: String(body.count)]
+        if let seconds = error.retryAfter { fields[.retryAfter] = String(seconds) }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: error.status), headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [self] _ in
+            close(context, reason: nil)
+        }
+    }
+
+    func close(_ context: ChannelHandlerContext, reason: String?) {
+        if let reason { metrics?.recordConnectionClosed(reason: reason) }
         check?.cancel()
         check = nil
         context.close(promise: nil)

@@ -5,8 +5,14 @@ import Foundation
 /// connections or memory (the protection of Apache's `mod_reqtimeout` and
 /// nginx's `client_header_timeout`/`client_body_timeout`).
 public struct ConnectionLimits: Sendable, Hashable {
-    /// Connections open at once: 512 by default. One more is closed as soon as it is accepted.
+    /// Connections open at once: 512 by default. One more is answered 503
+    /// (`Retry-After: 1`, `Connection: close`) as soon as its request's head arrives, and closed.
     public var maxConnections: Int
+    /// Connections open at once from one address: 64 by default (0: no limit), so
+    /// one client cannot take every connection. One more is answered 429 and
+    /// closed. Off when ``ClientLimits/addressHeader`` says the server is behind
+    /// a proxy (every connection then comes from the proxy).
+    public var maxConnectionsPerClient: Int
     /// Seconds a client has to send a request's headers, counted from when the
     /// connection opens or its previous response was sent — so it also bounds
     /// how long an idle keep-alive connection is kept: 10 by default.
@@ -20,8 +26,10 @@ public struct ConnectionLimits: Sendable, Hashable {
     public var minBodyRate: Int
 
     /// Limits with the documented defaults.
-    public init(maxConnections: Int = 512, headerTimeout: Double = 10, bodyTimeout: Double = 20, minBodyRate: Int = 16 << 10) {
+    public init(maxConnections: Int = 512, maxConnectionsPerClient: Int = 64, headerTimeout: Double = 10, bodyTimeout: Double = 20,
+                minBodyRate: Int = 16 << 10) {
         self.maxConnections = maxConnections
+        self.maxConnectionsPerClient = maxConnectionsPerClient
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.minBodyRate = minBodyRate

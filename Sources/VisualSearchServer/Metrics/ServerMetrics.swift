@@ -17,7 +17,7 @@ import Synchronization
 /// | `vsearch_http_requests_shed_total` | counter | `lane` — 503: queue full or waited too long |
 /// | `vsearch_http_requests_rate_limited_total` | counter | `reason` (`rate`, `concurrency`) — 429 |
 /// | `vsearch_connections_open` | gauge | |
-/// | `vsearch_connections_closed_total` | counter | `reason` (`header_timeout`, `body_timeout`, `connection_limit`) |
+/// | `vsearch_connections_closed_total` | counter | `reason` (`header_timeout`, `body_timeout`, `connection_limit` (503), `client_connection_limit` (429)) |
 /// | `vsearch_image_decoded_pixels_total`, `vsearch_image_decodes_total`, `vsearch_image_decodes_refused_total` | counter | |
 /// | `vsearch_image_pixels_in_flight`, `vsearch_image_decodes_running`, `vsearch_image_decodes_queued` | gauge | |
 /// | `vsearch_catalog_images` | gauge | |

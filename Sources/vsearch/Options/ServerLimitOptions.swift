@@ -65,8 +65,12 @@ struct ServerLimitOptions: ParsableArguments {
 
     // Connections
     @Option(name: .customLong("max-connections"),
-            help: ArgumentHelp("Connections open at once; more are closed when accepted. Default \(defaults.connections.maxConnections).", valueName: "n"))
+            help: ArgumentHelp("Connections open at once; more are answered 503 and closed. Default \(defaults.connections.maxConnections).", valueName: "n"))
     var maxConnections: Int?
+    @Option(name: .customLong("max-client-connections"),
+            help: ArgumentHelp("Connections open at once from one address; more are answered 429 and closed (0: no limit; off with "
+                               + "--client-address-header). Default \(defaults.connections.maxConnectionsPerClient).", valueName: "n"))
+    var maxClientConnections: Int?
     @Option(name: .customLong("header-timeout"),
             help: ArgumentHelp("Seconds a client has to send a request's headers (from connecting, or from its previous answer: "
                                + "it also bounds idle keep-alive). Default \(Self.number(defaults.connections.headerTimeout)).", valueName: "s"))
@@ -99,6 +103,7 @@ struct ServerLimitOptions: ParsableArguments {
         if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
         limits.clients.addressHeader = clientAddressHeader
         if let maxConnections { limits.connections.maxConnections = maxConnections }
+        if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
         if let headerTimeout { limits.connections.headerTimeout = headerTimeout }
         if let bodyTimeout { limits.connections.bodyTimeout = bodyTimeout }
         if let minBodyRateKB { limits.connections.minBodyRate = minBodyRateKB << 10 }
@@ -126,6 +131,7 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--client-burst", clientBurst, 1)
         try atLeast("--client-concurrency", clientConcurrency, 0)
         try atLeast("--max-connections", maxConnections, 1)
+        try atLeast("--max-client-connections", maxClientConnections, 0)
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
         if let clientRate, clientRate < 0 { throw ValidationError("--client-rate must be 0 (off) or positive") }
         if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {

@@ -181,7 +181,7 @@ struct ProductionLimitsTests {
             let waited = start.duration(to: .now)
             #expect(reply.status == 503 && reply.headers["retry-after"] != nil)
             #expect(waited >= .milliseconds(450) && waited < .seconds(5), "waited \(waited)")
-            _ = holder
+            withExtendedLifetime(holder) {}
         }
     }
 
@@ -218,7 +218,7 @@ struct ProductionLimitsTests {
         }
     }
 
-    @Test("beyond the connection limit a new connection is closed at once; once one closes, another is accepted")
+    @Test("beyond the connection limit a new connection's request is answered 503 and closed; once one closes, another is served")
     func connectionLimit() async throws {
         try await TestServer.with({ $0.limits.connections.maxConnections = 2 }) { running in
             let port = running.url.port ?? 0
@@ -226,16 +226,35 @@ struct ProductionLimitsTests {
             let second = try RawConnection(port: port, readTimeout: 5)
             try await Task.sleep(for: .milliseconds(200))
             let third = try RawConnection(port: port, readTimeout: 5)
-            third.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(await third.readResponse() == nil, "a third connection was served")
+            third.write("GET /search?im_name=chelsea_cat HTTP/1.1\r\nHost: x\r\n\r\n")
+            let refused = try #require(await third.readResponse(), "no answer on the third connection")
+            #expect(refused.status == 503 && refused.headers["retry-after"] == "1" && refused.headers["connection"] == "close")
+            let errors = (try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])?["error"] as? [String]
+            #expect(errors == ["Server busy: more than 2 connections open; retry in 1 s"])
             first?.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(await first?.readResponse()?.status == 200)
             first = nil  // the client closes its end too (the server half-closes and waits for it)
-            _ = second
             try await Task.sleep(for: .milliseconds(200))
             let fourth = try RawConnection(port: port, readTimeout: 5)
             fourth.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await fourth.readResponse()?.status == 200)
+            withExtendedLifetime(second) {}
+        }
+    }
+
+    @Test("beyond the connections one address may hold: 429, while the server still has connections for others")
+    func clientConnectionLimit() async throws {
+        try await TestServer.with({ $0.limits.connections.maxConnectionsPerClient = 2 }) { running in
+            let port = running.url.port ?? 0
+            let held = try (0..<2).map { _ in try RawConnection(port: port, readTimeout: 5) }
+            try await Task.sleep(for: .milliseconds(200))
+            let third = try RawConnection(port: port, readTimeout: 5)
+            third.write("GET /v1/product/recommendations/chelsea_cat HTTP/1.1\r\nHost: x\r\n\r\n")
+            let refused = try #require(await third.readResponse(), "no answer on the third connection")
+            #expect(refused.status == 429 && refused.headers["retry-after"] == "1")
+            let error = (try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(error?["code"] as? Int == 429, "ProductSearch's error shape")
+            withExtendedLifetime(held) {}
         }
     }
 
