@@ -10,14 +10,15 @@ final class ClientLimiter: Sendable {
         case admitted
         /// Over the rate: retry after this many seconds.
         case rateLimited(retryAfter: Int)
-        /// Over the client's requests in flight.
-        case tooManyInFlight(limit: Int)
+        /// Over the client's requests in flight (of the lane, for image requests).
+        case tooManyInFlight(limit: Int, lane: RequestLane?)
     }
 
     struct Client {
         var tokens: Double
         var refilled: ContinuousClock.Instant
         var inFlight = 0
+        var imageInFlight = 0
     }
 
     let limits: ClientLimits
@@ -32,7 +33,7 @@ final class ClientLimiter: Sendable {
 
     /// Takes a token and a slot for `client`, or says why not. An admitted
     /// request must be ``release(_:)``d when it ends.
-    func admit(_ client: String, now: ContinuousClock.Instant = .now) -> Decision {
+    func admit(_ client: String, lane: RequestLane = .light, now: ContinuousClock.Instant = .now) -> Decision {
         clients.withLock { clients in
             if clients.count > Self.sweepThreshold {
                 clients = clients.filter { $0.value.inFlight > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
@@ -50,20 +51,26 @@ final class ClientLimiter: Sendable {
             }
             if limits.maxConcurrent > 0 && entry.inFlight >= limits.maxConcurrent {
                 clients[client] = entry
-                return .tooManyInFlight(limit: limits.maxConcurrent)
+                return .tooManyInFlight(limit: limits.maxConcurrent, lane: nil)
+            }
+            if lane == .image && limits.maxConcurrentImageRequests > 0 && entry.imageInFlight >= limits.maxConcurrentImageRequests {
+                clients[client] = entry
+                return .tooManyInFlight(limit: limits.maxConcurrentImageRequests, lane: .image)
             }
             if limits.requestsPerSecond > 0 { entry.tokens -= 1 }
             entry.inFlight += 1
+            if lane == .image { entry.imageInFlight += 1 }
             clients[client] = entry
             return .admitted
         }
     }
 
     /// Gives back the slot of an admitted request.
-    func release(_ client: String) {
+    func release(_ client: String, lane: RequestLane = .light) {
         clients.withLock { clients in
             if var entry = clients[client] {
                 entry.inFlight = max(0, entry.inFlight - 1)
+                if lane == .image { entry.imageInFlight = max(0, entry.imageInFlight - 1) }
                 clients[client] = entry
             }
         }

@@ -20,16 +20,22 @@ public struct ClientLimits: Sendable, Hashable {
     public var burst: Int
     /// Requests of one client in flight at once: 16 by default (0: no limit).
     public var maxConcurrent: Int
+    /// Image requests (``RequestLane/image``: uploads, inserts, thumbnails) of
+    /// one client in flight at once: 4 by default (0: no limit) — a quarter of
+    /// the lane's slots, so one client cannot hold them all.
+    public var maxConcurrentImageRequests: Int
     /// A header carrying the client's address when a trusted proxy sets it
     /// (`X-Forwarded-For`: the last address is used, the one the proxy
     /// added). None by default: behind no proxy, a client could forge it.
     public var addressHeader: String?
 
     /// Limits with the documented defaults.
-    public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, addressHeader: String? = nil) {
+    public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, maxConcurrentImageRequests: Int = 4,
+                addressHeader: String? = nil) {
         self.requestsPerSecond = requestsPerSecond
         self.burst = burst
         self.maxConcurrent = maxConcurrent
+        self.maxConcurrentImageRequests = maxConcurrentImageRequests
         self.addressHeader = addressHeader
     }
 }

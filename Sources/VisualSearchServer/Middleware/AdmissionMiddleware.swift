@@ -32,17 +32,19 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         let path = request.uri.path
         if Self.exempt.contains(path) { return try await next(request, context) }
         let client = ClientIdentity.key(of: request, remoteAddress: context.remoteAddress, limits: limits.clients, keyed: keyed)
-        switch admission.clients.admit(client) {
+        let lane = RequestLane(path: path, query: request.uri.query)
+        switch admission.clients.admit(client, lane: lane) {
         case .admitted: break
         case .rateLimited(let retryAfter):
             metrics?.recordRateLimited(reason: "rate")
             return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.requestsPerSecond)) requests a second (burst \(limits.clients.burst)) from this client",
                                        retryAfter: retryAfter), path: path, context: context)
-        case .tooManyInFlight(let limit):
+        case .tooManyInFlight(let limit, let limitedLane):
             metrics?.recordRateLimited(reason: "concurrency")
-            return refuse(.rateLimited(reason: "more than \(limit) requests at once from this client", retryAfter: 1), path: path, context: context)
+            let kind = limitedLane == .image ? "image requests" : "requests"
+            return refuse(.rateLimited(reason: "more than \(limit) \(kind) at once from this client", retryAfter: 1), path: path, context: context)
         }
-        defer { admission.clients.release(client) }
+        defer { admission.clients.release(client, lane: lane) }
 
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         let hasBody = request.method == .post || request.method == .put
@@ -55,7 +57,6 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { admission.releaseBody(reserved) }
 
-        let lane = RequestLane(path: path, query: request.uri.query)
         guard let queue = admission.lanes[lane] else { return try await next(request, context) }
         guard await queue.acquire() else {
             metrics?.recordShed(lane: lane)

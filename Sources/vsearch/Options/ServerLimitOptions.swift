@@ -58,6 +58,10 @@ struct ServerLimitOptions: ParsableArguments {
     @Option(name: .customLong("client-concurrency"),
             help: ArgumentHelp("Requests of one client in flight at once (429 beyond; 0: no limit). Default \(defaults.clients.maxConcurrent).", valueName: "n"))
     var clientConcurrency: Int?
+    @Option(name: .customLong("client-image-concurrency"),
+            help: ArgumentHelp("Image requests (uploads, inserts, thumbnails) of one client in flight at once (429 beyond; 0: no limit). "
+                               + "Default \(defaults.clients.maxConcurrentImageRequests).", valueName: "n"))
+    var clientImageConcurrency: Int?
     @Option(name: .customLong("client-address-header"),
             help: ArgumentHelp("Behind a proxy you trust: take the client's address from this header's last entry (e.g. X-Forwarded-For). "
                                + "Default: none (the connection's peer).", valueName: "name"))
@@ -101,6 +105,7 @@ struct ServerLimitOptions: ParsableArguments {
         if let clientRate { limits.clients.requestsPerSecond = clientRate }
         if let clientBurst { limits.clients.burst = clientBurst }
         if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
+        if let clientImageConcurrency { limits.clients.maxConcurrentImageRequests = clientImageConcurrency }
         limits.clients.addressHeader = clientAddressHeader
         if let maxConnections { limits.connections.maxConnections = maxConnections }
         if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
@@ -130,6 +135,7 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-body-memory-mb", maxBodyMemoryMB, 1)
         try atLeast("--client-burst", clientBurst, 1)
         try atLeast("--client-concurrency", clientConcurrency, 0)
+        try atLeast("--client-image-concurrency", clientImageConcurrency, 0)
         try atLeast("--max-connections", maxConnections, 1)
         try atLeast("--max-client-connections", maxClientConnections, 0)
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)

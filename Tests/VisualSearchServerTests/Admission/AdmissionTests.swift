@@ -30,14 +30,16 @@ struct AdmissionTests {
         #expect(limiter.admit("a", now: now) == .rateLimited(retryAfter: 10))
     }
 
-    @Test("requests in flight per client: the next is refused until one is released")
+    @Test("requests in flight per client, and image requests apart: the next is refused until one is released")
     func concurrency() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 2))
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 3, maxConcurrentImageRequests: 1))
+        #expect(limiter.admit("a", lane: .image) == .admitted)
+        #expect(limiter.admit("a", lane: .image) == .tooManyInFlight(limit: 1, lane: .image), "one image request at a time")
         #expect(limiter.admit("a") == .admitted)
         #expect(limiter.admit("a") == .admitted)
-        #expect(limiter.admit("a") == .tooManyInFlight(limit: 2))
-        limiter.release("a")
-        #expect(limiter.admit("a") == .admitted)
+        #expect(limiter.admit("a") == .tooManyInFlight(limit: 3, lane: nil))
+        limiter.release("a", lane: .image)
+        #expect(limiter.admit("a", lane: .image) == .admitted)
     }
 
     @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time is shed")

@@ -132,6 +132,28 @@ struct ProductionLimitsTests {
         }
     }
 
+    @Test("a client's image requests have a smaller share: its second upload is refused 429 while its searches go on")
+    func clientImageConcurrency() async throws {
+        try await TestServer.with({ $0.limits.clients.maxConcurrentImageRequests = 1; $0.requestTimeout = 3 }) { running in
+            let holder = try Self.stalledUpload(running)
+            let uploadURL = running.url.appending(path: "uploadsearch")
+            let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
+            var refused: Reply?
+            for _ in 0..<200 {
+                let reply = try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
+                if reply.status != 200 { refused = reply; break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let limited = try #require(refused)
+            #expect(limited.status == 429 && limited.errors.first?.contains("more than 1 image requests at once from this client") == true,
+                    "\(limited.errors)")
+            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+                URLQueryItem(name: "im_name", value: "chelsea_cat")]))
+            #expect(search.status == 200)
+            withExtendedLifetime(holder) {}
+        }
+    }
+
     // MARK: - Lanes and shedding
 
     @Test("uploads beyond their lane's slots and queue: 503 with Retry-After, while searches by im_name are still answered")
@@ -140,6 +162,7 @@ struct ProductionLimitsTests {
             $0.limits.maxConcurrentImageRequests = 1
             $0.limits.maxQueuedRequests = 0
             $0.limits.clients.maxConcurrent = 0
+            $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 5
         }) { running in
             let holder = try Self.stalledUpload(running)
@@ -170,6 +193,7 @@ struct ProductionLimitsTests {
             $0.limits.maxQueuedRequests = 4
             $0.limits.maxQueueWait = 0.5
             $0.limits.clients.maxConcurrent = 0
+            $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 10
         }) { running in
             let holder = try Self.stalledUpload(running)
