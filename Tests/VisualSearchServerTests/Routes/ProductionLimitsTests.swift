@@ -122,7 +122,7 @@ struct ProductionLimitsTests {
     @Test("a client over its requests in flight: 429 while its upload holds the slot, served again once it is answered")
     func clientConcurrency() async throws {
         try await TestServer.with({ $0.limits.clients.maxConcurrent = 1; $0.requestTimeout = 3 }) { running in
-            let holder = try Self.stalledUpload(running)
+            let holder = try await Self.heldUpload(running)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             let refused = try await Self.firstRefusal(of: search, while: holder)
             #expect(refused.status == 429 && refused.headers["retry-after"] == "1")
@@ -135,7 +135,7 @@ struct ProductionLimitsTests {
     @Test("a client's image requests have a smaller share: its second upload is refused 429 while its searches go on")
     func clientImageConcurrency() async throws {
         try await TestServer.with({ $0.limits.clients.maxConcurrentImageRequests = 1; $0.requestTimeout = 3 }) { running in
-            let holder = try Self.stalledUpload(running)
+            let holder = try await Self.heldUpload(running)
             let uploadURL = running.url.appending(path: "uploadsearch")
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             var refused: Reply?
@@ -165,7 +165,7 @@ struct ProductionLimitsTests {
             $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 5
         }) { running in
-            let holder = try Self.stalledUpload(running)
+            let holder = try await Self.heldUpload(running)
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let uploadURL = running.url.appending(path: "uploadsearch")
             var shed: Reply?
@@ -196,8 +196,7 @@ struct ProductionLimitsTests {
             $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 10
         }) { running in
-            let holder = try Self.stalledUpload(running)
-            try await Task.sleep(for: .milliseconds(300))  // the holder's head is read and holds the slot
+            let holder = try await Self.heldUpload(running)
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let start = ContinuousClock.now
             let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST",
@@ -363,6 +362,16 @@ struct ProductionLimitsTests {
         connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
                          + "Content-Length: 100000\r\n\r\n--B\r\n")
         return connection
+    }
+
+    /// A stalled upload, once the server holds it in flight in the image lane (so a request sent after it cannot overtake it).
+    static func heldUpload(_ running: TestServer.Running) async throws -> RawConnection {
+        let holder = try stalledUpload(running)
+        for _ in 0..<500 where (running.server.admission.lanes[.image]?.counts.running ?? 0) == 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(running.server.admission.lanes[.image]?.counts.running == 1, "the stalled upload never got its slot")
+        return holder
     }
 
     /// Asks `url` until an answer is not 200 (the holder's head may not be read yet at first).
