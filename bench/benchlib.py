@@ -51,6 +51,13 @@ def replace_section(path, title, text):
         f.write(new)
 
 
+# Throughput benchmarks load the server from one address as fast as it answers: per-client limits
+# (429 beyond 50 requests a second, 16 at once...) are for fairness between clients, not capacity,
+# so they are off here. bench/load.py measures them.
+UNLIMITED_CLIENT = ["--client-rate", "0", "--client-concurrency", "0", "--client-image-concurrency", "0",
+                    "--max-client-connections", "0"]
+
+
 def start_server(vsearch, catalog, core, log_path, flags=()):
     """Starts `vsearch serve` (with `flags`) on a free loopback port, pinned to `core`, logging to
     `log_path`; returns (process, base URL) once it accepts connections. Raises RuntimeError, with
@@ -58,7 +65,7 @@ def start_server(vsearch, catalog, core, log_path, flags=()):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = ["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port), *flags]
+    command = ["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port), *UNLIMITED_CLIENT, *flags]
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(300):

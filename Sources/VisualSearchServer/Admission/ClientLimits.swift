@@ -20,7 +20,7 @@ public struct ClientLimits: Sendable, Hashable {
     public var burst: Int
     /// Requests of one client in flight at once: 16 by default (0: no limit).
     public var maxConcurrent: Int
-    /// Image requests (``RequestLane/image``: uploads, inserts, thumbnails) of
+    /// Image requests (``RequestLane/image``: uploads and inserts) of
     /// one client in flight at once: 4 by default (0: no limit) — a quarter of
     /// the lane's slots, so one client cannot hold them all.
     public var maxConcurrentImageRequests: Int

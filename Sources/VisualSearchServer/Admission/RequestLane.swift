@@ -5,11 +5,14 @@ import VisualSearch
 /// kind cannot take every slot the cheap kind needs.
 public enum RequestLane: String, Sendable, CaseIterable {
     /// Milliseconds of work: search by `im_name`, recommendations, colour
-    /// search, the collector, health, metrics, the page and originals.
+    /// search, the collector, health, metrics, the page, originals and
+    /// thumbnails (`/images/{im_name}?size=N`: made once per catalog image
+    /// and size, on the ``SearchEngine/ImageWorkPool`` under its budget, then
+    /// served from disk — a page asks for many at once).
     case light
-    /// An image to read and decode: uploads (`/uploadsearch`,
-    /// `/discoversearch`, ProductSearch's `search_by_image`), data API
-    /// inserts, and thumbnails made by `/images/{im_name}?size=N`.
+    /// An image the client sends or names, to read and decode: uploads
+    /// (`/uploadsearch`, `/discoversearch`, ProductSearch's
+    /// `search_by_image`) and data API inserts.
     case image
 
     /// The paths whose requests carry or fetch an image, from the request types themselves.
@@ -17,14 +20,8 @@ public enum RequestLane: String, Sendable, CaseIterable {
         ([UploadSearchRequest.endpoint, DiscoverSearchRequest.endpoint, ProductSearchRequest.endpoint, InsertRequest.endpoint])
             .flatMap(\.paths).map { "/" + $0 })
 
-    /// The lane of a request to `path` with `query`.
-    init(path: String, query: String?) {
-        if Self.imagePaths.contains(path) {
-            self = .image
-        } else if path.hasPrefix("/images/"), let query, query.split(separator: "&").contains(where: { $0.hasPrefix("size=") }) {
-            self = .image
-        } else {
-            self = .light
-        }
+    /// The lane of a request to `path`.
+    init(path: String) {
+        self = Self.imagePaths.contains(path) ? .image : .light
     }
 }

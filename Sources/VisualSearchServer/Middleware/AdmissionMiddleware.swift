@@ -32,7 +32,7 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         let path = request.uri.path
         if Self.exempt.contains(path) { return try await next(request, context) }
         let client = ClientIdentity.key(of: request, remoteAddress: context.remoteAddress, limits: limits.clients, keyed: keyed)
-        let lane = RequestLane(path: path, query: request.uri.query)
+        let lane = RequestLane(path: path)
         switch admission.clients.admit(client, lane: lane) {
         case .admitted: break
         case .rateLimited(let retryAfter):

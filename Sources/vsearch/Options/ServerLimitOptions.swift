@@ -32,7 +32,7 @@ struct ServerLimitOptions: ParsableArguments {
 
     // Requests
     @Option(name: .customLong("max-concurrent-image-requests"),
-            help: ArgumentHelp("Image requests (uploads, inserts, thumbnails) in flight at once, reading their bodies included; "
+            help: ArgumentHelp("Image requests (uploads, inserts) in flight at once, reading their bodies included; "
                                + "light requests have --max-concurrent. Default \(defaults.maxConcurrentImageRequests).", valueName: "n"))
     var maxConcurrentImageRequests: Int?
     @Option(name: .customLong("max-queued"),
@@ -59,7 +59,7 @@ struct ServerLimitOptions: ParsableArguments {
             help: ArgumentHelp("Requests of one client in flight at once (429 beyond; 0: no limit). Default \(defaults.clients.maxConcurrent).", valueName: "n"))
     var clientConcurrency: Int?
     @Option(name: .customLong("client-image-concurrency"),
-            help: ArgumentHelp("Image requests (uploads, inserts, thumbnails) of one client in flight at once (429 beyond; 0: no limit). "
+            help: ArgumentHelp("Image requests (uploads, inserts) of one client in flight at once (429 beyond; 0: no limit). "
                                + "Default \(defaults.clients.maxConcurrentImageRequests).", valueName: "n"))
     var clientImageConcurrency: Int?
     @Option(name: .customLong("client-address-header"),

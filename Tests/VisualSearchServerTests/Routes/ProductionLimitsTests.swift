@@ -109,9 +109,9 @@ struct ProductionLimitsTests {
             #expect(limited.json["status"] as? String == "fail")
             #expect(limited.errors.first?.hasPrefix("Too many requests: more than 0.2 requests a second (burst 2) from this client") == true,
                     "\(limited.errors)")
-            // One token every 5 s: 4 or 5 s to wait.
+            // One token every 5 s: at most 5 s to wait (less when the machine was slow and the bucket refilled meanwhile).
             let retryAfter = try #require(limited.headers["retry-after"].flatMap { Int($0) })
-            #expect((4...5).contains(retryAfter))
+            #expect((1...5).contains(retryAfter))
             // Keys are clients of their own.
             #expect(try await search("shop-b").status == 200)
             // Health is never limited: load balancers must see the server.
