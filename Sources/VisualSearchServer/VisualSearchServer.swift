@@ -109,12 +109,12 @@ public struct VisualSearchServer: Sendable {
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let configuration = self.configuration
         let limits = configuration.limits.connections, connections = self.connections, metrics = self.metrics
-        let perAddress = configuration.limits.clients.addressHeader == nil
+        let perAddress = configuration.limits.clients.addressHeader == nil, refusalDelay = configuration.limits.clients.refusalDelay
         return Application(
             router: router(),
             server: .http1(configuration: .init(
                 additionalChannelHandlers: [ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
-                                                            limitsPerAddress: perAddress)],
+                                                            limitsPerAddress: perAddress, refusalDelay: refusalDelay)],
                 idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: "vsearch/\(ClientConfiguration.version)"),

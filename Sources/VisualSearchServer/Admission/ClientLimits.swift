@@ -24,6 +24,12 @@ public struct ClientLimits: Sendable, Hashable {
     /// one client in flight at once: 4 by default (0: no limit) — a quarter of
     /// the lane's slots, so one client cannot hold them all.
     public var maxConcurrentImageRequests: Int
+    /// Seconds a refusal (429) waits before it is sent: 1 by default (0: at
+    /// once). A client that honours `Retry-After` loses nothing; one that
+    /// floods gets at most one answer a second per connection instead of
+    /// thousands, and its bodies stay in its own send buffer meanwhile (the
+    /// "tarpit" of nginx's `limit_req` delay and of SMTP servers).
+    public var refusalDelay: Double
     /// A header carrying the client's address when a trusted proxy sets it
     /// (`X-Forwarded-For`: the last address is used, the one the proxy
     /// added). None by default: behind no proxy, a client could forge it.
@@ -31,7 +37,8 @@ public struct ClientLimits: Sendable, Hashable {
 
     /// Limits with the documented defaults.
     public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, maxConcurrentImageRequests: Int = 4,
-                addressHeader: String? = nil) {
+                refusalDelay: Double = 1, addressHeader: String? = nil) {
+        self.refusalDelay = refusalDelay
         self.requestsPerSecond = requestsPerSecond
         self.burst = burst
         self.maxConcurrent = maxConcurrent

@@ -26,4 +26,23 @@ final class ConnectionCounter: Sendable {
 
     /// Connections open now.
     var total: Int { state.withLock { $0.total } }
+
+    /// Refused connections held for the refusal delay, apart from the others (so they cannot fill the table).
+    let held = Mutex(0)
+
+    /// Moves a counted connection to the held ones, if fewer than `limit` are held; false otherwise.
+    func hold(from address: String, limit: Int) -> Bool {
+        let accepted = held.withLock { held -> Bool in
+            guard held < limit else { return false }
+            held += 1
+            return true
+        }
+        if accepted { _ = close(from: address) }
+        return accepted
+    }
+
+    /// A held connection closed.
+    func release() {
+        held.withLock { $0 -= 1 }
+    }
 }

@@ -9,9 +9,11 @@ import VisualSearch
 ///
 /// - a connection beyond ``ConnectionLimits/maxConnections`` (or beyond
 ///   ``ConnectionLimits/maxConnectionsPerClient`` from its address) gets an
-///   answer of its own as soon as its request's head arrives — 503 (or 429)
-///   with `Retry-After: 1` and `Connection: close`, in the API family's error
-///   JSON — and is closed; its request never reaches the routes;
+///   answer of its own when its request's head arrives — 503 (or 429, held
+///   for ``ClientLimits/refusalDelay`` outside the connection table while
+///   fewer than half the table's size are held) with `Retry-After: 1` and
+///   `Connection: close`, in the API family's error JSON — and is closed;
+///   its request never reaches the routes;
 /// - a request whose headers do not arrive within ``ConnectionLimits/headerTimeout``,
 ///   or whose body falls behind ``ConnectionLimits/bodyTimeout`` plus one
 ///   second per ``ConnectionLimits/minBodyRate`` bytes, is closed. Closing is
@@ -42,10 +44,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     var check: Scheduled<Void>?
     /// The peer address counted, once counted.
     var counted: String?
+    /// Whether this connection is one of the held refusals (``ConnectionCounter/hold(from:limit:)``).
+    var held = false
     /// How often the deadlines are checked.
     static let checkInterval: TimeAmount = .milliseconds(250)
 
-    init(limits: ConnectionLimits, counter: ConnectionCounter, metrics: ServerMetrics?, limitsPerAddress: Bool) {
+    /// Seconds a refusal over the per-address limit is held before it is written (``ClientLimits/refusalDelay``).
+    let refusalDelay: Double
+
+    init(limits: ConnectionLimits, counter: ConnectionCounter, metrics: ServerMetrics?, limitsPerAddress: Bool, refusalDelay: Double) {
+        self.refusalDelay = refusalDelay
         self.limits = limits
         self.counter = counter
         self.metrics = metrics
@@ -64,6 +72,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         } else if limitsPerAddress && limits.maxConnectionsPerClient > 0 && open.fromAddress > limits.maxConnectionsPerClient {
             metrics?.recordConnectionClosed(reason: "client_connection_limit")
             phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerClient) connections open from this address", retryAfter: 1))
+            // Held for the refusal delay (a flood then gets one answer a second per connection), but outside the
+            // table — and only up to half of it: beyond, answered at once.
+            if refusalDelay > 0 && counter.hold(from: address, limit: max(1, limits.maxConnections / 2)) {
+                held = true
+                counted = nil
+            }
         }
         scheduleCheck(context)
     }
@@ -75,6 +89,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             counted = nil
             metrics?.set("vsearch_connections_open", counter.close(from: address))
         }
+        if held {
+            held = false
+            counter.release()
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -85,7 +103,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .refusing(let error) = phase {
-            if case .head(let head) = unwrapInboundIn(data) { refuse(context, head: head, error: error) }
+            if case .head(let head) = unwrapInboundIn(data) {
+                if held {
+                    context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(refusalDelay * 1000))) { [self] in
+                        if context.channel.isActive { refuse(context, head: head, error: error) }
+                    }
+                } else {
+                    refuse(context, head: head, error: error)
+                }
+            }
             return  // nothing of a refused connection reaches the routes
         }
         switch unwrapInboundIn(data) {

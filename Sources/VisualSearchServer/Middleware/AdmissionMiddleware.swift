@@ -5,7 +5,7 @@ import Hummingbird
 /// body is read:
 ///
 /// 1. its client's limits (``ClientLimits``): over the rate or the requests
-///    in flight → 429 with `Retry-After`;
+///    in flight → 429 with `Retry-After`, sent after ``ClientLimits/refusalDelay``;
 /// 2. the body budget (``ServerLimits/maxBodyBytesInFlight``) → 503;
 /// 3. its lane's queue (``RequestLane``): a slot, a bounded wait, or → 503
 ///    with `Retry-After` (load shedding).
@@ -37,10 +37,12 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         case .admitted: break
         case .rateLimited(let retryAfter):
             metrics?.recordRateLimited(reason: "rate")
+            await tarpit()
             return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.requestsPerSecond)) requests a second (burst \(limits.clients.burst)) from this client",
                                        retryAfter: retryAfter), path: path, context: context)
         case .tooManyInFlight(let limit, let limitedLane):
             metrics?.recordRateLimited(reason: "concurrency")
+            await tarpit()
             let kind = limitedLane == .image ? "image requests" : "requests"
             return refuse(.rateLimited(reason: "more than \(limit) \(kind) at once from this client", retryAfter: 1), path: path, context: context)
         }
@@ -65,6 +67,12 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { queue.release() }
         return try await next(request, context)
+    }
+
+    /// Holds a refusal for ``ClientLimits/refusalDelay`` before it is answered.
+    func tarpit() async {
+        guard limits.clients.refusalDelay > 0 else { return }
+        try? await Task.sleep(for: .milliseconds(Int64(limits.clients.refusalDelay * 1000)))
     }
 
     func refuse(_ error: ServerError, path: String, context: Context) -> Response {

@@ -62,6 +62,10 @@ struct ServerLimitOptions: ParsableArguments {
             help: ArgumentHelp("Image requests (uploads, inserts) of one client in flight at once (429 beyond; 0: no limit). "
                                + "Default \(defaults.clients.maxConcurrentImageRequests).", valueName: "n"))
     var clientImageConcurrency: Int?
+    @Option(name: .customLong("client-refusal-delay"),
+            help: ArgumentHelp("Seconds a 429 waits before it is sent (0: at once), so a flooding client gets one answer a second per "
+                               + "connection. Default \(Self.number(defaults.clients.refusalDelay)).", valueName: "s"))
+    var clientRefusalDelay: Double?
     @Option(name: .customLong("client-address-header"),
             help: ArgumentHelp("Behind a proxy you trust: take the client's address from this header's last entry (e.g. X-Forwarded-For). "
                                + "Default: none (the connection's peer).", valueName: "name"))
@@ -106,6 +110,7 @@ struct ServerLimitOptions: ParsableArguments {
         if let clientBurst { limits.clients.burst = clientBurst }
         if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
         if let clientImageConcurrency { limits.clients.maxConcurrentImageRequests = clientImageConcurrency }
+        if let clientRefusalDelay { limits.clients.refusalDelay = clientRefusalDelay }
         limits.clients.addressHeader = clientAddressHeader
         if let maxConnections { limits.connections.maxConnections = maxConnections }
         if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
@@ -139,6 +144,7 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-connections", maxConnections, 1)
         try atLeast("--max-client-connections", maxClientConnections, 0)
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
+        if let clientRefusalDelay, !(0...60).contains(clientRefusalDelay) { throw ValidationError("--client-refusal-delay must be in 0…60 s") }
         if let clientRate, clientRate < 0 { throw ValidationError("--client-rate must be 0 (off) or positive") }
         if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {
             throw ValidationError("--client-address-header \(clientAddressHeader) is not a header name")
