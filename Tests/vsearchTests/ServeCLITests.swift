@@ -90,4 +90,30 @@ struct ServeCLITests {
         let run = try CLI.run(["similar", "chelsea_cat", "--endpoint", "http://127.0.0.1:9", "--timeout", "2"])
         #expect(run.status == 69 && run.stderr.contains("cannot reach"))
     }
+
+    @Test("every limit is a flag with its default in `serve --help`; contradictory or out-of-range limits are refused before starting")
+    func limitFlags() throws {
+        let help = try CLI.run(["serve", "--help"])
+        #expect(help.status == 0)
+        let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+        for (flag, shown) in [("--max-image-megapixels", "Default 32"), ("--decode-budget-megapixels", "Default 64"),
+                              ("--image-workers", "Default: the cores"), ("--max-queued-images", "Default 64"),
+                              ("--max-concurrent-image-requests", "Default 16"), ("--max-queued", "Default 128"),
+                              ("--queue-timeout", "Default 5"), ("--max-body-memory-mb", "Default 256"),
+                              ("--client-rate", "Default 50"), ("--client-burst", "Default 100"), ("--client-concurrency", "Default 16"),
+                              ("--client-image-concurrency", "Default 4"), ("--client-refusal-delay", "Default 1"),
+                              ("--client-address-header", "Default: none"), ("--max-connections", "Default 512"),
+                              ("--max-client-connections", "Default 64"), ("--header-timeout", "Default 10"),
+                              ("--body-timeout", "Default 20"), ("--min-body-rate-kb", "Default 16"), ("--no-metrics", "/metrics")] {
+            guard let range = text.range(of: flag + " ") else { Issue.record("\(flag) is not in serve --help"); continue }
+            #expect(text[range.upperBound...].prefix(400).contains(shown), "\(flag): \(shown)")
+        }
+        for (arguments, message) in [(["--decode-budget-megapixels", "8", "--max-image-megapixels", "16"], "is below --max-image-megapixels"),
+                                     (["--client-rate", "-1"], "--client-rate must be 0 (off) or positive"),
+                                     (["--header-timeout", "0"], "--header-timeout must be positive"),
+                                     (["--client-address-header", "X Forwarded"], "is not a header name")] {
+            let run = try CLI.run(["serve", "--catalog", "/nonexistent.sqlite", "--port", "0"] + arguments)
+            #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.stderr)")
+        }
+    }
 }
