@@ -48,10 +48,8 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { admission.clients.release(client, lane: lane) }
 
-        let declared = request.headers[.contentLength].flatMap { Int($0) }
-        let hasBody = request.method == .post || request.method == .put
-        // A body over the limit is refused by the route (413) without being read: nothing to reserve.
-        let reserved = hasBody ? min(declared ?? maxBodyBytes, declared.map { $0 > maxBodyBytes ? 0 : $0 } ?? maxBodyBytes) : 0
+        let reserved = Self.bodyReservation(method: request.method, declaredLength: request.headers[.contentLength].flatMap { Int($0) },
+                                            maxBodyBytes: maxBodyBytes)
         guard admission.reserveBody(reserved) else {
             metrics?.recordShed(lane: .image)
             return refuse(.busy(reason: "request bodies in memory are at the \(limits.maxBodyBytesInFlight >> 20) MiB limit", retryAfter: 1),
@@ -67,6 +65,15 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { queue.release() }
         return try await next(request, context)
+    }
+
+    /// Body bytes a request may hold in memory: its declared length; the body
+    /// limit when undeclared (chunked); nothing for a body over the limit (the
+    /// route refuses it with 413 without reading it) or a method without a body.
+    static func bodyReservation(method: HTTPRequest.Method, declaredLength: Int?, maxBodyBytes: Int) -> Int {
+        guard method == .post || method == .put else { return 0 }
+        guard let declaredLength else { return maxBodyBytes }
+        return declaredLength > maxBodyBytes ? 0 : declaredLength
     }
 
     /// Holds a refusal for ``ClientLimits/refusalDelay`` before it is answered.

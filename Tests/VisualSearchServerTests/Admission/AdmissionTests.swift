@@ -73,6 +73,15 @@ struct AdmissionTests {
         #expect(RequestLane(path: path) == lane)
     }
 
+    @Test("body memory reserved: the declared length, the limit when chunked, nothing when over the limit or without a body")
+    func bodyReservation() {
+        typealias Middleware = AdmissionMiddleware<ServerContext>
+        #expect(Middleware.bodyReservation(method: .post, declaredLength: 1000, maxBodyBytes: 16 << 20) == 1000)
+        #expect(Middleware.bodyReservation(method: .post, declaredLength: nil, maxBodyBytes: 16 << 20) == 16 << 20)
+        #expect(Middleware.bodyReservation(method: .post, declaredLength: 20 << 20, maxBodyBytes: 16 << 20) == 0)
+        #expect(Middleware.bodyReservation(method: .get, declaredLength: nil, maxBodyBytes: 16 << 20) == 0)
+    }
+
     @Test("who a client is: its key when keys are on, else the proxy's header when trusted, else the peer address")
     func identity() throws {
         func request(_ uri: String, _ headers: HTTPFields = [:]) -> Request {
