@@ -547,6 +547,10 @@ def main():
             a_results, lag = run_a(port, args.seconds, names, uploads)
             entry = {"a": dict(summarize(a_results), max_client_start_lag_ms=lag,
                                 by_kind={k: summarize([r for r in a_results if r["kind"] == k]) for k in ("search", "upload")})}
+            # A's timeline: when in the phase each request started (B's bursts start at 0 and at half the phase).
+            entry["a_requests"] = [[r["kind"], r["outcome"], round(r["ms"], 2), round(r["at"], 2)] for r in a_results]
+            slowest = sorted(a_results, key=lambda r: -r["ms"])[:5]
+            print("  A's slowest: " + ", ".join(f"{r['kind']} {r['ms']:.0f} ms at {r['at']:.1f} s" for r in slowest), flush=True)
             if phase == "hostile":
                 try:
                     b_results = queue.get(timeout=GRACE + 20)
