@@ -31,8 +31,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case readingBody(since: NIODeadline, bytes: Int)
         /// The request is read; the server is answering it.
         case answering
-        /// Over a connection limit: its request gets this refusal and the connection closes.
-        case refusing(ServerError)
+        /// Over a connection limit since this instant: its request gets this refusal and the connection closes.
+        case refusing(ServerError, since: NIODeadline)
     }
 
     let limits: ConnectionLimits
@@ -68,10 +68,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         phase = .awaitingHead(since: .now())
         if open.total > limits.maxConnections {
             metrics?.recordConnectionClosed(reason: "connection_limit")
-            phase = .refusing(.busy(reason: "more than \(limits.maxConnections) connections open", retryAfter: 1))
+            phase = .refusing(.busy(reason: "more than \(limits.maxConnections) connections open", retryAfter: 1), since: .now())
         } else if limitsPerAddress && limits.maxConnectionsPerClient > 0 && open.fromAddress > limits.maxConnectionsPerClient {
             metrics?.recordConnectionClosed(reason: "client_connection_limit")
-            phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerClient) connections open from this address", retryAfter: 1))
+            phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerClient) connections open from this address", retryAfter: 1),
+                              since: .now())
             // Held for the refusal delay (a flood then gets one answer a second per connection), but outside the
             // table — and only up to half of it: beyond, answered at once.
             if refusalDelay > 0 && counter.hold(from: address, limit: max(1, limits.maxConnections / 2)) {
@@ -102,7 +103,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .refusing(let error) = phase {
+        if case .refusing(let error, _) = phase {
             if case .head(let head) = unwrapInboundIn(data) {
                 if held {
                     context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(refusalDelay * 1000))) { [self] in
@@ -150,8 +151,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return now - since > .nanoseconds(Int64(min(allowed, 1e9) * 1e9)) ? "body_timeout" : nil
         case .answering:
             return nil
-        case .refusing:
-            return nil  // the header timeout of a refused connection is the awaitingHead one it started with
+        case .refusing(_, let since):
+            // A refused connection that never sends its head is closed like any other.
+            return now - since > .nanoseconds(Int64(limits.headerTimeout * 1e9)) ? "header_timeout" : nil
         }
     }
 

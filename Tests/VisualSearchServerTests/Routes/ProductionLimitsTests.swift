@@ -281,6 +281,23 @@ struct ProductionLimitsTests {
         }
     }
 
+    @Test("a connection over the per-address limit that never sends its request is closed by the header timeout")
+    func refusedConnectionTimesOut() async throws {
+        try await TestServer.with({
+            $0.limits.connections.maxConnectionsPerClient = 1
+            $0.limits.connections.headerTimeout = 0.5
+        }) { running in
+            let port = running.url.port ?? 0
+            let first = try RawConnection(port: port, readTimeout: 10)
+            try await Task.sleep(for: .milliseconds(100))
+            let silent = try RawConnection(port: port, readTimeout: 10)
+            let start = ContinuousClock.now
+            #expect(await silent.readResponse() == nil, "the silent connection got an answer")
+            #expect(start.duration(to: .now) < .seconds(5), "held open \(start.duration(to: .now))")
+            withExtendedLifetime(first) {}
+        }
+    }
+
     // MARK: - Metrics
 
     @Test("/metrics after a known sequence: requests by endpoint and status, refusals, decoded pixels, catalog size, collector events")
