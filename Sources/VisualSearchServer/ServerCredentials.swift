@@ -61,12 +61,9 @@ public struct ServerCredentials: Sendable, Hashable {
     func problem(authorization: String?, parameters: WireQuery) -> String? {
         if isOpen { return nil }
         if let authorization {
-            guard authorization.lowercased().hasPrefix("basic "),
-                  let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-                  let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":") else {
+            guard let (key, secret) = Self.basicCredentials(authorization) else {
                 return "Invalid Authorization header: expected Basic base64(access_key:secret_key)"
             }
-            let key = String(pair[..<colon]), secret = String(pair[pair.index(after: colon)...])
             return accessKeys[key].map { ServerCredentials.constantTimeEqual($0, secret) } == true ? nil : "Invalid access key or secret key"
         }
         for name in ["access_key", "app_key"] {
@@ -75,6 +72,14 @@ public struct ServerCredentials: Sendable, Hashable {
             }
         }
         return "Missing credentials: send access_key (app key), app_key, or Basic authorization"
+    }
+
+    /// The key and secret of an HTTP Basic `Authorization` value, or nil when it is not one.
+    static func basicCredentials(_ authorization: String) -> (key: String, secret: String)? {
+        guard authorization.lowercased().hasPrefix("basic "),
+              let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":") else { return nil }
+        return (String(pair[..<colon]), String(pair[pair.index(after: colon)...]))
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

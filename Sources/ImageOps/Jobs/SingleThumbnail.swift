@@ -44,8 +44,7 @@ public struct SingleThumbnail: Sendable, Hashable {
     ///   - size: one of ``ThumbnailRule/sizes``; another size is ``ImageOpsError/invalidParameter(name:reason:)``.
     /// - Throws: ``ImageOpsError`` for an unreadable, unsupported or too large image.
     public func make(from bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Thumbnail? {
-        guard let target = try target(of: bytes, source: source, size: size) else { return nil }
-        let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
+        guard let (header, target) = try plan(bytes, source: source, size: size) else { return nil }
         let options = DecodingOptions(minimumSize: target, limits: limits)
         let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
         let encoder = encoders.encoder(for: .same, source: header.format, pixels: pixels)
@@ -57,12 +56,12 @@ public struct SingleThumbnail: Sendable, Hashable {
     /// shrink-on-load), known from the header; 0 when the rule makes none.
     /// - Throws: ``ImageOpsError`` as ``make(from:source:size:)``.
     public func decodedPixelCount(of bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Int {
-        guard let target = try target(of: bytes, source: source, size: size) else { return 0 }
-        return ShrinkOnLoad.decodedPixelCount(of: try ImageDecoder.readHeader(bytes, source: source, limits: limits), minimumSize: target)
+        guard let (header, target) = try plan(bytes, source: source, size: size) else { return 0 }
+        return ShrinkOnLoad.decodedPixelCount(of: header, minimumSize: target)
     }
 
-    /// The thumbnail's size, or nil when the image is not larger than `size`.
-    func target(of bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> PixelSize? {
+    /// The header (limits checked) and the thumbnail's size, or nil when the image is not larger than `size`.
+    func plan(_ bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> (header: ImageHeader, target: PixelSize)? {
         guard let position = rule.sizes.firstIndex(of: size) else {
             throw .invalidParameter(name: "size", reason: "\(size) is not a thumbnail size of the rule (\(rule.sizes.map(String.init).joined(separator: ", ")))")
         }
@@ -70,6 +69,6 @@ public struct SingleThumbnail: Sendable, Hashable {
         let planned = rule.thumbnails(for: header.size)
         // The rule's sizes the image gets are a prefix of rule.sizes.
         guard position < planned.count else { return nil }
-        return planned[position]
+        return (header, planned[position])
     }
 }

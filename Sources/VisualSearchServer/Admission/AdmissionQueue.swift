@@ -40,7 +40,12 @@ final class AdmissionQueue: Sendable {
             state.nextID += 1
             return .queued(state.nextID)
         }
-        guard case .queued(let id) = entry else { return { if case .admitted = entry { true } else { false } }() }
+        let id: Int
+        switch entry {
+        case .admitted: return true
+        case .shed: return false
+        case .queued(let queued): id = queued
+        }
         let timer = Task { [weak self, maxWait] in
             try? await Task.sleep(for: maxWait)
             if !Task.isCancelled { self?.give(up: id) }

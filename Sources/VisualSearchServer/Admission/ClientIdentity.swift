@@ -7,10 +7,8 @@ import Hummingbird
 enum ClientIdentity {
     static func key(of request: Request, remoteAddress: String?, limits: ClientLimits, keyed: Bool) -> String {
         if keyed {
-            if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("basic "),
-               let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-               let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":") {
-                return "key:" + pair[..<colon]
+            if let authorization = request.headers[.authorization], let (key, _) = ServerCredentials.basicCredentials(authorization) {
+                return "key:" + key
             }
             let parameters = request.uri.queryParameters
             if let key = parameters.get("access_key") ?? parameters.get("app_key"), !key.isEmpty { return "key:" + key }

@@ -84,8 +84,7 @@ public final class ServerMetrics: Sendable {
             last[name] = max(total, last[name] ?? 0)
             return delta
         }
-        let counter = Counter(label: name, factory: factory)
-        if delta > 0 { counter.increment(by: delta) } else { counter.increment(by: 0) }
+        Counter(label: name, factory: factory).increment(by: delta)  // by 0 too: the counter is listed from the first scrape
     }
 
     /// The registry in the Prometheus text format (version 0.0.4).
