@@ -98,6 +98,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             // The web page's HTML, CSS and JavaScript, compiled into the binary (Web/WebPageFiles.swift lists them).
             resources: [.embedInCode("WebPage")]

@@ -13,8 +13,8 @@ import VisualSearch
 /// runs with no account and no network.
 ///
 /// Assembled from parts you can also use on their own: middleware for the
-/// request log, metrics, admission (``ServerLimits``: client limits, lanes,
-/// load shedding) and `nosniff`; a ``ConnectionGuard`` on every connection
+/// response headers (`nosniff`, `no-store`), the request log, metrics,
+/// admission (``ServerLimits``: client limits, lanes, load shedding); a ``ConnectionGuard`` on every connection
 /// (slow clients, the connection limit); ``ServiceRoutes`` (any
 /// ``VisualSearchService``), ``CollectorRoutes`` and ``StatsRoute`` (any
 /// ``CollectorStore``), ``HealthRoute``, ``CatalogRoute``, ``ImageRoutes``
@@ -61,6 +61,7 @@ public struct VisualSearchServer: Sendable {
         engine.recommendations = configuration.recommendations
         engine.limits = configuration.limits.image
         engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
+        engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
         return engine
     }
 
@@ -82,10 +83,10 @@ public struct VisualSearchServer: Sendable {
     /// The router with every route and middleware.
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
+        router.add(middleware: ResponseHeadersMiddleware())  // outermost: every answer, refusals and 404s included
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
-        router.add(middleware: ContentTypeOptionsMiddleware())
         ServiceRoutes(service: engine, configuration: configuration).register(on: router)
         HealthRoute(store: store, configuration: configuration).register(on: router)
         CollectorRoutes(store: store, configuration: configuration, metrics: metrics).register(on: router)
@@ -113,7 +114,7 @@ public struct VisualSearchServer: Sendable {
         return Application(
             router: router(),
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
+                additionalChannelHandlers: [ConnectionPersistence.installer(), ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
                                                             limitsPerAddress: perAddress, refusalDelay: refusalDelay)],
                 idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
@@ -123,8 +124,16 @@ public struct VisualSearchServer: Sendable {
         )
     }
 
-    /// Serves until SIGINT or SIGTERM, then finishes requests in flight and returns.
+    /// Serves until SIGINT or SIGTERM (or until its task is cancelled), then
+    /// finishes requests in flight, stops running insert transactions between
+    /// batches (their progress saved) and returns.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        try await application(onListening: onListening).runService()  // graceful on SIGTERM and SIGINT
+        do {
+            try await application(onListening: onListening).runService()  // graceful on SIGTERM and SIGINT
+        } catch {
+            await engine.cancelInserts()
+            throw error
+        }
+        await engine.cancelInserts()
     }
 }

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -892,6 +893,16 @@ class PageTest:
             writer.writerows(rows)
         catalog = os.path.join(folder, "catalog.sqlite")
         index(self.binary, images, metadata, catalog, ["--schema", "brand:string,category:string,description:text,price:float"])
+        # Events an older collector stored before it checked URLs and timestamps (issue 24): an image URL no
+        # browser can parse, a timestamp years ahead (inside every period). /analytics must still render.
+        with sqlite3.connect(catalog) as db:
+            future = 1953306000000
+            for event_id, action, pid in [("pin1", "result_load", None), ("pin2", "product_click", "cup")]:
+                payload = {"action": action, "queryId": "pinned", "imgUrl": "http://[", "eventID": event_id, "timestamp": future}
+                if pid:
+                    payload.update({"pid": pid, "pos": 1})
+                db.execute("INSERT INTO tracking_events (event_id, action, query_id, pid, ts, received_at, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (event_id, action, "pinned", pid, future, int(time.time() * 1000), json.dumps(payload)))
         server = self.serve(catalog, "hostile")
         base = server.base
         checked = []
@@ -954,7 +965,10 @@ class PageTest:
                 wait_for(d, f"the page to settle on {where}", lambda d: (lambda s: s and s["state"] in ("ready", "error", "idle"))(results(d)))
                 safe(where)
             self.open("/analytics", base)
-            wait_for(d, "the analytics page", lambda d: d.execute_script("return (document.querySelector('#analytics') || {dataset: {}}).dataset.state === 'ready'"))
+            wait_for(d, "the analytics page", lambda d: d.execute_script("return (document.querySelector('#analytics') || {dataset: {}}).dataset.state === 'ready'"),
+                     last=lambda d: d.execute_script("return (document.querySelector('#error') || {}).textContent || ''"))
+            check(d.execute_script("return [...document.querySelectorAll('#queries-table tbody tr')].some(r => r.dataset.key === 'pinned')"),
+                  "the query whose stored event has the URL 'http://[' is not in the queries table")
             safe("analytics")
         finally:
             server.stop()

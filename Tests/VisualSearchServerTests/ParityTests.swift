@@ -31,6 +31,7 @@ struct ParityTests {
         try await TestServer.with({ $0.imageRoots = [Repository.images] }) { running in
             var configuration = VisualSearchEngine.Configuration()
             configuration.imageSources = running.server.configuration.imageSourcePolicy
+            configuration.imageRoute = running.server.engine.configuration.imageRoute
             let store = try SQLiteCatalogStore(path: await Corpus.makeCatalog())
             let engine = try await VisualSearchEngine(store: store, configuration: configuration)
             try await body(Pair(engine: engine, client: TestServer.client(running.url), server: running))

@@ -10,7 +10,7 @@ struct TrackCLITests {
     @Test("an invalid event exits 64 naming the field and the rule; nothing is queued")
     func invalid() throws {
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
-        let run = try CLI.run(["track", "product_click", "--query-id", "1", "--pid", "p", "--img-url", "u", "--pos", "0", "--no-send", "--queue", queue])
+        let run = try CLI.run(["track", "product_click", "--query-id", "1", "--pid", "p", "--img-url", "https://shop.example/p.jpg", "--pos", "0", "--no-send", "--queue", queue])
         #expect(run.status == 64 && run.stderr.contains("pos: 0 is below 1"))
         let currency = try CLI.run(["track", "transaction", "--query-id", "1", "--transaction-id", "t", "--value", "3", "--currency", "EURO",
                                     "--no-send", "--queue", queue])
@@ -22,9 +22,9 @@ struct TrackCLITests {
         let catalog = EngineCLITests.catalogPath()
         try EngineCLITests.indexCorpus(catalog)
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
-        for (action, extra) in [("product_view", ["--pid", "chelsea_cat", "--img-url", "u", "--pos", "1"]),
-                                ("product_click", ["--pid", "chelsea_cat", "--img-url", "u", "--pos", "1"]),
-                                ("add_to_cart", ["--pid", "chelsea_cat", "--img-url", "u", "--pos", "1"])] {
+        for (action, extra) in [("product_view", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
+                                ("product_click", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
+                                ("add_to_cart", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"])] {
             let run = try CLI.run(["track", action, "--query-id", "777"] + extra + ["--endpoint", "http://127.0.0.1:9", "--queue", queue])
             #expect(run.status == 0 && run.stdout.contains("still queued"), "\(run.stderr)")
         }

@@ -52,6 +52,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// default, right for a command line), or on an ``ImageWorkPool``'s
         /// threads under its pixel budget (a server: `vsearch serve` sets one).
         public var imageWork: ImageWorkPool?
+        /// What ProductSearch's `main_image_url` says of a catalog image:
+        /// its indexed source by default (a command line shows its own user
+        /// the file); with a prefix, `prefix` + the percent-encoded `im_name`
+        /// for every image whose source is a file — a server never tells
+        /// where its files are (`vsearch serve` sets `/images/`, its image
+        /// route). Sources that are `http(s)` URLs are shown as they are.
+        public var imageRoute: String?
         public init() {}
     }
 
@@ -196,18 +203,32 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func productSearch(_ request: ProductSearchRequest) async throws(VisualSearchError) -> ProductSearchResponse {
         let parameters = Self.productParameters(request.parameters)
         let response = try await uploadSearch(UploadSearchRequest(request.query, parameters: parameters))
-        let sources = await sources(of: response.result.map(\.imageName))
+        let sources = await mainImageURLs(of: response.result.map(\.imageName))
         return ResponseShaper.productResponse(response, method: "product/search_by_image") { sources[$0] }
     }
 
     public func productRecommendations(_ request: ProductRecommendationsRequest) async throws(VisualSearchError) -> ProductSearchResponse {
         let parameters = Self.productParameters(request.parameters)
         let response = try await recommendations(RecommendationsRequest(imageName: request.productID, parameters: parameters))
-        let sources = await sources(of: response.result.map(\.imageName) + [request.productID])
+        let sources = await mainImageURLs(of: response.result.map(\.imageName) + [request.productID])
         var product = ResponseShaper.productResponse(response, method: "product/recommendations") { sources[$0] }
         product.productInfo = ProductSearchResponse.Product(productID: request.productID, mainImageURL: sources[request.productID])
         return product
     }
+
+    /// `main_image_url` of catalog images, as ``Configuration/imageRoute`` says.
+    func mainImageURLs(of imageNames: [String]) async -> [String: String] {
+        let found = await sources(of: imageNames)
+        guard let route = configuration.imageRoute else { return found }
+        return found.reduce(into: [:]) { urls, entry in
+            let lowered = entry.value.lowercased()
+            let remote = lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+            urls[entry.key] = remote ? entry.value : route + (entry.key.addingPercentEncoding(withAllowedCharacters: Self.pathSegment) ?? entry.key)
+        }
+    }
+
+    /// What a path segment keeps unencoded (as JavaScript's `encodeURIComponent`).
+    static let pathSegment = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()")
 
     /// ProductSearch's reading of the shared parameters, as its wire form
     /// (`SearchParameters(wire:dialect:)`) gives them to a server: scores
@@ -225,7 +246,25 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func insert(_ request: InsertRequest) async throws(VisualSearchError) -> DataAPIResponse {
         guard !request.items.isEmpty else { throw .invalidParameter(name: "im_name[0]", reason: "no images given") }
+        for (index, item) in request.items.enumerated() {
+            try CatalogText.validateName(item.imageName, parameter: "im_name[\(index)]")
+            for (field, value) in item.metadata {
+                try CatalogText.validateName(field, parameter: "\(CatalogText.visible(field.prefix(80)))[\(index)]")
+                try CatalogText.validateValue(value, parameter: "\(field)[\(index)]")
+            }
+        }
         return DataAPIResponse(status: .ok, method: "insert", transactionID: try await jobs.start(request.items), total: request.items.count)
+    }
+
+    /// Insert transactions running in this process.
+    public var runningInserts: Int { jobs.runningCount }
+
+    /// Stops the insert transactions running in this process between two
+    /// batches and waits until each has saved its progress (what ran is
+    /// committed; re-sending the insert finishes the rest). `vsearch serve`
+    /// calls it when it shuts down.
+    public func cancelInserts() async {
+        await jobs.cancelAll()
     }
 
     public func insertStatus(_ request: InsertStatusRequest) async throws(VisualSearchError) -> InsertStatusResponse {
@@ -236,6 +275,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     }
 
     public func remove(_ request: RemoveRequest) async throws(VisualSearchError) -> DataAPIResponse {
+        for (index, name) in request.imageNames.enumerated() { try CatalogText.validateName(name, parameter: "im_name[\(index)]") }
         let removed = try await store.remove(request.imageNames)
         return DataAPIResponse(status: .ok, method: "remove", total: removed)
     }

@@ -191,6 +191,9 @@ public struct Indexer: Sendable {
     /// Reads, checks and decodes one source (on a decoding thread).
     static func process(_ source: Source, known: [String: String], schema: FieldSchema, limits: ImageLimits) -> Outcome {
         let name = source.imageName
+        if let scalar = CatalogText.forbiddenInName(name) {
+            return .failed(name, "im_name \(CatalogText.reason(name, scalar))")
+        }
         if let problem = MetadataTable.validate(source.metadata, schema: schema) {
             return .failed(name, "\(name): metadata field \(problem.field): \(problem.reason)")
         }

@@ -127,14 +127,22 @@ public struct MetadataTable: Sendable {
     /// - Throws: ``VisualSearchError/invalidMetadata(row:field:reason:)``; `row` counts the entries from 1.
     public static func check(_ entries: [(imageName: String, metadata: [String: String])], schema: FieldSchema) throws(VisualSearchError) {
         for (offset, entry) in entries.enumerated() {
+            if let scalar = CatalogText.forbiddenInName(entry.imageName) {
+                throw .invalidMetadata(row: offset + 1, field: "im_name", reason: CatalogText.reason(entry.imageName, scalar))
+            }
             if let problem = validate(entry.metadata, schema: schema) {
                 throw .invalidMetadata(row: offset + 1, field: problem.field, reason: "\(entry.imageName): \(problem.reason)")
             }
         }
     }
 
-    /// Checks one row against a schema: int and float values must parse.
+    /// Checks one row against a schema: int and float values must parse;
+    /// names and values hold no control characters (``CatalogText``).
     public static func validate(_ values: [String: String], schema: FieldSchema) -> (field: String, reason: String)? {
+        for (field, value) in values.sorted(by: { $0.key < $1.key }) {
+            if let scalar = CatalogText.forbiddenInName(field) { return (CatalogText.visible(field.prefix(80)), CatalogText.reason(field, scalar)) }
+            if let scalar = CatalogText.forbiddenInValue(value) { return (field, CatalogText.reason(value, scalar)) }
+        }
         for (field, value) in values.sorted(by: { $0.key < $1.key }) where !value.isEmpty {
             switch schema.fields[field] {
             case .int?: if Int(value) == nil { return (field, "\"\(value)\" is not an integer") }

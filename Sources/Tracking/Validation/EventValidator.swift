@@ -11,6 +11,7 @@ import Foundation
 /// | at most 32 characters | `category`, `name`, `label`, `fromReqId`, `source`, a custom action |
 /// | at most 64 | `brand`, `campaign`, `adGroup`, `creative`, `s1`…`s5`, `uid` |
 /// | at most 512 | `productUrl`, `imgUrl`, `json` (bytes) |
+/// | an absolute `http`/`https` URL with a host, or a path from `/` | `productUrl`, `imgUrl` |
 /// | at most 256 | `queryId`, `pid`, `transactionId`, `eventID`, `sid` (not in the guide: a sanity bound) |
 /// | ISO 4217 (three capital letters, a known code) | `currency` |
 /// | finite and ≥ 0 | `price` |
@@ -44,6 +45,9 @@ public enum EventValidator {
                 throw .invalidEvent(field: field, rule: "\(value.count) characters is over the maximum of \(limit)")
             }
         }
+        for (value, field) in [(event.imgUrl, "imgUrl"), (event.productUrl, "productUrl")] {
+            if let value, !value.isEmpty { try validateURL(value, field: field) }
+        }
         if let json = event.json, !json.isEmpty {
             guard json.utf8.count <= 512 else { throw .invalidEvent(field: "json", rule: "\(json.utf8.count) bytes is over the maximum of 512") }
             guard (try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])) != nil else {
@@ -67,6 +71,49 @@ public enum EventValidator {
         guard name.count <= 32 else { throw .invalidEvent(field: "action", rule: "\(name.count) characters is over the maximum of 32") }
         guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalidEvent(field: "action", rule: "\"\(name)\" contains spaces or control characters")
+        }
+    }
+
+    /// An absolute `http`/`https` URL with a host, or an absolute path on the
+    /// page's own site (`/images/x`): what a page can load and what
+    /// `/analytics` can show (a value it could not parse once broke that page for everyone).
+    static func validateURL(_ text: String, field: String) throws(TrackingError) {
+        let valid: Bool
+        if let components = URLComponents(string: text), URL(string: text) != nil {
+            if let scheme = components.scheme?.lowercased() {
+                valid = (scheme == "http" || scheme == "https") && !(components.host ?? "").isEmpty
+            } else {
+                valid = text.hasPrefix("/") && !text.hasPrefix("//") && components.host == nil
+            }
+        } else {
+            valid = false
+        }
+        guard valid else {
+            throw .invalidEvent(field: field, rule: "\"\(text.prefix(80))\" is not an http or https URL (or a path from /)")
+        }
+    }
+
+    /// The earliest timestamp a collector takes: 2000-01-01 (an earlier one is
+    /// seconds sent as milliseconds, or no time at all).
+    public static let earliestTimestamp: Int64 = 946_684_800_000
+    /// How far ahead of the collector's clock a timestamp may be: one hour
+    /// (clients' clocks drift; an event from the future would stay inside every
+    /// "last N days" window of the statistics for ever).
+    public static let maximumClockSkew: Int64 = 3_600_000
+
+    /// The collector's rule for `ts` (milliseconds since 1970): not before
+    /// ``earliestTimestamp``, not more than ``maximumClockSkew`` after `now`.
+    /// An event without one is stamped when it is stored. Queued events keep
+    /// their time however late they are delivered, so there is no bound in the past beyond that.
+    /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` naming `ts`.
+    public static func validateTimestamp(_ event: TrackingEvent, now: Date) throws(TrackingError) {
+        guard let ts = event.timestamp else { return }
+        let latest = Int64(now.timeIntervalSince1970 * 1000) + maximumClockSkew
+        guard ts >= earliestTimestamp else {
+            throw .invalidEvent(field: "ts", rule: "\(ts) is before 2000-01-01 (ts is milliseconds since 1970, not seconds)")
+        }
+        guard ts <= latest else {
+            throw .invalidEvent(field: "ts", rule: "\(ts) is more than an hour ahead of the collector's clock (\(latest - maximumClockSkew))")
         }
     }
 

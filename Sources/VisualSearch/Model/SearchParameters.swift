@@ -45,9 +45,22 @@ public struct SearchParameters: Sendable, Hashable, Codable {
     /// Creates the defaults.
     public init() {}
 
-    /// Checks ranges.
+    /// The most `fq` filters one request may carry: 100 (each becomes a
+    /// condition of the store's query; a thousand overflowed SQLite's expression tree).
+    public static let maximumFilters = 100
+
+    /// Checks ranges, the number of filters and the characters of names and values (``CatalogText``).
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)``.
     public func validate() throws(VisualSearchError) {
+        guard filters.count <= Self.maximumFilters else {
+            throw .invalidParameter(name: "fq", reason: "\(filters.count) filters is over the limit of \(Self.maximumFilters) per request")
+        }
+        for filter in filters {
+            try CatalogText.validateName(filter.field, parameter: "fq")
+            try CatalogText.validateValue(filter.value, parameter: "fq")
+        }
+        for field in fields { try CatalogText.validateName(field, parameter: "fl") }
+        for field in facets { try CatalogText.validateName(field, parameter: "facets") }
         guard page >= 1 else { throw .invalidParameter(name: "page", reason: "\(page) is below 1 (pages start at 1)") }
         guard (1...SearchParameters.maximumLimit).contains(limit) else {
             throw .invalidParameter(name: "limit", reason: "\(limit) is not in 1...\(SearchParameters.maximumLimit)")

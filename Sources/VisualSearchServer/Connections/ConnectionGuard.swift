@@ -163,7 +163,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let body = Responses.failureBody(family: RoutePath.family(of: path), method: RoutePath.method(of: path), error: error,
                                          requestID: RequestID.make())
         var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close",
-                                  .contentLength: String(body.count)]
+                                  .contentLength: String(body.count), .xContentTypeOptions: "nosniff", .cacheControl: "no-store"]
         if let seconds = error.retryAfter { fields[.retryAfter] = String(seconds) }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: error.status), headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)

@@ -12,16 +12,26 @@ import VisualSearch
 ///   (the SDKs never read a success body).
 ///
 /// Like the hosted tracker, the collector needs no key: events carry a `code`.
+/// So it takes nothing it cannot show: each event passes ``EventValidator``
+/// (URLs included) and its `ts` lies between 2000 and an hour ahead of the
+/// collector's clock (``EventValidator/validateTimestamp(_:now:)``); a batch
+/// holds at most ``maxEventsPerBatch`` events (413 beyond).
 public struct CollectorRoutes: Sendable {
     public let store: any CollectorStore
     let endpoint: EndpointFrame
     let metrics: ServerMetrics?
+    /// The collector's clock, for the timestamp window.
+    let now: @Sendable () -> Date
+    /// Events one `POST /v3/events` may carry: 500 (the SDKs send a few dozen at most).
+    public static let maxEventsPerBatch = 500
 
-    /// Stores into `store`; counts events into `metrics` when given.
-    public init(store: any CollectorStore, configuration: ServerConfiguration, metrics: ServerMetrics? = nil) {
+    /// Stores into `store`; counts events into `metrics` when given; `now` is the clock `ts` is checked against.
+    public init(store: any CollectorStore, configuration: ServerConfiguration, metrics: ServerMetrics? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         endpoint = EndpointFrame(configuration: configuration)
         self.metrics = metrics
+        self.now = now
     }
 
     struct BatchAnswer: Encodable, Sendable {
@@ -44,6 +54,9 @@ public struct CollectorRoutes: Sendable {
                 do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
                     throw .engine(.invalidParameter(name: "body", reason: error.description))
                 }
+                guard entries.count <= Self.maxEventsPerBatch else {
+                    throw .service(status: 413, message: "\(entries.count) events in one batch is over the limit of \(Self.maxEventsPerBatch); send them in several batches")
+                }
                 return BatchAnswer(reqid: requestID, result: try await receive(entries))
             }
         }
@@ -64,9 +77,12 @@ public struct CollectorRoutes: Sendable {
         var results = [CollectorResult?](repeating: nil, count: entries.count)
         var events: [TrackingEvent] = []
         var positions: [Int] = []
+        let now = self.now()
         for (index, entry) in entries.enumerated() {
             do throws(TrackingError) {
-                events.append(try EventWireFormat.event(from: entry))
+                let event = try EventWireFormat.event(from: entry)
+                try EventValidator.validateTimestamp(event, now: now)
+                events.append(event)
                 positions.append(index)
             } catch {
                 results[index] = CollectorResult(code: 400, message: error.description)

@@ -59,15 +59,36 @@ function renderTable(table, rows, firstCell, emptyText) {
     body.replaceChildren(el('tr', { class: 'empty' }, el('td', { colspan: 7, text: emptyText })));
     return;
   }
-  body.replaceChildren(...rows.map((row) => el('tr', { dataset: { key: String(row.key) } }, firstCell(row), ...metricCells(row))));
+  body.replaceChildren(...rows.map((row) => el('tr', { dataset: { key: String(row.key) } }, safeCell(firstCell, row), ...metricCells(row))));
+}
+
+/** A row's first cell, or its key as plain text when the stored event holds something the cell cannot show:
+ * the page renders whatever the collector stored. */
+function safeCell(firstCell, row) {
+  try {
+    return firstCell(row);
+  } catch {
+    return el('td', {}, el('span', { class: 'mono', text: String(row?.key ?? '') }));
+  }
+}
+
+/** The URL when it parses and points at this server (the CSP allows no other pictures), else null. */
+function sameOriginUrl(text) {
+  if (typeof text !== 'string' || !text) return null;
+  try {
+    const url = new URL(text, location.href);
+    return url.origin === location.origin ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A query: its picture (when its result_load carried one, from this server only: the CSP allows no other),
  * what was searched (the label) and the reqid. */
 function queryCell(row) {
   const parts = [];
-  const image = typeof row.img_url === 'string' ? row.img_url : '';
-  if (image && new URL(image, location.href).origin === location.origin) {
+  const image = sameOriginUrl(row.img_url);
+  if (image) {
     const picture = el('img', { src: image, alt: '', width: 44, height: 44, loading: 'lazy', decoding: 'async' });
     picture.addEventListener('error', () => { picture.hidden = true; }, { once: true });
     parts.push(picture);

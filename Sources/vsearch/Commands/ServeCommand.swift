@@ -124,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
         Interrupt.unblockSignals()
         let jsonLogs = self.jsonLogs
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = jsonLogs ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = jsonLogs ? JSONLogHandler(label: label) : LogfmtLogHandler(label: label)
             handler.logLevel = .info
             return handler
         }

@@ -1,5 +1,5 @@
 import Foundation
-import SearchEngine
+@testable import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
@@ -139,5 +139,55 @@ struct InsertJobsTests {
         }
         #expect(try await fixture.engine.remove(RemoveRequest(imageNames: ["nobody"])).total == 0)
         #expect(try await fixture.engine.store.count() == 2)
+    }
+
+    /// Issue 24: the whole error list was saved again after every batch of 16
+    /// (10,000 images: 40 s and a 2.4 MB status), with no cap and no way to stop it.
+    @Test("one request takes at most 1,000 images: 1,001 is a 400 naming the limit; nothing starts")
+    func requestCap() async throws {
+        let fixture = try await Fixture()
+        let items = (0...1000).map { InsertItem(imageName: "n\($0)", imageURL: "https://images.example/\($0).jpg") }
+        await #expect {
+            try await fixture.engine.insert(InsertRequest(items: items))
+        } throws: { error in
+            guard case VisualSearchError.invalidParameter(_, let reason) = error else { return false }
+            return reason.contains("1001 images") && reason.contains("1000")
+        }
+        #expect(fixture.engine.runningInserts == 0)
+    }
+
+    @Test("1,000 failing images: every failure reported once, at its index")
+    func thousandFailures() async throws {
+        let fixture = try await Fixture()
+        let items = (0..<1000).map { InsertItem(imageName: "n\($0)", imageURL: "https://images.example/\($0).jpg") }
+        let progress = try await fixture.insert(items)
+        #expect(progress.total == 1000 && progress.failCount == 1000 && progress.successCount == 0)
+        #expect(progress.errorList.compactMap(\.index).sorted() == Array(0..<1000))
+        #expect(try await fixture.engine.store.count() == 2)
+    }
+
+    @Test("progress is saved at the end and otherwise at most every half second")
+    func saveSpacing() {
+        let start = ContinuousClock.now
+        #expect(!InsertJobs.savesProgress(processed: 16, of: 1000, lastSaved: start, now: start + .milliseconds(499)))
+        #expect(InsertJobs.savesProgress(processed: 16, of: 1000, lastSaved: start, now: start + .milliseconds(500)))
+        #expect(InsertJobs.savesProgress(processed: 1000, of: 1000, lastSaved: start, now: start))
+    }
+
+    @Test("cancelling stops a transaction between batches; what ran is committed and its progress saved")
+    func cancellation() async throws {
+        let fixture = try await Fixture()
+        let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: fixture.uploads + "/grace_hopper.jpg") }
+        let response = try await fixture.engine.insert(InsertRequest(items: items))
+        let id = try #require(response.transactionID)
+        while try await fixture.engine.store.count() < 2 + 16 { try await Task.sleep(for: .milliseconds(20)) }
+        await fixture.engine.cancelInserts()
+        #expect(fixture.engine.runningInserts == 0)
+        let saved = try #require(try await fixture.engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
+        let count = try await fixture.engine.store.count()
+        #expect(saved.processedPercent < 100 && saved.successCount > 0)
+        #expect(saved.successCount == count - 2, "the saved progress reports exactly what was committed")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await fixture.engine.store.count() == count, "nothing was written after the cancellation")
     }
 }

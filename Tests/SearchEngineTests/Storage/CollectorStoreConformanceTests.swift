@@ -144,10 +144,10 @@ struct CollectorStoreConformanceTests {
     /// q1: four product views, two clicks, one cart, one transaction; q2: one view.
     static func engagement() -> [TrackingEvent] {
         var events: [TrackingEvent] = []
-        for pos in 1...4 { events.append(.productView(queryId: "q1", pid: "p\(pos)", imgUrl: "u", pos: pos)) }
-        events.append(.productClick(queryId: "q1", pid: "p1", imgUrl: "u", pos: 1))
-        events.append(.productClick(queryId: "q1", pid: "p2", imgUrl: "u", pos: 2))
-        events.append(.addToCart(queryId: "q1", pid: "p1", imgUrl: "u", pos: 1))
+        for pos in 1...4 { events.append(.productView(queryId: "q1", pid: "p\(pos)", imgUrl: "https://shop.example/p.jpg", pos: pos)) }
+        events.append(.productClick(queryId: "q1", pid: "p1", imgUrl: "https://shop.example/p.jpg", pos: 1))
+        events.append(.productClick(queryId: "q1", pid: "p2", imgUrl: "https://shop.example/p.jpg", pos: 2))
+        events.append(.addToCart(queryId: "q1", pid: "p1", imgUrl: "https://shop.example/p.jpg", pos: 1))
         events.append(.transaction(queryId: "q1", transactionId: "t", value: 10))
         events.append(.linked(.view, queryId: "q2"))
         for index in events.indices {

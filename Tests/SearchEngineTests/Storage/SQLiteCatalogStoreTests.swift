@@ -88,7 +88,7 @@ struct SQLiteCatalogStoreTests {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
         do {
             let store = try SQLiteCatalogStore(path: path, creating: true)
-            _ = try store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "u", pos: 1)])
+            _ = try store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 1)])
             try store.upsert([Items.item("a")], schema: FieldSchema())
         }
         // Make it look like a catalog written before "v2: collector events",

@@ -25,7 +25,7 @@ struct TrackerTests {
     func invalidRefused() async throws {
         let (tracker, _, _, _, queue) = try make()
         await #expect(throws: TrackingError.invalidEvent(field: "pos", rule: "0 is below 1 (positions start at 1)")) {
-            try await tracker.track(.productClick(queryId: "1", pid: "p", imgUrl: "u", pos: 0))
+            try await tracker.track(.productClick(queryId: "1", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 0))
         }
         #expect(try queue.count() == 0)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Tracking
 
@@ -38,6 +39,11 @@ struct EventValidatorTests {
         ("uid over 64", event { $0.uid = long65 }, "uid"),
         ("productUrl over 512", event { $0.productUrl = long513 }, "productUrl"),
         ("imgUrl over 512", event { $0.imgUrl = long513 }, "imgUrl"),
+        ("imgUrl no browser can parse (it once broke /analytics)", event { $0.imgUrl = "http://[" }, "imgUrl"),
+        ("imgUrl relative", event { $0.imgUrl = "u" }, "imgUrl"),
+        ("imgUrl javascript:", event { $0.imgUrl = "javascript:alert(1)" }, "imgUrl"),
+        ("imgUrl without a host", event { $0.imgUrl = "https://" }, "imgUrl"),
+        ("productUrl with a space", event { $0.productUrl = "https://shop.example/a b" }, "productUrl"),
         ("json over 512 bytes", event { $0.json = "\"" + String(repeating: "é", count: 300) + "\"" }, "json"),
         ("json invalid", event { $0.json = "{not json" }, "json"),
         ("currency lower case", event { $0.currency = "usd" }, "currency"),
@@ -73,9 +79,27 @@ struct EventValidatorTests {
         try EventValidator.validate(.resultLoad(queryId: "xxx", pid: "your query product id"))
         try EventValidator.validate(Self.event {
             $0.category = String(repeating: "c", count: 32); $0.brand = String(repeating: "b", count: 64)
-            $0.productUrl = String(repeating: "u", count: 512); $0.currency = "SGD"; $0.price = 0; $0.json = #"{"a":[1,2]}"#
+            $0.productUrl = "https://shop.example/" + String(repeating: "u", count: 512 - 21); $0.currency = "SGD"; $0.price = 0; $0.json = #"{"a":[1,2]}"#
             $0.n1 = -5; $0.s1 = String(repeating: "s", count: 64)
         })
         try EventValidator.validate(TrackingEvent(action: .custom("open_app")))
+        try EventValidator.validate(Self.event { $0.imgUrl = "/images/chelsea_cat?size=400"; $0.productUrl = "HTTP://Shop.example:8080/p?id=1#top" })
+    }
+
+    @Test("a collector's timestamp window: from 2000 to an hour ahead of its clock; none is fine")
+    func timestampWindow() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)  // 2027-01-15
+        let nowMs: Int64 = 1_800_000_000_000
+        for accepted in [nil, EventValidator.earliestTimestamp, nowMs - 86_400_000 * 400, nowMs, nowMs + 3_600_000] {
+            try EventValidator.validateTimestamp(Self.event { $0.timestamp = accepted }, now: now)
+        }
+        for (refused, words) in [(nowMs + 3_600_001, "ahead"), (1_953_306_000_000, "ahead"), (1_800_000_000, "seconds"), (-1, "before 2000")] {
+            #expect(throws: TrackingError.self, "ts \(refused)") {
+                try EventValidator.validateTimestamp(Self.event { $0.timestamp = refused }, now: now)
+            }
+            do { try EventValidator.validateTimestamp(Self.event { $0.timestamp = refused }, now: now) } catch {
+                #expect(error.description.contains("ts") && error.description.contains(words), "\(error)")
+            }
+        }
     }
 }

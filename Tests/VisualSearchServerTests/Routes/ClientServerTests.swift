@@ -132,4 +132,19 @@ struct ClientServerTests {
             }
         }
     }
+
+    @Test("a server that stops mid-insert cancels the transaction between batches and saves its progress")
+    func insertStoppedWithServer() async throws {
+        let running = await TestServer.start { $0.imageRoots = [Repository.images] }
+        let client = TestServer.client(running.url)
+        let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: "file://" + Repository.images + "/grace_hopper.jpg") }
+        let id = try #require(try await client.insert(InsertRequest(items: items)).transactionID)
+        let before = try await running.server.store.count()
+        while try await running.server.store.count() < before + 16 { try await Task.sleep(for: .milliseconds(20)) }
+        await running.stop()
+        #expect(running.server.engine.runningInserts == 0)
+        let saved = try #require(try await running.server.engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
+        let committed = try await running.server.store.count() - before
+        #expect(saved.processedPercent < 100 && saved.successCount == committed, "\(saved) vs \(committed) committed")
+    }
 }

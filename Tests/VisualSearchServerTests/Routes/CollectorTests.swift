@@ -15,7 +15,7 @@ struct CollectorTests {
     func batches() async throws {
         try await TestServer.with { running in
             let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev")
-            var good = TrackingEvent.productClick(queryId: "1", pid: "chelsea_cat", imgUrl: "u", pos: 1)
+            var good = TrackingEvent.productClick(queryId: "1", pid: "chelsea_cat", imgUrl: "https://shop.example/p.jpg", pos: 1)
             good.eventID = "g1"
             var bad = good
             bad.eventID = "b1"
@@ -41,7 +41,7 @@ struct CollectorTests {
     func pixel() async throws {
         try await TestServer.with { running in
             let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev", mode: .pixel)
-            let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "u", pos: $0) }
+            let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "https://shop.example/p.jpg", pos: $0) }
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted, .accepted]))
             let stats = try await running.server.store.stats(since: nil, limit: 10)
             #expect(stats.actions["product_view"] == 3 && stats.total == 3)
@@ -78,7 +78,7 @@ struct CollectorTests {
         let down = Tracker(queue: queue,
                            transport: HTTPEventTransport(endpoint: .custom(URL(string: "http://127.0.0.1:\(closed)")!), code: "dev", timeout: 2),
                            configuration: .init(retry: RetryPolicy(maxAttempts: .max, baseDelay: 0.01, maxDelay: 0.02, maxRetryAfter: 1)))
-        for index in 0..<120 { try await down.track(.productClick(queryId: "q\(index % 4)", pid: "p", imgUrl: "u", pos: 1)) }
+        for index in 0..<120 { try await down.track(.productClick(queryId: "q\(index % 4)", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 1)) }
         let failed = await down.flush(maxFailures: 2)
         #expect(failed.sent == 0 && failed.remaining == 120)
         try await TestServer.with { running in
@@ -89,6 +89,53 @@ struct CollectorTests {
             #expect(stored == 120)
             let counters = try queue.counters()
             #expect(counters.retried >= 100)
+        }
+    }
+
+    /// Issue 24: one keyless pixel with an image URL no browser parses and a
+    /// timestamp years ahead broke /analytics for every period, for good.
+    @Test("a pixel whose imUrl cannot be parsed, or whose ts is years ahead, is refused naming the field; nothing stored")
+    func unshowableEvents() async throws {
+        try await TestServer.with { running in
+            let before = try await running.server.store.eventCount()
+            let future = Int64(Date().timeIntervalSince1970 * 1000) + 5 * 365 * 86_400_000
+            let cases: [(query: String, field: String)] = [
+                ("action=result_load&queryId=pinned&imUrl=http%3A%2F%2F%5B&eid=pin1", "imgUrl"),
+                ("action=result_load&queryId=pinned&imUrl=https%3A%2F%2Fshop.example%2Fq.jpg&eid=pin2&ts=\(future)", "ts"),
+                ("action=result_load&queryId=pinned&eid=pin3&ts=1700000000", "ts"),
+            ]
+            for (query, field) in cases {
+                let reply = try await TestServer.reply(running.url.appending(path: "v3/__va.gif").appending(query: query))
+                let message = (reply.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(reply.status == 400 && message.contains(field), "\(query): \(reply.status) \(reply.text)")
+            }
+            let good = "action=result_load&queryId=pinned&imUrl=%2Fimages%2Fchelsea_cat&eid=pin4&ts=\(Int64(Date().timeIntervalSince1970 * 1000))"
+            #expect(try await TestServer.reply(running.url.appending(path: "v3/__va.gif").appending(query: good)).status == 200)
+            #expect(try await running.server.store.eventCount() == before + 1)
+        }
+    }
+
+    @Test("a batch over 500 events is refused whole with 413; 500 are stored")
+    func batchCap() async throws {
+        try await TestServer.with { running in
+            func batch(_ count: Int, prefix: String) -> [UInt8] {
+                let events = (0..<count).map { index in
+                    var event = TrackingEvent.productView(queryId: "q", pid: "p\(index % 7)", imgUrl: "https://shop.example/p.jpg", pos: 1)
+                    event.eventID = "\(prefix)\(index)"
+                    return event
+                }
+                return EventWireFormat.batchBody(events, uid: "u")
+            }
+            let url = running.url.appending(path: "v3/events").appending(query: "code=dev")
+            let before = try await running.server.store.eventCount()
+            let over = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
+                                                  body: batch(CollectorRoutes.maxEventsPerBatch + 1, prefix: "over"))
+            #expect(over.status == 413 && over.text.contains("501 events"), "\(over.status) \(over.text)")
+            #expect(try await running.server.store.eventCount() == before)
+            let full = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
+                                                  body: batch(CollectorRoutes.maxEventsPerBatch, prefix: "ok"))
+            #expect(full.status == 200)
+            #expect(try await running.server.store.eventCount() == before + CollectorRoutes.maxEventsPerBatch)
         }
     }
 }

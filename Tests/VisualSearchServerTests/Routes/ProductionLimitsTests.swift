@@ -315,7 +315,7 @@ struct ProductionLimitsTests {
             let bomb = Self.upload(try Self.declaredPNG(width: 13_000, height: 13_000))
             #expect(try await TestServer.reply(url.appending(path: "uploadsearch"), method: "POST", headers: bomb.headers, body: bomb.body).status == 413)
             let transport = HTTPEventTransport(endpoint: .custom(url), code: "dev")
-            let events = (1...2).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "u", pos: $0) }
+            let events = (1...2).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "https://shop.example/p.jpg", pos: $0) }
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted]))
             #expect(try await TestServer.reply(url.appending(path: "v3/__va.gif").appending(queryItems: [
                 URLQueryItem(name: "code", value: "dev"), URLQueryItem(name: "pid", value: "p")])).status == 400)

@@ -73,6 +73,17 @@ final class RawConnection: @unchecked Sendable {
         return recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
+    /// Waits (up to the read timeout) for the server to close the connection:
+    /// true when it did, false when it sent more or stayed silent and open.
+    func closedByServer() async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                continuation.resume(returning: recv(self.socketDescriptor, &byte, 1, 0) == 0)
+            }
+        }
+    }
+
     /// Reads one response: the head, then `Content-Length` bytes of body. Nil when the
     /// connection closed or stayed silent for the read timeout before a whole response arrived.
     func readResponse() async -> (status: Int, headers: [String: String], body: [UInt8])? {
