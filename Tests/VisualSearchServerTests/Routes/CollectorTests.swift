@@ -105,12 +105,12 @@ struct CollectorTests {
                 ("action=result_load&queryId=pinned&eid=pin3&ts=1700000000", "ts"),
             ]
             for (query, field) in cases {
-                let reply = try await TestServer.reply(running.url.appending(path: "v3/__va.gif").appending(query: query))
+                let reply = try await TestServer.reply(URL(string: "\(running.url)/v3/__va.gif?" + query)!)
                 let message = (reply.json["error"] as? [String: Any])?["message"] as? String ?? ""
                 #expect(reply.status == 400 && message.contains(field), "\(query): \(reply.status) \(reply.text)")
             }
             let good = "action=result_load&queryId=pinned&imUrl=%2Fimages%2Fchelsea_cat&eid=pin4&ts=\(Int64(Date().timeIntervalSince1970 * 1000))"
-            #expect(try await TestServer.reply(running.url.appending(path: "v3/__va.gif").appending(query: good)).status == 200)
+            #expect(try await TestServer.reply(URL(string: "\(running.url)/v3/__va.gif?" + good)!).status == 200)
             #expect(try await running.server.store.eventCount() == before + 1)
         }
     }
@@ -126,7 +126,7 @@ struct CollectorTests {
                 }
                 return EventWireFormat.batchBody(events, uid: "u")
             }
-            let url = running.url.appending(path: "v3/events").appending(query: "code=dev")
+            let url = URL(string: "\(running.url)/v3/events?" + "code=dev")!
             let before = try await running.server.store.eventCount()
             let over = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
                                                   body: batch(CollectorRoutes.maxEventsPerBatch + 1, prefix: "over"))
