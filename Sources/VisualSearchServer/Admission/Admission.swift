@@ -17,10 +17,8 @@ final class Admission: Sendable {
         bodies = BodyBudget(limit: limits.maxBodyBytesInFlight)
     }
 
-    /// How full `lane` is now, for ``ClientLimiter``.
-    func load(of lane: RequestLane) -> ClientLimiter.LaneLoad {
-        guard let queue = lanes[lane] else { return ClientLimiter.LaneLoad(running: 0, slots: 1) }
-        let counts = queue.counts
-        return ClientLimiter.LaneLoad(running: counts.running + counts.queued, slots: queue.limit)
+    /// The slots of `lane`, for ``ClientLimiter``.
+    func slots(of lane: RequestLane) -> Int {
+        lanes[lane]?.limit ?? 1
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// so the table stays small whatever the number of addresses seen.
 ///
 /// A client is limited only when the lane it asks for is contended (half its
-/// slots or more in flight, ``LaneLoad/isContended``) and it takes more than
+/// slots or more taken by admitted requests, counted here under the same
+/// lock as the decision, so a burst cannot slip past it) and it takes more than
 /// its share there: while a lane has capacity free, every request goes on,
 /// however fast one client sends them. When contended, a client may have in
 /// flight its fair share of the lane's slots — the slots divided among the
@@ -22,17 +23,6 @@ final class ClientLimiter: Sendable {
         case tooManyInFlight(limit: Int, lane: RequestLane?)
     }
 
-    /// How full a lane is as a request arrives.
-    struct LaneLoad: Equatable {
-        /// Requests in flight in the lane.
-        var running: Int
-        /// The lane's slots.
-        var slots: Int
-
-        /// Half the slots or more are taken: from here on clients keep to their share.
-        var isContended: Bool { running * 2 >= slots }
-    }
-
     struct Client {
         var tokens: Double
         var refilled: ContinuousClock.Instant
@@ -45,6 +35,8 @@ final class ClientLimiter: Sendable {
         var clients: [String: Client] = [:]
         /// Clients with a request in flight, per lane.
         var active: [RequestLane: Int] = [:]
+        /// Requests admitted and not yet released, per lane (running, queued, or reading their body).
+        var admitted: [RequestLane: Int] = [:]
     }
 
     let limits: ClientLimits
@@ -57,10 +49,10 @@ final class ClientLimiter: Sendable {
         self.limits = limits
     }
 
-    /// Takes a slot for `client` in `lane` — and a token when the lane is
-    /// contended — or says why not. An admitted request must be
+    /// Takes a slot for `client` in `lane` (of `slots`) — and a token when the
+    /// lane is contended — or says why not. An admitted request must be
     /// ``release(_:lane:)``d when it ends.
-    func admit(_ client: String, lane: RequestLane = .light, load: LaneLoad, now: ContinuousClock.Instant = .now) -> Decision {
+    func admit(_ client: String, lane: RequestLane = .light, slots: Int, now: ContinuousClock.Instant = .now) -> Decision {
         state.withLock { state in
             if state.clients.count > Self.sweepThreshold {
                 state.clients = state.clients.filter { $0.value.total > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
@@ -74,12 +66,13 @@ final class ClientLimiter: Sendable {
             }
             entry.refilled = now
             let inLane = entry.inFlight[lane, default: 0]
-            if load.isContended {
+            // Half the slots or more taken: from here on clients keep to their share.
+            if state.admitted[lane, default: 0] * 2 >= slots {
                 if limits.requestsPerSecond > 0 && entry.tokens < 1 {
                     state.clients[client] = entry
                     return .rateLimited(retryAfter: max(1, Int(((1 - entry.tokens) / limits.requestsPerSecond).rounded(.up))))
                 }
-                let share = self.share(of: lane, load: load, others: state.active[lane, default: 0] - (inLane > 0 ? 1 : 0))
+                let share = self.share(of: lane, slots: slots, others: state.active[lane, default: 0] - (inLane > 0 ? 1 : 0))
                 if inLane >= share {
                     state.clients[client] = entry
                     return .tooManyInFlight(limit: share, lane: lane == .image ? .image : nil)
@@ -91,6 +84,7 @@ final class ClientLimiter: Sendable {
                 if limits.requestsPerSecond > 0 { entry.tokens -= 1 }
             }
             if inLane == 0 { state.active[lane, default: 0] += 1 }
+            state.admitted[lane, default: 0] += 1
             entry.inFlight[lane] = inLane + 1
             state.clients[client] = entry
             return .admitted
@@ -101,8 +95,8 @@ final class ClientLimiter: Sendable {
     /// the slots divided among them, itself and one more (at least 1),
     /// capped by ``ClientLimits/maxConcurrentImageRequests`` in the image
     /// lane and ``ClientLimits/maxConcurrent`` in both.
-    func share(of lane: RequestLane, load: LaneLoad, others: Int) -> Int {
-        var share = max(1, load.slots / (max(0, others) + 2))
+    func share(of lane: RequestLane, slots: Int, others: Int) -> Int {
+        var share = max(1, slots / (max(0, others) + 2))
         if limits.maxConcurrent > 0 { share = min(share, limits.maxConcurrent) }
         if lane == .image && limits.maxConcurrentImageRequests > 0 { share = min(share, limits.maxConcurrentImageRequests) }
         return share
@@ -114,6 +108,7 @@ final class ClientLimiter: Sendable {
             guard var entry = state.clients[client], let inLane = entry.inFlight[lane], inLane > 0 else { return }
             entry.inFlight[lane] = inLane - 1
             if inLane == 1 { state.active[lane, default: 1] -= 1 }
+            state.admitted[lane, default: 1] -= 1
             state.clients[client] = entry
         }
     }

@@ -38,7 +38,7 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         if Self.exempt.contains(path) { return try await next(request, context) }
         let client = ClientIdentity(of: request, remoteAddress: context.remoteAddress, limits: limits.clients, credentials: credentials)
         let lane = RequestLane(path: path)
-        switch admission.clients.admit(client.key, lane: lane, load: admission.load(of: lane)) {
+        switch admission.clients.admit(client.key, lane: lane, slots: admission.slots(of: lane)) {
         case .admitted: break
         case .rateLimited(let retryAfter):
             metrics?.recordRateLimited(reason: "rate")

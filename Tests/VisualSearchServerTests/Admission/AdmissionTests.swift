@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Testing
+import VisualSearch
 @testable import VisualSearchServer
 
 /// The pieces of admission on their own: the client table's token bucket and
@@ -9,43 +10,47 @@ import Testing
 /// is and the body budget. Time is injected (`now:`): nothing here waits.
 @Suite("Admission", .timeLimit(.minutes(1)))
 struct AdmissionTests {
-    /// A lane with every one of its 64 slots taken.
-    static let busy = ClientLimiter.LaneLoad(running: 64, slots: 64)
-    /// A lane with nothing in flight.
-    static let idle = ClientLimiter.LaneLoad(running: 0, slots: 64)
+    /// A limiter whose lanes (64 slots each) are contended: another client holds half the slots.
+    static func busy(_ limits: ClientLimits) -> ClientLimiter {
+        let limiter = ClientLimiter(limits: limits)
+        for lane in RequestLane.allCases {
+            for _ in 0..<32 { _ = limiter.admit("other", lane: lane, slots: 64) }
+        }
+        return limiter
+    }
 
     @Test("in a busy lane, the token bucket: a burst, then one request per 1/rate seconds, with the wait as Retry-After")
     func tokenBucket() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
         let start = ContinuousClock.now
-        for _ in 0..<3 { #expect(limiter.admit("a", load: Self.busy, now: start) == .admitted) }
-        #expect(limiter.admit("a", load: Self.busy, now: start) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("b", load: Self.busy, now: start) == .admitted, "another client has its own bucket")
-        #expect(limiter.admit("a", load: Self.busy, now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("a", load: Self.busy, now: start + .milliseconds(501)) == .admitted)
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start) == .admitted) }
+        #expect(limiter.admit("a", slots: 64, now: start) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("b", slots: 64, now: start) == .admitted, "another client has its own bucket")
+        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(501)) == .admitted)
         // Refills never beyond the burst.
-        for _ in 0..<3 { #expect(limiter.admit("a", load: Self.busy, now: start + .seconds(60)) == .admitted) }
-        #expect(limiter.admit("a", load: Self.busy, now: start + .seconds(60)) != .admitted)
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) == .admitted) }
+        #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) != .admitted)
     }
 
     @Test("a slow rate says how long to wait: 0.1 r/s → 10 s")
     func retryAfter() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
         let now = ContinuousClock.now
-        #expect(limiter.admit("a", load: Self.busy, now: now) == .admitted)
-        #expect(limiter.admit("a", load: Self.busy, now: now) == .rateLimited(retryAfter: 10))
+        #expect(limiter.admit("a", slots: 64, now: now) == .admitted)
+        #expect(limiter.admit("a", slots: 64, now: now) == .rateLimited(retryAfter: 10))
     }
 
     @Test("in a busy lane, requests in flight per client, and image requests apart: the next is refused until one is released")
     func concurrency() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 3, maxConcurrentImageRequests: 1))
-        #expect(limiter.admit("a", lane: .image, load: Self.busy) == .admitted)
-        #expect(limiter.admit("a", lane: .image, load: Self.busy) == .tooManyInFlight(limit: 1, lane: .image), "one image request at a time")
-        #expect(limiter.admit("a", load: Self.busy) == .admitted)
-        #expect(limiter.admit("a", load: Self.busy) == .admitted)
-        #expect(limiter.admit("a", load: Self.busy) == .tooManyInFlight(limit: 3, lane: nil))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 3, maxConcurrentImageRequests: 1))
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .admitted)
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .tooManyInFlight(limit: 1, lane: .image), "one image request at a time")
+        #expect(limiter.admit("a", slots: 64) == .admitted)
+        #expect(limiter.admit("a", slots: 64) == .admitted)
+        #expect(limiter.admit("a", slots: 64) == .tooManyInFlight(limit: 3, lane: nil))
         limiter.release("a", lane: .image)
-        #expect(limiter.admit("a", lane: .image, load: Self.busy) == .admitted)
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .admitted)
     }
 
     @Test("issue 24: a polite client on an idle server — 1,000 sequential requests at 54 a second — is never refused with the default limits")
@@ -56,7 +61,7 @@ struct AdmissionTests {
         for index in 0..<1000 {
             let now = start + .microseconds(Int64(index) * 1_000_000 / 54)
             // One in flight at a time: its own request is all the lane holds.
-            if limiter.admit("address:127.0.0.1", load: ClientLimiter.LaneLoad(running: 0, slots: 64), now: now) == .admitted {
+            if limiter.admit("address:127.0.0.1", slots: 64, now: now) == .admitted {
                 limiter.release("address:127.0.0.1")
             } else {
                 refused += 1
@@ -64,9 +69,7 @@ struct AdmissionTests {
         }
         #expect(refused == 0)
         // Nor a client far faster, or with many requests at once, while the lane has room.
-        for index in 0..<31 {
-            #expect(limiter.admit("address:127.0.0.2", load: ClientLimiter.LaneLoad(running: index, slots: 64), now: start) == .admitted)
-        }
+        for _ in 0..<32 { #expect(limiter.admit("address:127.0.0.2", slots: 64, now: start) == .admitted) }
     }
 
     @Test("issue 24: in a contended lane a client keeps to its fair share, with room kept for a newcomer; its slots given back, it is admitted again")
@@ -74,23 +77,27 @@ struct AdmissionTests {
         let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0))
         let now = ContinuousClock.now
         // A lane of 8: the flooder takes half while it is free…
-        for running in 0..<4 { #expect(limiter.admit("flooder", load: .init(running: running, slots: 8), now: now) == .admitted) }
+        for _ in 0..<4 { #expect(limiter.admit("flooder", slots: 8, now: now) == .admitted) }
         // …and then, alone in a contended lane, its share is 8 / (1 + 1) = 4: it has them.
-        #expect(limiter.admit("flooder", load: .init(running: 4, slots: 8), now: now) == .tooManyInFlight(limit: 4, lane: nil))
+        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 4, lane: nil))
         // A newcomer is admitted: its share is 8 / (1 other + 2) = 2.
-        #expect(limiter.admit("newcomer", load: .init(running: 4, slots: 8), now: now) == .admitted)
-        #expect(limiter.admit("newcomer", load: .init(running: 5, slots: 8), now: now) == .admitted)
-        #expect(limiter.admit("newcomer", load: .init(running: 6, slots: 8), now: now) == .tooManyInFlight(limit: 2, lane: nil))
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil))
+        // Once the flooder gives a slot back it may take it again, not more.
+        limiter.release("flooder")
+        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil), "now 8 / (1 other + 2) = 2")
         // The image lane counts apart, with the configured cap.
         let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1))
-        #expect(capped.admit("a", lane: .image, load: .init(running: 8, slots: 16), now: now) == .admitted)
-        #expect(capped.admit("a", lane: .image, load: .init(running: 9, slots: 16), now: now) == .tooManyInFlight(limit: 1, lane: .image))
+        for _ in 0..<8 { _ = capped.admit("other", lane: .image, slots: 16, now: now) }
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .tooManyInFlight(limit: 1, lane: .image))
         capped.release("a", lane: .image)
-        #expect(capped.admit("a", lane: .image, load: .init(running: 9, slots: 16), now: now) == .admitted)
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
         // A flood of sequential requests in a contended lane still meets the rate: 100 of burst, then 50 a second.
-        let rated = ClientLimiter(limits: ClientLimits())
+        let rated = Self.busy(ClientLimits())
         var admitted = 0
-        for index in 0..<1000 where rated.admit("f", load: Self.busy, now: now + .milliseconds(Int64(index))) == .admitted {
+        for index in 0..<1000 where rated.admit("f", slots: 64, now: now + .milliseconds(Int64(index))) == .admitted {
             admitted += 1
             rated.release("f")
         }
