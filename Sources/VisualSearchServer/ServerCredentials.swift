@@ -57,21 +57,42 @@ public struct ServerCredentials: Sendable, Hashable {
     /// No keys: every request is accepted.
     public var isOpen: Bool { appKeys.isEmpty && accessKeys.isEmpty }
 
-    /// What went wrong with a request's credentials, or nil when they are good.
-    func problem(authorization: String?, parameters: WireQuery) -> String? {
-        if isOpen { return nil }
+    /// What a request's credentials are worth.
+    enum Verdict: Equatable {
+        /// The server has no keys: nothing to check.
+        case open
+        /// Good credentials for this app key or access key.
+        case verified(key: String)
+        /// Missing or wrong credentials, and why.
+        case refused(String)
+    }
+
+    /// Checks the credentials of a request: its HTTP Basic `authorization`
+    /// first, else `access_key`/`app_key` among `parameters`. Admission asks
+    /// it with the query string alone, before the body is read; the routes
+    /// with every parameter.
+    func verdict(authorization: String?, parameters: WireQuery) -> Verdict {
+        if isOpen { return .open }
         if let authorization {
             guard let (key, secret) = Self.basicCredentials(authorization) else {
-                return "Invalid Authorization header: expected Basic base64(access_key:secret_key)"
+                return .refused("Invalid Authorization header: expected Basic base64(access_key:secret_key)")
             }
-            return accessKeys[key].map { ServerCredentials.constantTimeEqual($0, secret) } == true ? nil : "Invalid access key or secret key"
+            let good = accessKeys[key].map { ServerCredentials.constantTimeEqual($0, secret) } == true
+            return good ? .verified(key: key) : .refused("Invalid access key or secret key")
         }
         for name in ["access_key", "app_key"] {
             if let key = parameters.string(name) {
-                return appKeys.contains(where: { ServerCredentials.constantTimeEqual($0, key) }) ? nil : "Invalid \(name == "app_key" ? "app key" : "access key")"
+                let good = appKeys.contains(where: { ServerCredentials.constantTimeEqual($0, key) })
+                return good ? .verified(key: key) : .refused("Invalid \(name == "app_key" ? "app key" : "access key")")
             }
         }
-        return "Missing credentials: send access_key (app key), app_key, or Basic authorization"
+        return .refused("Missing credentials: send access_key (app key), app_key, or Basic authorization")
+    }
+
+    /// What went wrong with a request's credentials, or nil when they are good.
+    func problem(authorization: String?, parameters: WireQuery) -> String? {
+        if case .refused(let reason) = verdict(authorization: authorization, parameters: parameters) { return reason }
+        return nil
     }
 
     /// The key and secret of an HTTP Basic `Authorization` value, or nil when it is not one.

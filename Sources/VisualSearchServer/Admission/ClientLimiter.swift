@@ -1,28 +1,46 @@
 import Foundation
 import Synchronization
 
-/// Keeps ``ClientLimits`` per client: a token bucket for the rate and a count
-/// of requests in flight. Clients idle for a minute are forgotten, so the
-/// table stays small whatever the number of addresses seen.
+/// Keeps ``ClientLimits`` per client: a token bucket for the rate and its
+/// requests in flight in each lane. Clients idle for a minute are forgotten,
+/// so the table stays small whatever the number of addresses seen.
+///
+/// A client is limited only when the lane it asks for is contended (half its
+/// slots or more taken by admitted requests, counted here under the same
+/// lock as the decision, so a burst cannot slip past it) and it takes more than
+/// its share there: while a lane has capacity free, every request goes on,
+/// however fast one client sends them. When contended, a client may have in
+/// flight its fair share of the lane's slots — the slots divided among the
+/// clients in it plus one, so a newcomer always has room — and never more
+/// than the configured caps; and its token bucket, charged only then, bounds its rate.
 final class ClientLimiter: Sendable {
     /// Whether a request may go on.
     enum Decision: Equatable {
         case admitted
         /// Over the rate: retry after this many seconds.
         case rateLimited(retryAfter: Int)
-        /// Over the client's requests in flight (of the lane, for image requests).
+        /// Over the client's requests in flight (in the lane, for image requests).
         case tooManyInFlight(limit: Int, lane: RequestLane?)
     }
 
     struct Client {
         var tokens: Double
         var refilled: ContinuousClock.Instant
-        var inFlight = 0
-        var imageInFlight = 0
+        var inFlight: [RequestLane: Int] = [:]
+
+        var total: Int { inFlight.values.reduce(0, +) }
+    }
+
+    struct State {
+        var clients: [String: Client] = [:]
+        /// Clients with a request in flight, per lane.
+        var active: [RequestLane: Int] = [:]
+        /// Requests admitted and not yet released, per lane (running, queued, or reading their body).
+        var admitted: [RequestLane: Int] = [:]
     }
 
     let limits: ClientLimits
-    let clients = Mutex<[String: Client]>([:])
+    let state = Mutex(State())
     /// Forget clients idle this long once the table holds more than ``sweepThreshold`` of them.
     static let idleForgotten: Duration = .seconds(60)
     static let sweepThreshold = 4096
@@ -31,48 +49,67 @@ final class ClientLimiter: Sendable {
         self.limits = limits
     }
 
-    /// Takes a token and a slot for `client`, or says why not. An admitted
-    /// request must be ``release(_:)``d when it ends.
-    func admit(_ client: String, lane: RequestLane = .light, now: ContinuousClock.Instant = .now) -> Decision {
-        clients.withLock { clients in
-            if clients.count > Self.sweepThreshold {
-                clients = clients.filter { $0.value.inFlight > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
+    /// Takes a slot for `client` in `lane` (of `slots`) — and a token when the
+    /// lane is contended — or says why not. An admitted request must be
+    /// ``release(_:lane:)``d when it ends.
+    func admit(_ client: String, lane: RequestLane = .light, slots: Int, now: ContinuousClock.Instant = .now) -> Decision {
+        state.withLock { state in
+            if state.clients.count > Self.sweepThreshold {
+                state.clients = state.clients.filter { $0.value.total > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
             }
-            var entry = clients[client] ?? Client(tokens: Double(max(1, limits.burst)), refilled: now)
+            let burst = Double(max(1, limits.burst))
+            var entry = state.clients[client] ?? Client(tokens: burst, refilled: now)
             if limits.requestsPerSecond > 0 {
                 let elapsed = entry.refilled.duration(to: now)
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                entry.tokens = min(Double(max(1, limits.burst)), entry.tokens + seconds * limits.requestsPerSecond)
-                entry.refilled = now
-                if entry.tokens < 1 {
-                    clients[client] = entry
+                entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond)
+            }
+            entry.refilled = now
+            let inLane = entry.inFlight[lane, default: 0]
+            // Half the slots or more taken: from here on clients keep to their share.
+            if state.admitted[lane, default: 0] * 2 >= slots {
+                if limits.requestsPerSecond > 0 && entry.tokens < 1 {
+                    state.clients[client] = entry
                     return .rateLimited(retryAfter: max(1, Int(((1 - entry.tokens) / limits.requestsPerSecond).rounded(.up))))
                 }
+                let share = self.share(of: lane, slots: slots, others: state.active[lane, default: 0] - (inLane > 0 ? 1 : 0))
+                if inLane >= share {
+                    state.clients[client] = entry
+                    return .tooManyInFlight(limit: share, lane: lane == .image ? .image : nil)
+                }
+                if limits.maxConcurrent > 0 && entry.total >= limits.maxConcurrent {
+                    state.clients[client] = entry
+                    return .tooManyInFlight(limit: limits.maxConcurrent, lane: nil)
+                }
+                if limits.requestsPerSecond > 0 { entry.tokens -= 1 }
             }
-            if limits.maxConcurrent > 0 && entry.inFlight >= limits.maxConcurrent {
-                clients[client] = entry
-                return .tooManyInFlight(limit: limits.maxConcurrent, lane: nil)
-            }
-            if lane == .image && limits.maxConcurrentImageRequests > 0 && entry.imageInFlight >= limits.maxConcurrentImageRequests {
-                clients[client] = entry
-                return .tooManyInFlight(limit: limits.maxConcurrentImageRequests, lane: .image)
-            }
-            if limits.requestsPerSecond > 0 { entry.tokens -= 1 }
-            entry.inFlight += 1
-            if lane == .image { entry.imageInFlight += 1 }
-            clients[client] = entry
+            if inLane == 0 { state.active[lane, default: 0] += 1 }
+            state.admitted[lane, default: 0] += 1
+            entry.inFlight[lane] = inLane + 1
+            state.clients[client] = entry
             return .admitted
         }
     }
 
+    /// A client's share of a contended lane, with `others` clients in it:
+    /// the slots divided among them, itself and one more (at least 1),
+    /// capped by ``ClientLimits/maxConcurrentImageRequests`` in the image
+    /// lane and ``ClientLimits/maxConcurrent`` in both.
+    func share(of lane: RequestLane, slots: Int, others: Int) -> Int {
+        var share = max(1, slots / (max(0, others) + 2))
+        if limits.maxConcurrent > 0 { share = min(share, limits.maxConcurrent) }
+        if lane == .image && limits.maxConcurrentImageRequests > 0 { share = min(share, limits.maxConcurrentImageRequests) }
+        return share
+    }
+
     /// Gives back the slot of an admitted request.
     func release(_ client: String, lane: RequestLane = .light) {
-        clients.withLock { clients in
-            if var entry = clients[client] {
-                entry.inFlight = max(0, entry.inFlight - 1)
-                if lane == .image { entry.imageInFlight = max(0, entry.imageInFlight - 1) }
-                clients[client] = entry
-            }
+        state.withLock { state in
+            guard var entry = state.clients[client], let inLane = entry.inFlight[lane], inLane > 0 else { return }
+            entry.inFlight[lane] = inLane - 1
+            if inLane == 1 { state.active[lane, default: 1] -= 1 }
+            state.admitted[lane, default: 1] -= 1
+            state.clients[client] = entry
         }
     }
 }

@@ -1,28 +1,33 @@
 import Foundation
 
-/// How much one client may ask of the server: a request rate (a token
-/// bucket) and requests in flight. Beyond either, the server answers 429
-/// with `Retry-After`.
+/// How much one client may ask of the server when it is busy: a request
+/// rate (a token bucket) and requests in flight. They bind only in a
+/// contended lane (half its slots or more in flight, ``ClientLimiter``): while
+/// capacity is free, no client is refused. Beyond them, the server answers
+/// 429 with `Retry-After`.
 ///
-/// A client is its app key or access key when the server has keys (the
-/// `access_key`/`app_key` parameter of the query string, or the Basic
-/// user), and otherwise its address — the connection's peer, or the last
-/// address of ``addressHeader`` when the server runs behind a proxy that sets it.
+/// A client is its app key or access key once verified (an `access_key`/
+/// `app_key` of the query string, or Basic authorisation with the right
+/// secret), and otherwise its address — the connection's peer, or the last
+/// address of ``addressHeader`` when the server runs behind a proxy that sets
+/// it. A key that is wrong, or only in a form body, does not make a client of its own.
 ///
 /// ```swift
 /// var limits = ClientLimits()
 /// limits.requestsPerSecond = 100    // a busy shop's backend behind one key
 /// ```
 public struct ClientLimits: Sendable, Hashable {
-    /// Sustained requests a second per client: 50 by default (0 turns rate limiting off).
+    /// Sustained requests a second per client while its lane is contended: 50 by default (0 turns rate limiting off).
     public var requestsPerSecond: Double
     /// Requests a client may send at once above the rate (the bucket's size): 100 by default.
     public var burst: Int
-    /// Requests of one client in flight at once: 16 by default (0: no limit).
+    /// Requests of one client in flight at once while its lane is contended:
+    /// 16 by default (0: no limit). Its fair share of the lane can be less:
+    /// the lane's slots divided among the clients in it plus one.
     public var maxConcurrent: Int
     /// Image requests (``RequestLane/image``: uploads and inserts) of
-    /// one client in flight at once: 4 by default (0: no limit) — a quarter of
-    /// the lane's slots, so one client cannot hold them all.
+    /// one client in flight at once while the image lane is contended: 4 by
+    /// default (0: no limit) — a quarter of the lane's slots, so one client cannot hold them all.
     public var maxConcurrentImageRequests: Int
     /// Seconds a refusal (429) waits before it is sent: 1 by default (0: at
     /// once). A client that honours `Retry-After` loses nothing; one that

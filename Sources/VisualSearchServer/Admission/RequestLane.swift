@@ -20,8 +20,9 @@ public enum RequestLane: String, Sendable, CaseIterable {
         ([UploadSearchRequest.endpoint, DiscoverSearchRequest.endpoint, ProductSearchRequest.endpoint, InsertRequest.endpoint])
             .flatMap(\.paths).map { "/" + $0 })
 
-    /// The lane of a request to `path`.
+    /// The lane of a request to `path`, as the router matches it
+    /// (``RoutePath/normalized(_:)``: `/uploadsearch/` is an upload too).
     init(path: String) {
-        self = Self.imagePaths.contains(path) ? .image : .light
+        self = Self.imagePaths.contains(RoutePath.normalized(path)) ? .image : .light
     }
 }

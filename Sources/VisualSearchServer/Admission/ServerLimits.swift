@@ -28,6 +28,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxQueueWait: Double
     /// Request bodies held in memory at once, by their declared length (the
     /// body limit when undeclared): 256 MiB by default; more are shed (503).
+    /// One client may hold a quarter of it (429 beyond), and on a server with
+    /// keys the requests without a verified key a quarter in all (503 beyond): ``BodyBudget``.
     public var maxBodyBytesInFlight: Int
     /// Connections and slow clients.
     public var connections: ConnectionLimits

@@ -4,18 +4,23 @@ import Hummingbird
 /// Decides whether a request runs now, waits, or is refused — before its
 /// body is read:
 ///
-/// 1. its client's limits (``ClientLimits``): over the rate or the requests
-///    in flight → 429 with `Retry-After`, sent after ``ClientLimits/refusalDelay``;
-/// 2. the body budget (``ServerLimits/maxBodyBytesInFlight``) → 503;
-/// 3. its lane's queue (``RequestLane``): a slot, a bounded wait, or → 503
-///    with `Retry-After` (load shedding).
+/// 1. who it is from (``ClientIdentity``): its key once verified, else its
+///    address — so a made-up key is not a client of its own;
+/// 2. its client's limits (``ClientLimiter``), which bind only in a contended
+///    lane: over its share of the lane or its rate → 429 with `Retry-After`,
+///    sent after ``ClientLimits/refusalDelay``;
+/// 3. the body budget (``BodyBudget``, from the declared length, with the
+///    collector's own cap): over the client's share → 429; over the share of
+///    requests without a verified key, or the whole budget → 503;
+/// 4. its lane's queue (``RequestLane``, by the path as the router matches
+///    it): a slot, a bounded wait, or → 503 with `Retry-After` (load shedding).
 ///
 /// `/health` and `/metrics` pass straight through: operators and load
 /// balancers must see the server most when it is busiest.
 public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMiddleware {
     let admission: Admission
     let limits: ServerLimits
-    let keyed: Bool
+    let credentials: ServerCredentials
     let maxBodyBytes: Int
     let metrics: ServerMetrics?
     static var exempt: Set<String> { ["/health", "/metrics"] }
@@ -23,17 +28,17 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
     init(admission: Admission, configuration: ServerConfiguration, metrics: ServerMetrics?) {
         self.admission = admission
         limits = configuration.limits
-        keyed = !configuration.credentials.isOpen
+        credentials = configuration.credentials
         maxBodyBytes = configuration.maxBodyBytes
         self.metrics = metrics
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
+        let path = RoutePath.normalized(request.uri.path)
         if Self.exempt.contains(path) { return try await next(request, context) }
-        let client = ClientIdentity.key(of: request, remoteAddress: context.remoteAddress, limits: limits.clients, keyed: keyed)
+        let client = ClientIdentity(of: request, remoteAddress: context.remoteAddress, limits: limits.clients, credentials: credentials)
         let lane = RequestLane(path: path)
-        switch admission.clients.admit(client, lane: lane) {
+        switch admission.clients.admit(client.key, lane: lane, slots: admission.slots(of: lane)) {
         case .admitted: break
         case .rateLimited(let retryAfter):
             metrics?.recordRateLimited(reason: "rate")
@@ -44,18 +49,31 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
             metrics?.recordRateLimited(reason: "concurrency")
             await tarpit()
             let kind = limitedLane == .image ? "image requests" : "requests"
-            return refuse(.rateLimited(reason: "more than \(limit) \(kind) at once from this client", retryAfter: 1), path: path, context: context)
-        }
-        defer { admission.clients.release(client, lane: lane) }
-
-        let reserved = Self.bodyReservation(method: request.method, declaredLength: request.headers[.contentLength].flatMap { Int($0) },
-                                            maxBodyBytes: maxBodyBytes)
-        guard admission.reserveBody(reserved) else {
-            metrics?.recordShed(lane: .image)
-            return refuse(.busy(reason: "request bodies in memory are at the \(limits.maxBodyBytesInFlight >> 20) MiB limit", retryAfter: 1),
+            return refuse(.rateLimited(reason: "more than \(limit) \(kind) at once from this client while the server is busy", retryAfter: 1),
                           path: path, context: context)
         }
-        defer { admission.releaseBody(reserved) }
+        defer { admission.clients.release(client.key, lane: lane) }
+
+        let reserved = Self.bodyReservation(method: request.method, declaredLength: request.headers[.contentLength].flatMap { Int($0) },
+                                            maxBodyBytes: Self.bodyLimit(path: path, maxBodyBytes: maxBodyBytes))
+        if let refusal = admission.bodies.reserve(reserved, for: client) {
+            switch refusal {
+            case .clientShare(let limit):
+                metrics?.recordRateLimited(reason: "body_memory")
+                await tarpit()
+                return refuse(.rateLimited(reason: "more than \(Self.mebibytes(limit)) of request bodies at once from this client", retryAfter: 1),
+                              path: path, context: context)
+            case .unauthenticatedShare(let limit):
+                metrics?.recordShed(lane: lane)
+                return refuse(.busy(reason: "request bodies in memory without a verified key are at the \(Self.mebibytes(limit)) limit",
+                                    retryAfter: 1), path: path, context: context)
+            case .full(let limit):
+                metrics?.recordShed(lane: lane)
+                return refuse(.busy(reason: "request bodies in memory are at the \(Self.mebibytes(limit)) limit", retryAfter: 1),
+                              path: path, context: context)
+            }
+        }
+        defer { admission.bodies.release(reserved, for: client) }
 
         guard let queue = admission.lanes[lane] else { return try await next(request, context) }
         guard await queue.acquire() else {
@@ -65,6 +83,12 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { queue.release() }
         return try await next(request, context)
+    }
+
+    /// The largest body a request to `path` may send: the collector's own
+    /// cap (``CollectorRoutes/maxBatchBytes``) for `/v3/events`, else the server's.
+    static func bodyLimit(path: String, maxBodyBytes: Int) -> Int {
+        path == CollectorRoutes.batchPath ? min(maxBodyBytes, CollectorRoutes.maxBatchBytes) : maxBodyBytes
     }
 
     /// Body bytes a request may hold in memory: its declared length; the body
@@ -84,6 +108,10 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
 
     func refuse(_ error: ServerError, path: String, context: Context) -> Response {
         Responses.failure(error, family: RoutePath.family(of: path), method: RoutePath.method(of: path), requestID: context.requestID)
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
     }
 
     static func format(_ rate: Double) -> String {

@@ -15,8 +15,13 @@ import VisualSearch
 /// So it takes nothing it cannot show: each event passes ``EventValidator``
 /// (URLs included) and its `ts` lies between 2000 and an hour ahead of the
 /// collector's clock (``EventValidator/validateTimestamp(_:now:)``); a batch
-/// holds at most ``maxEventsPerBatch`` events (413 beyond).
+/// holds at most ``maxEventsPerBatch`` events and ``maxBatchBytes`` of body (413 beyond).
 public struct CollectorRoutes: Sendable {
+    /// The largest batch body: 1 MiB (a tracker's batch is a few KiB of JSON).
+    public static let maxBatchBytes = 1 << 20
+    /// Where batches are posted.
+    static let batchPath = "/v3/events"
+
     public let store: any CollectorStore
     let endpoint: EndpointFrame
     let metrics: ServerMetrics?
@@ -47,9 +52,10 @@ public struct CollectorRoutes: Sendable {
 
     /// Adds `POST /v3/events` and `GET /v3/__va.gif` to `router`.
     public func register<Context: VisualSearchRequestContext>(on router: Router<Context>) {
-        router.post("v3/events") { request, context in
+        router.post(RouterPath(Self.batchPath)) { request, context in
             let requestID = context.requestID
-            return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false) { parameters throws(ServerError) in
+            return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false,
+                                      maxBodyBytes: Self.maxBatchBytes) { parameters throws(ServerError) in
                 let entries: [[String: String]]
                 do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
                     throw .engine(.invalidParameter(name: "body", reason: error.description))

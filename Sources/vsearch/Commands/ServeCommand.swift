@@ -28,8 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
 
         Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on
         --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name
-        stay fast while uploads wait their turn. Each client (its key, or its address) gets --client-rate
-        requests a second and --client-concurrency at once (429 with Retry-After); each lane (light, image)
+        stay fast while uploads wait their turn. When a lane is busy, each client (its verified key, or its
+        address) gets its fair share, at most --client-rate requests a second and --client-concurrency at
+        once (429 with Retry-After); while capacity is free, nobody is refused. Each lane (light, image)
         queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After).
         Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections
         bounds connections. /metrics reports all of it in the Prometheus text format (--no-metrics to hide it).

@@ -43,23 +43,25 @@ struct ServerLimitOptions: ParsableArguments {
             help: ArgumentHelp("Seconds a request may wait for a slot before it is shed (503). Default \(Self.number(defaults.maxQueueWait)).", valueName: "s"))
     var queueTimeout: Double?
     @Option(name: .customLong("max-body-memory-mb"),
-            help: ArgumentHelp("Request bodies held in memory at once, in MiB (by declared length); more are shed (503). Default \(defaults.maxBodyBytesInFlight >> 20).",
+            help: ArgumentHelp("Request bodies held in memory at once, in MiB (by declared length); more are shed (503). One client may hold a quarter "
+                               + "(429 beyond); with keys, requests without a verified key a quarter in all. Default \(defaults.maxBodyBytesInFlight >> 20).",
                                valueName: "MiB"))
     var maxBodyMemoryMB: Int?
 
     // Clients
     @Option(name: .customLong("client-rate"),
-            help: ArgumentHelp("Requests a second one client may sustain (429 with Retry-After beyond; 0: no rate limit). A client is its key "
-                               + "when keys are on, else its address. Default \(Self.number(defaults.clients.requestsPerSecond)).", valueName: "r/s"))
+            help: ArgumentHelp("Requests a second one client may sustain while its lane is busy (half its slots taken; 429 with "
+                               + "Retry-After beyond; 0: no rate limit). A client is its key once verified, else its address. Default \(Self.number(defaults.clients.requestsPerSecond)).", valueName: "r/s"))
     var clientRate: Double?
     @Option(name: .customLong("client-burst"),
             help: ArgumentHelp("Requests one client may send at once above its rate. Default \(defaults.clients.burst).", valueName: "n"))
     var clientBurst: Int?
     @Option(name: .customLong("client-concurrency"),
-            help: ArgumentHelp("Requests of one client in flight at once (429 beyond; 0: no limit). Default \(defaults.clients.maxConcurrent).", valueName: "n"))
+            help: ArgumentHelp("Requests of one client in flight at once while its lane is busy (429 beyond, also past its fair share of the "
+                               + "lane; 0: no limit). Default \(defaults.clients.maxConcurrent).", valueName: "n"))
     var clientConcurrency: Int?
     @Option(name: .customLong("client-image-concurrency"),
-            help: ArgumentHelp("Image requests (uploads, inserts) of one client in flight at once (429 beyond; 0: no limit). "
+            help: ArgumentHelp("Image requests (uploads, inserts) of one client in flight at once while the image lane is busy (429 beyond; 0: no limit). "
                                + "Default \(defaults.clients.maxConcurrentImageRequests).", valueName: "n"))
     var clientImageConcurrency: Int?
     @Option(name: .customLong("client-refusal-delay"),

@@ -2,44 +2,106 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Testing
+import VisualSearch
 @testable import VisualSearchServer
 
 /// The pieces of admission on their own: the client table's token bucket and
-/// slots, a lane's bounded queue, and which lane a request takes.
+/// shares, a lane's bounded queue, which lane a request takes, who a client
+/// is and the body budget. Time is injected (`now:`): nothing here waits.
 @Suite("Admission", .timeLimit(.minutes(1)))
 struct AdmissionTests {
-    @Test("the token bucket: a burst, then one request per 1/rate seconds, with the wait as Retry-After")
+    /// A limiter whose lanes (64 slots each) are contended: another client holds half the slots.
+    static func busy(_ limits: ClientLimits) -> ClientLimiter {
+        let limiter = ClientLimiter(limits: limits)
+        for lane in RequestLane.allCases {
+            for _ in 0..<32 { _ = limiter.admit("other", lane: lane, slots: 64) }
+        }
+        return limiter
+    }
+
+    @Test("in a busy lane, the token bucket: a burst, then one request per 1/rate seconds, with the wait as Retry-After")
     func tokenBucket() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
         let start = ContinuousClock.now
-        for _ in 0..<3 { #expect(limiter.admit("a", now: start) == .admitted) }
-        #expect(limiter.admit("a", now: start) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("b", now: start) == .admitted, "another client has its own bucket")
-        #expect(limiter.admit("a", now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("a", now: start + .milliseconds(501)) == .admitted)
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start) == .admitted) }
+        #expect(limiter.admit("a", slots: 64, now: start) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("b", slots: 64, now: start) == .admitted, "another client has its own bucket")
+        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(501)) == .admitted)
         // Refills never beyond the burst.
-        for _ in 0..<3 { #expect(limiter.admit("a", now: start + .seconds(60)) == .admitted) }
-        #expect(limiter.admit("a", now: start + .seconds(60)) != .admitted)
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) == .admitted) }
+        #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) != .admitted)
     }
 
     @Test("a slow rate says how long to wait: 0.1 r/s → 10 s")
     func retryAfter() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
         let now = ContinuousClock.now
-        #expect(limiter.admit("a", now: now) == .admitted)
-        #expect(limiter.admit("a", now: now) == .rateLimited(retryAfter: 10))
+        #expect(limiter.admit("a", slots: 64, now: now) == .admitted)
+        #expect(limiter.admit("a", slots: 64, now: now) == .rateLimited(retryAfter: 10))
     }
 
-    @Test("requests in flight per client, and image requests apart: the next is refused until one is released")
+    @Test("in a busy lane, requests in flight per client, and image requests apart: the next is refused until one is released")
     func concurrency() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 3, maxConcurrentImageRequests: 1))
-        #expect(limiter.admit("a", lane: .image) == .admitted)
-        #expect(limiter.admit("a", lane: .image) == .tooManyInFlight(limit: 1, lane: .image), "one image request at a time")
-        #expect(limiter.admit("a") == .admitted)
-        #expect(limiter.admit("a") == .admitted)
-        #expect(limiter.admit("a") == .tooManyInFlight(limit: 3, lane: nil))
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 0, burst: 1, maxConcurrent: 3, maxConcurrentImageRequests: 1))
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .admitted)
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .tooManyInFlight(limit: 1, lane: .image), "one image request at a time")
+        #expect(limiter.admit("a", slots: 64) == .admitted)
+        #expect(limiter.admit("a", slots: 64) == .admitted)
+        #expect(limiter.admit("a", slots: 64) == .tooManyInFlight(limit: 3, lane: nil))
         limiter.release("a", lane: .image)
-        #expect(limiter.admit("a", lane: .image) == .admitted)
+        #expect(limiter.admit("a", lane: .image, slots: 64) == .admitted)
+    }
+
+    @Test("issue 24: a polite client on an idle server — 1,000 sequential requests at 54 a second — is never refused with the default limits")
+    func politeClient() {
+        let limiter = ClientLimiter(limits: ClientLimits())
+        let start = ContinuousClock.now
+        var refused = 0
+        for index in 0..<1000 {
+            let now = start + .microseconds(Int64(index) * 1_000_000 / 54)
+            // One in flight at a time: its own request is all the lane holds.
+            if limiter.admit("address:127.0.0.1", slots: 64, now: now) == .admitted {
+                limiter.release("address:127.0.0.1")
+            } else {
+                refused += 1
+            }
+        }
+        #expect(refused == 0)
+        // Nor a client far faster, or with many requests at once, while the lane has room.
+        for _ in 0..<32 { #expect(limiter.admit("address:127.0.0.2", slots: 64, now: start) == .admitted) }
+    }
+
+    @Test("issue 24: in a contended lane a client keeps to its fair share, with room kept for a newcomer; its slots given back, it is admitted again")
+    func fairShare() {
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0))
+        let now = ContinuousClock.now
+        // A lane of 8: the flooder takes half while it is free…
+        for _ in 0..<4 { #expect(limiter.admit("flooder", slots: 8, now: now) == .admitted) }
+        // …and then, alone in a contended lane, its share is 8 / (1 + 1) = 4: it has them.
+        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 4, lane: nil))
+        // A newcomer is admitted: its share is 8 / (1 other + 2) = 2.
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil))
+        // Once the flooder gives a slot back it may take it again, not more.
+        limiter.release("flooder")
+        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil), "now 8 / (1 other + 2) = 2")
+        // The image lane counts apart, with the configured cap.
+        let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1))
+        for _ in 0..<8 { _ = capped.admit("other", lane: .image, slots: 16, now: now) }
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .tooManyInFlight(limit: 1, lane: .image))
+        capped.release("a", lane: .image)
+        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
+        // A flood of sequential requests in a contended lane still meets the rate: 100 of burst, then 50 a second.
+        let rated = Self.busy(ClientLimits())
+        var admitted = 0
+        for index in 0..<1000 where rated.admit("f", slots: 64, now: now + .milliseconds(Int64(index))) == .admitted {
+            admitted += 1
+            rated.release("f")
+        }
+        #expect(admitted == 100 + 49 || admitted == 100 + 50, "admitted \(admitted) in 1 s")
     }
 
     @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time is shed")
@@ -68,9 +130,22 @@ struct AdmissionTests {
           arguments: [("/uploadsearch", RequestLane.image), ("/discoversearch", .image), ("/v1/product/search_by_image", .image),
                       ("/v1/visearch/search_by_image", .image), ("/insert", .image), ("/images/cat", .light),
                       ("/search", .light), ("/recommendations", .light),
-                      ("/colorsearch", .light), ("/v3/events", .light), ("/", .light), ("/ui/app.js", .light)])
+                      ("/colorsearch", .light), ("/v3/events", .light), ("/", .light), ("/ui/app.js", .light),
+                      // Issue 24: the router drops empty segments, and so does the lane.
+                      ("/uploadsearch/", .image), ("//uploadsearch", .image), ("/uploadsearch//", .image), ("/discoversearch/", .image),
+                      ("/v1/product/search_by_image/", .image), ("//v1//product/search_by_image", .image), ("/insert/", .image)])
     func lanes(path: String, lane: RequestLane) {
         #expect(RequestLane(path: path) == lane)
+    }
+
+    @Test("a path as the router matches it: empty segments dropped", arguments: [
+        ("/uploadsearch", "/uploadsearch"), ("/uploadsearch/", "/uploadsearch"), ("//uploadsearch", "/uploadsearch"),
+        ("/v1//product/search_by_image/", "/v1/product/search_by_image"), ("/", "/"), ("//", "/"), ("/images/a/b", "/images/a/b"),
+    ])
+    func normalizedPath(path: String, normalized: String) {
+        #expect(RoutePath.normalized(path) == normalized)
+        #expect(RoutePath.family(of: "//v1/product/search_by_image") == .productSearch)
+        #expect(RoutePath.method(of: "/v1//product/search_by_image/") == "product/search_by_image")
     }
 
     @Test("body memory reserved: the declared length, the limit when chunked, nothing when over the limit or without a body")
@@ -80,23 +155,59 @@ struct AdmissionTests {
         #expect(Middleware.bodyReservation(method: .post, declaredLength: nil, maxBodyBytes: 16 << 20) == 16 << 20)
         #expect(Middleware.bodyReservation(method: .post, declaredLength: 20 << 20, maxBodyBytes: 16 << 20) == 0)
         #expect(Middleware.bodyReservation(method: .get, declaredLength: nil, maxBodyBytes: 16 << 20) == 0)
+        // The collector has a cap of its own: a declared 16 MiB batch reserves nothing (the route answers 413 unread).
+        #expect(Middleware.bodyLimit(path: "/v3/events", maxBodyBytes: 16 << 20) == 1 << 20)
+        #expect(Middleware.bodyLimit(path: "/uploadsearch", maxBodyBytes: 16 << 20) == 16 << 20)
+        #expect(Middleware.bodyReservation(method: .post, declaredLength: 16 << 20,
+                                           maxBodyBytes: Middleware.bodyLimit(path: "/v3/events", maxBodyBytes: 16 << 20)) == 0)
     }
 
-    @Test("who a client is: its key when keys are on, else the proxy's header when trusted, else the peer address")
+    @Test("the body budget: a quarter per client (429), a quarter for requests without a verified key (503), then the whole (503)")
+    func bodyBudget() {
+        let budget = BodyBudget(limit: 64)
+        let keyless = (0..<3).map { ClientIdentity(key: "address:10.0.0.\($0)", authenticated: false) }
+        let shop = ClientIdentity(key: "key:shop", authenticated: true), other = ClientIdentity(key: "key:other", authenticated: true)
+        #expect(budget.reserve(10, for: keyless[0]) == nil)
+        #expect(budget.reserve(10, for: keyless[0]) == .clientShare(limit: 16), "a client holds at most a quarter")
+        #expect(budget.reserve(6, for: keyless[1]) == nil)
+        #expect(budget.reserve(1, for: keyless[2]) == .unauthenticatedShare(limit: 16), "keyless requests hold at most a quarter in all")
+        #expect(budget.reserve(16, for: shop) == nil, "a verified key still has room")
+        #expect(budget.reserve(16, for: other) == nil)
+        #expect(budget.reserve(17, for: ClientIdentity(key: "key:third", authenticated: true)) == .full(limit: 64))
+        budget.release(10, for: keyless[0])
+        budget.release(6, for: keyless[1])
+        #expect(budget.reserve(16, for: keyless[2]) == nil)
+        #expect(budget.reserved == 48)
+        // One body larger than a share on its own still fits when nothing else holds it.
+        #expect(BodyBudget(limit: 8).reserve(5, for: shop) == nil)
+    }
+
+    @Test("who a client is: its key once verified (app key, or Basic with the right secret), else its address; a proxy's header when trusted")
     func identity() throws {
         func request(_ uri: String, _ headers: HTTPFields = [:]) -> Request {
             Request(head: HTTPRequest(method: .get, scheme: "http", authority: "x", path: uri, headerFields: headers), body: .init(buffer: .init()))
         }
+        func basic(_ pair: String) -> HTTPFields {
+            HTTPFields([HTTPField(name: .authorization, value: "Basic " + Data(pair.utf8).base64EncodedString())])
+        }
         let plain = ClientLimits()
-        #expect(ClientIdentity.key(of: request("/search?access_key=k1"), remoteAddress: "10.0.0.1", limits: plain, keyed: true) == "key:k1")
-        #expect(ClientIdentity.key(of: request("/search?access_key=k1"), remoteAddress: "10.0.0.1", limits: plain, keyed: false) == "address:10.0.0.1")
-        let basic = HTTPFields([HTTPField(name: .authorization, value: "Basic " + Data("ACCESS:SECRET".utf8).base64EncodedString())])
-        #expect(ClientIdentity.key(of: request("/search", basic), remoteAddress: "10.0.0.1", limits: plain, keyed: true) == "key:ACCESS")
+        let keys = try ServerCredentials(lines: "k1\nACCESS:SECRET"), open = ServerCredentials()
+        func identity(_ request: Request, _ credentials: ServerCredentials, limits: ClientLimits = plain) -> ClientIdentity {
+            ClientIdentity(of: request, remoteAddress: "10.0.0.1", limits: limits, credentials: credentials)
+        }
+        #expect(identity(request("/search?access_key=k1"), keys) == ClientIdentity(key: "key:k1", authenticated: true))
+        #expect(identity(request("/search?app_key=k1"), keys) == ClientIdentity(key: "key:k1", authenticated: true))
+        #expect(identity(request("/search", basic("ACCESS:SECRET")), keys) == ClientIdentity(key: "key:ACCESS", authenticated: true))
+        // Issue 24: a claimed key is not an identity until verified.
+        #expect(identity(request("/search?access_key=fake1"), keys) == ClientIdentity(key: "address:10.0.0.1", authenticated: false))
+        #expect(identity(request("/search", basic("ACCESS:wrong")), keys) == ClientIdentity(key: "address:10.0.0.1", authenticated: false))
+        #expect(identity(request("/v3/events?code=x"), keys) == ClientIdentity(key: "address:10.0.0.1", authenticated: false))
+        // An open server checks nothing: every request is its address, and accepted.
+        #expect(identity(request("/search?access_key=k1"), open) == ClientIdentity(key: "address:10.0.0.1", authenticated: true))
         let forwarded = HTTPFields([HTTPField(name: HTTPField.Name("X-Forwarded-For")!, value: "6.6.6.6, 203.0.113.9")])
-        #expect(ClientIdentity.key(of: request("/search", forwarded), remoteAddress: "10.0.0.1", limits: plain, keyed: false) == "address:10.0.0.1",
-                "the header is ignored unless trusted")
+        #expect(identity(request("/search", forwarded), open).key == "address:10.0.0.1", "the header is ignored unless trusted")
         var proxied = ClientLimits()
         proxied.addressHeader = "X-Forwarded-For"
-        #expect(ClientIdentity.key(of: request("/search", forwarded), remoteAddress: "10.0.0.1", limits: proxied, keyed: false) == "address:203.0.113.9")
+        #expect(identity(request("/search", forwarded), open, limits: proxied).key == "address:203.0.113.9")
     }
 }

@@ -258,6 +258,7 @@ struct HostileRequestTests {
     func concurrencyCap() async throws {
         try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.limits.maxQueuedRequests = 0; $0.requestTimeout = 5 }) { running in
             // The holder takes the only light slot: a collector batch whose body never finishes arriving, until its deadline.
+            // It comes from another address: a client's own second request would be over its share (429), not shed.
             var holder = try stalledBatch(running)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             // Until the server has read the holder's head, a search still gets the slot; ask until one is refused.
@@ -279,9 +280,9 @@ struct HostileRequestTests {
         }
     }
 
-    /// Opens a connection and sends the head of a collector batch whose body stops after its first byte.
+    /// Opens a connection from 127.0.0.2 and sends the head of a collector batch whose body stops after its first byte.
     func stalledBatch(_ running: TestServer.Running) throws -> RawConnection {
-        let connection = try RawConnection(port: running.url.port ?? 0)
+        let connection = try RawConnection(port: running.url.port ?? 0, from: "127.0.0.2")
         connection.write("POST /v3/events?code=x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                          + "Content-Length: 100000\r\n\r\n{")
         return connection

@@ -94,10 +94,16 @@ struct ProductionLimitsTests {
 
     // MARK: - Clients
 
-    @Test("a client over its rate: 429 with Retry-After and the ViSearch error JSON; another client is not affected")
+    @Test("a client over its rate in a busy lane: 429 with Retry-After and the ViSearch error JSON; another client is not affected")
     func rateLimit() async throws {
-        let credentials = try ServerCredentials(lines: "shop-a\nshop-b")
-        try await TestServer.with({ $0.credentials = credentials; $0.limits.clients = ClientLimits(requestsPerSecond: 0.2, burst: 2) }) { running in
+        let credentials = try ServerCredentials(lines: "shop-a\nshop-b\nshop-c")
+        try await TestServer.with({
+            $0.credentials = credentials
+            $0.limits.clients = ClientLimits(requestsPerSecond: 0.2, burst: 2)
+            $0.maxConcurrentRequests = 2
+        }) { running in
+            // Another key holds one of the light lane's two slots: the lane is contended, so rates bind.
+            let holder = try await Self.heldRequest(running, target: "/search?access_key=shop-c", lane: .light, from: "127.0.0.2")
             func search(_ key: String) async throws -> Reply {
                 try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
                     URLQueryItem(name: "im_name", value: "chelsea_cat"), URLQueryItem(name: "access_key", value: key)]))
@@ -116,17 +122,22 @@ struct ProductionLimitsTests {
             #expect(try await search("shop-b").status == 200)
             // Health is never limited: load balancers must see the server.
             for _ in 0..<5 { #expect(try await TestServer.reply(running.url.appending(path: "health")).status == 200) }
+            withExtendedLifetime(holder) {}
         }
     }
 
-    @Test("a client over its requests in flight: 429 while its upload holds the slot, served again once it is answered")
+    @Test("a client over its share of a busy lane: 429 while its request holds the slot; another address is served; served again once answered")
     func clientConcurrency() async throws {
-        try await TestServer.with({ $0.limits.clients.maxConcurrent = 1; $0.requestTimeout = 3 }) { running in
-            let holder = try await Self.heldUpload(running)
+        try await TestServer.with({ $0.maxConcurrentRequests = 2; $0.requestTimeout = 3 }) { running in
+            // One of two light slots held by 127.0.0.1: the lane is contended and that client's share is 1.
+            let holder = try await Self.heldRequest(running, target: "/search", lane: .light)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             let refused = try await Self.firstRefusal(of: search, while: holder)
             #expect(refused.status == 429 && refused.headers["retry-after"] == "1")
-            #expect(refused.errors.first?.contains("more than 1 requests at once from this client") == true, "\(refused.errors)")
+            #expect(refused.errors.first?.contains("more than 1 requests at once from this client while the server is busy") == true, "\(refused.errors)")
+            // Another client has a share of its own.
+            let other = try await RawConnection.get("/search?im_name=chelsea_cat", port: running.url.port ?? 0, from: "127.0.0.2")
+            #expect(other?.status == 200)
             _ = await holder.readResponse()  // its deadline answers it
             #expect(try await TestServer.reply(search).status == 200)
         }
@@ -134,7 +145,11 @@ struct ProductionLimitsTests {
 
     @Test("a client's image requests have a smaller share: its second upload is refused 429 while its searches go on")
     func clientImageConcurrency() async throws {
-        try await TestServer.with({ $0.limits.clients.maxConcurrentImageRequests = 1; $0.requestTimeout = 3 }) { running in
+        try await TestServer.with({
+            $0.limits.clients.maxConcurrentImageRequests = 1
+            $0.limits.maxConcurrentImageRequests = 2  // one held upload makes the image lane contended
+            $0.requestTimeout = 3
+        }) { running in
             let holder = try await Self.heldUpload(running)
             let uploadURL = running.url.appending(path: "uploadsearch")
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
@@ -145,7 +160,7 @@ struct ProductionLimitsTests {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let limited = try #require(refused)
-            #expect(limited.status == 429 && limited.errors.first?.contains("more than 1 image requests at once from this client") == true,
+            #expect(limited.status == 429 && limited.errors.first?.contains("more than 1 image requests at once from this client while the server is busy") == true,
                     "\(limited.errors)")
             let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat")]))
@@ -165,7 +180,7 @@ struct ProductionLimitsTests {
             $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 5
         }) { running in
-            let holder = try await Self.heldUpload(running)
+            let holder = try await Self.heldUpload(running, from: "127.0.0.2")
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let uploadURL = running.url.appending(path: "uploadsearch")
             var shed: Reply?
@@ -196,7 +211,7 @@ struct ProductionLimitsTests {
             $0.limits.clients.maxConcurrentImageRequests = 0
             $0.requestTimeout = 10
         }) { running in
-            let holder = try await Self.heldUpload(running)
+            let holder = try await Self.heldUpload(running, from: "127.0.0.2")
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let start = ContinuousClock.now
             let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST",
@@ -302,8 +317,10 @@ struct ProductionLimitsTests {
 
     @Test("/metrics after a known sequence: requests by endpoint and status, refusals, decoded pixels, catalog size, collector events")
     func metrics() async throws {
-        try await TestServer.with({ $0.limits.clients = ClientLimits(requestsPerSecond: 0.01, burst: 8) }) { running in
+        try await TestServer.with({ $0.limits.clients = ClientLimits(requestsPerSecond: 0.01, burst: 6); $0.maxConcurrentRequests = 2 }) { running in
             let url = running.url
+            // Another address holds one of the two light slots, so the lane is contended and light requests spend tokens.
+            let holder = try await Self.heldRequest(running, target: "/v3/events?code=x", lane: .light, from: "127.0.0.2")
             func search(_ name: String) async throws -> Int {
                 try await TestServer.reply(url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: name)])).status
             }
@@ -319,7 +336,7 @@ struct ProductionLimitsTests {
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted]))
             #expect(try await TestServer.reply(url.appending(path: "v3/__va.gif").appending(queryItems: [
                 URLQueryItem(name: "code", value: "dev"), URLQueryItem(name: "pid", value: "p")])).status == 400)
-            #expect(try await search("chelsea_cat") == 200)  // the 8th token
+            #expect(try await search("chelsea_cat") == 200)  // the 6th token: 4 searches and 2 collector requests (uploads are in the image lane, not contended)
             #expect(try await search("chelsea_cat") == 429)  // none left
 
             let text = try await TestServer.reply(url.appending(path: "metrics")).text
@@ -339,10 +356,12 @@ struct ProductionLimitsTests {
             #expect((values["vsearch_image_decoded_pixels_total"] ?? 0) > 0)
             #expect(values["vsearch_catalog_images"] == 102)
             #expect(values[#"vsearch_http_requests_in_flight{lane="image"}"#] == 0)
+            #expect(values[#"vsearch_http_requests_in_flight{lane="light"}"#] == 1, "the holder")
             #expect(values[#"vsearch_http_requests_queued{lane="light"}"#] == 0)
             #expect(values["vsearch_connections_open"] != nil)
             #expect(text.contains("# TYPE vsearch_http_request_duration_seconds histogram"))
             #expect(text.contains(#"vsearch_http_request_duration_seconds_bucket{endpoint="/search",le="+Inf"} 5"#))
+            withExtendedLifetime(holder) {}
         }
     }
 
@@ -373,21 +392,29 @@ struct ProductionLimitsTests {
         return values
     }
 
-    /// Opens a connection and sends the head of an upload whose body stops after its first line.
-    static func stalledUpload(_ running: TestServer.Running) throws -> RawConnection {
-        let connection = try RawConnection(port: running.url.port ?? 0)
-        connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+    /// Opens a connection from `source` and sends the head of an upload whose body stops after its first line.
+    static func stalledUpload(_ running: TestServer.Running, target: String = "/uploadsearch", from source: String = "127.0.0.1") throws
+        -> RawConnection {
+        let connection = try RawConnection(port: running.url.port ?? 0, from: source)
+        connection.write("POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
                          + "Content-Length: 100000\r\n\r\n--B\r\n")
         return connection
     }
 
     /// A stalled upload, once the server holds it in flight in the image lane (so a request sent after it cannot overtake it).
-    static func heldUpload(_ running: TestServer.Running) async throws -> RawConnection {
-        let holder = try stalledUpload(running)
-        for _ in 0..<500 where (running.server.admission.lanes[.image]?.counts.running ?? 0) == 0 {
+    static func heldUpload(_ running: TestServer.Running, from source: String = "127.0.0.1") async throws -> RawConnection {
+        try await heldRequest(running, target: "/uploadsearch", lane: .image, from: source)
+    }
+
+    /// A stalled POST to `target` from `source`, once the server holds it in flight in `lane`.
+    static func heldRequest(_ running: TestServer.Running, target: String, lane: RequestLane, from source: String = "127.0.0.1") async throws
+        -> RawConnection {
+        let before = running.server.admission.lanes[lane]?.counts.running ?? 0
+        let holder = try stalledUpload(running, target: target, from: source)
+        for _ in 0..<500 where (running.server.admission.lanes[lane]?.counts.running ?? 0) == before {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(running.server.admission.lanes[.image]?.counts.running == 1, "the stalled upload never got its slot")
+        #expect(running.server.admission.lanes[lane]?.counts.running == before + 1, "the stalled request never got its slot")
         return holder
     }
 

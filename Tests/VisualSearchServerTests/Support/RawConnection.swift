@@ -6,7 +6,9 @@ import Darwin
 #endif
 
 /// One HTTP/1.1 connection to 127.0.0.1 over a plain socket, for requests no
-/// HTTP client sends: a head that promises a body which then stops arriving.
+/// HTTP client sends: a head that promises a body which then stops arriving —
+/// and for a second client: the socket's source address may be another
+/// loopback address (`127.0.0.2`), which the server sees as another peer.
 /// Blocking reads run on a thread of their own, never on Swift's cooperative pool.
 ///
 /// ```swift
@@ -21,11 +23,21 @@ final class RawConnection: @unchecked Sendable {
 
     private let socketDescriptor: Int32
 
-    /// Connects to `127.0.0.1:port`; reads and writes give up after `readTimeout` seconds without progress
+    /// Connects to `127.0.0.1:port` from `source`; reads and writes give up after `readTimeout` seconds without progress
     /// (generous: a bound, not a measurement).
-    init(port: Int, readTimeout: Int = 30) throws {
+    init(port: Int, from source: String = "127.0.0.1", readTimeout: Int = 30) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw Failure(description: "cannot bind the source address \(source)")
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -65,6 +77,13 @@ final class RawConnection: @unchecked Sendable {
             sent += n
         }
         return sent
+    }
+
+    /// Sends `GET target` on a new connection from `source` and reads the answer (nil when the connection closed first).
+    static func get(_ target: String, port: Int, from source: String) async throws -> (status: Int, headers: [String: String], body: [UInt8])? {
+        let connection = try RawConnection(port: port, from: source)
+        connection.write("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return await connection.readResponse()
     }
 
     /// Whether an answer has begun to arrive (a non-blocking peek; nothing is consumed).
