@@ -138,8 +138,8 @@ struct ClientServerTests {
         let running = await TestServer.start { $0.imageRoots = [Repository.images] }
         let client = TestServer.client(running.url)
         let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: "file://" + Repository.images + "/grace_hopper.jpg") }
-        let id = try #require(try await client.insert(InsertRequest(items: items)).transactionID)
         let before = try await running.server.store.count()
+        let id = try #require(try await client.insert(InsertRequest(items: items)).transactionID)
         while try await running.server.store.count() < before + 16 { try await Task.sleep(for: .milliseconds(20)) }
         await running.stop()
         #expect(running.server.engine.runningInserts == 0)
