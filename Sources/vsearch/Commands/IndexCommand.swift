@@ -38,7 +38,6 @@ struct IndexCommand: AsyncParsableCommand {
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard FileManager.default.fileExists(atPath: directory) else { throw ValidationError("\(directory): no such file or folder") }
         if let schema { do { _ = try FieldSchema(parsing: schema) } catch { throw ValidationError(error.message) } }
     }
 
@@ -53,17 +52,20 @@ struct IndexCommand: AsyncParsableCommand {
         let summary: Indexer.Summary
         let location = catalog.location
         do {
-            let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
-            let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-            let indexer = Indexer(store: try await catalog.open(creating: true), configuration: configuration)
             var excluded: String?
             if case .sqlite(let path) = location { excluded = (path as NSString).deletingLastPathComponent }
+            try checkInputs(excluding: excluded ?? "/dev/null")
+            let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
+            let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
+            let indexer = Indexer(store: try await catalog.openUnreported(creating: true), configuration: configuration)
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
                                             isCancelled: { Interrupt.isRequested }) { event in
                 switch event {
                 case .started(let total): reporter.begin(total: total, noun: "images")
                 case .image(let name, _, let error, let done, _):
                     reporter.item(completed: done, failed: error != nil, line: error.map { "FAIL  \($0)" } ?? "ok    \(name)")
+                case .unchanged(_, _, let done, _):
+                    reporter.item(completed: done, failed: false, line: nil)  // counted in the summary, not listed
                 case .committed(let count):
                     reporter.note("committed \(count)")
                 }
@@ -78,15 +80,32 @@ struct IndexCommand: AsyncParsableCommand {
             Terminal.err("warning: \(summary.unmatchedMetadata.count) metadata rows match no image file and were not used"
                 + " (\(shown)\(summary.unmatchedMetadata.count > 5 ? ", …" : ""))\n")
         }
+        let interrupted = Interrupt.isRequested
         if json {
             Terminal.json(summary)
         } else if !quiet {
-            Terminal.err("\(summary.files) files: \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
-                + "catalog \(location) has \(summary.catalogCount) images (\(String(format: "%.2f", summary.seconds)) s)\n")
+            // Failures were printed as they happened (even with --quiet); the summary counts them.
+            let done = summary.indexed + summary.unchanged + summary.failed
+            let files = interrupted ? "interrupted after \(done) of \(Terminal.count(summary.files, "file"))" : Terminal.count(summary.files, "file")
+            Terminal.err("\(files): \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
+                + "catalog \(location) has \(Terminal.count(summary.catalogCount, "image")) (\(String(format: "%.2f", summary.seconds)) s)\n")
         }
-        for failure in summary.failures { Terminal.err("  \(failure)\n") }
-        if Interrupt.isRequested { throw ExitCodes.interrupted }
+        if interrupted {
+            Terminal.err("interrupted: every committed batch is kept; run the same command again to continue\n")
+            throw ExitCodes.interrupted
+        }
         if summary.failed > 0 { throw ExitCodes.partialFailure }
+    }
+
+    /// Refuses, before a catalog is opened or created: a missing folder or
+    /// metadata file, a folder with no image files, files that differ only in extension.
+    func checkInputs(excluding excluded: String) throws(InputError) {
+        guard FileManager.default.fileExists(atPath: directory) else { throw .missing(path: directory, role: "IMAGES_DIR") }
+        if let metadata, !FileManager.default.fileExists(atPath: metadata) { throw .missing(path: metadata, role: "--metadata") }
+        let files = (try? ImageFiles.find(in: directory, excluding: excluded)) ?? []
+        if files.isEmpty { throw .noImages(path: directory) }
+        let groups = ImageFiles.sameNameGroups(files)
+        if !groups.isEmpty { throw .sameName(groups: groups) }
     }
 }
 

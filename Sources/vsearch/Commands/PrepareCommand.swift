@@ -185,7 +185,7 @@ struct PrepareCommand: ParsableCommand {
                                                          box: try parsedBox(),
                                                          boxHandling: crop ? .crop : .scale)
             if output == "-" {
-                FileHandle.standardOutput.write(Data(prepared.jpeg))
+                Terminal.outBytes(prepared.jpeg)
                 return
             }
             try FileIO.writeAtomically(prepared.jpeg, to: output)

@@ -154,6 +154,7 @@ struct Make: ParsableCommand {
         configuration.failurePolicy = lenient ? .lenient : .strict
         configuration.shard = shard
 
+        do { try InputError.checkNames(in: input, excluding: output) } catch { throw CLIError.report(error) }
         let reporter = ProgressReporter(verbose: verbose)
         let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
         let summary: ThumbnailBatch.Summary

@@ -83,6 +83,8 @@ protocol QueryCommand: ServiceCall where Answer == SearchResponse {
 }
 
 extension QueryCommand {
+    var namedFields: [String] { options.searchParameters.fields + options.searchParameters.facets }
+
     /// Runs the call locally or remotely and prints the answer.
     func runQuery() async throws {
         let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
@@ -97,6 +99,8 @@ enum QueryOutput {
             Terminal.json(response)
         } else {
             Terminal.out(ResultTable.render(response, query: query.title))
+            // A service's warning (an unknown facet field on a remote catalog) is never silent.
+            for message in response.error where response.status == .warning { Terminal.err("warning: \(message)\n") }
         }
         guard let html = options.html else { return }
         let results = response.result + (response.objects ?? []).flatMap(\.result)
