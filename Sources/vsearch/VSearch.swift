@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ImageOps
 
 /// The `vsearch` command line.
@@ -37,6 +38,12 @@ struct VSearch: AsyncParsableCommand {
 
     static func main() async {
         Allocator.tuneForImageWork()
+        let commands = configuration.subcommands.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
+        if let word = CommandLine.arguments.dropFirst().first,
+           let message = CommandSuggestion.unknownCommand(word, commands: commands) {
+            Terminal.err("error: \(message)\n")
+            exit(ExitCodes.usage.rawValue)
+        }
         await main(nil)
     }
 }

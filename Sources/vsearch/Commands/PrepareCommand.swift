@@ -54,6 +54,13 @@ struct PrepareCommand: ParsableCommand {
         if ImageFiles.isDirectory(input) {
             if box != nil { throw ValidationError("--box applies to one image, not to a folder") }
             if output == "-" { throw ValidationError("a folder of images needs an output folder, not -") }
+            if FileManager.default.fileExists(atPath: output) && !ImageFiles.isDirectory(output) {
+                throw ValidationError("\(output) is a file, but INPUT \(input) is a folder: give an output folder")
+            }
+            if !FileManager.default.fileExists(atPath: output),
+               ImageFormat.imageFileExtensions.contains((output as NSString).pathExtension.lowercased()) {
+                throw ValidationError("\(output) looks like an image file name, but INPUT \(input) is a folder: give an output folder (it is created)")
+            }
         }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         if highQuality && size != nil { throw ValidationError("use either --high-quality or --size, not both") }
@@ -129,12 +136,12 @@ struct PrepareCommand: ParsableCommand {
         let settings: UploadSettings
         let sources: [String]
         do {
+            try InputError.checkNames(in: input, excluding: output)  // every output is NAME.jpg
             settings = try self.settings()
             sources = try ImageFiles.find(in: input, excluding: output)
             try FileIO.makeDirectory(output)
         } catch {
-            Terminal.err("error: \(error.description)\n")
-            throw ExitCodes.code(for: error)
+            throw CLIError.report(error)
         }
         let reporter = ProgressReporter()
         reporter.begin(total: sources.count, noun: "images")
@@ -156,11 +163,14 @@ struct PrepareCommand: ParsableCommand {
         if json {
             Terminal.json(reports)
         } else {
-            Terminal.err("\(reports.count) images: \(reports.count - failed.count) prepared, \(failed.count) failed; "
+            // Failures were printed as they happened.
+            Terminal.err("\(Terminal.count(reports.count, "image")): \(reports.count - failed.count) prepared, \(failed.count) failed; "
                 + "\(Terminal.grouped(reports.reduce(0) { $0 + $1.bytes })) bytes written to \(output)\n")
-            for report in failed { Terminal.err("  \(report.error ?? report.input)\n") }
         }
-        if Interrupt.isRequested { throw ExitCodes.interrupted }
+        if Interrupt.isRequested {
+            Terminal.err("interrupted: finished the images in progress; run the same command again to continue\n")
+            throw ExitCodes.interrupted
+        }
         if !failed.isEmpty { throw ExitCodes.partialFailure }
     }
 

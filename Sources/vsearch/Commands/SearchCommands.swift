@@ -126,9 +126,20 @@ struct ColorCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "colorsearch"
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
-                                                    discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike.")
+                                                    discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike. `vsearch colour` is the same command.",
+                                                    aliases: ["colour"])
     @OptionGroup var catalog: CatalogOptions
-    @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var color: HexColor
+    @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var argument: HexColor?
+    /// `--hex ff0000`, the ViSearch parameter's name, for those who reach for an option.
+    @Option(name: .customLong("hex"), help: .hidden, transform: HexColor.argument) var hex: HexColor?
+
+    var color: HexColor { argument ?? hex ?? HexColor(red: 0, green: 0, blue: 0) }
+
+    func validate() throws {
+        guard (argument == nil) != (hex == nil) else {
+            throw ValidationError(argument == nil ? "give the colour as HEX, e.g. vsearch color ff0000" : "give the colour once: HEX or --hex, not both")
+        }
+    }
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
