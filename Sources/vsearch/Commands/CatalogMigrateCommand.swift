@@ -47,7 +47,7 @@ extension CatalogCommand {
                 }
                 progress.end()
                 if json { Terminal.json(summary); return }
-                Terminal.out("copied \(summary.images) images, \(summary.values) metadata values, \(summary.fields) fields and "
+                Terminal.out("copied \(Terminal.count(summary.images, "image")), \(Terminal.count(summary.values, "metadata value")), \(Terminal.count(summary.fields, "field")) and "
                              + "\(summary.events) events from \(summary.from) to \(summary.to) "
                              + "(\(String(format: "%.1f", summary.seconds)) s); verified: counts and content hashes match")
             } catch {

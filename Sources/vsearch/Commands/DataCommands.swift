@@ -43,7 +43,7 @@ struct InsertCommand: AsyncParsableCommand {
         let client = service.client(endpoint: url)
         do {
             let response = try await client.insert(InsertRequest(items: try items()))
-            if json { Terminal.json(response) } else { Terminal.out("insert accepted \(response.total) images: trans_id \(response.transactionID ?? "-")") }
+            if json { Terminal.json(response) } else { Terminal.out("insert accepted \(Terminal.count(response.total, "image")): trans_id \(response.transactionID ?? "-")") }
             guard wait, let id = response.transactionID else { return }
             while true {
                 let status = try await client.insertStatus(InsertStatusRequest(transactionID: id))

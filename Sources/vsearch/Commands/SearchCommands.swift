@@ -161,8 +161,10 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     static let configuration = CommandConfiguration(
         commandName: "discover", abstract: "Results per object of an image (ViSearch /discoversearch).",
         discussion: """
-        The hosted service detects objects; the offline engine has no detector and treats the whole image,
-        the --box and each --point as one object each.
+        The hosted service detects objects; the offline engine has no detector and treats the whole image, \
+        the --box and each --point as one object each. Each object has its own results: --result-limit is \
+        how many per object (default 10); discover has no flat result list, so it takes no --limit.
+
         Example: vsearch discover --image photo.jpg --point 120,80 --point 300,200 --result-limit 5
         """)
     @OptionGroup var catalog: CatalogOptions
@@ -174,6 +176,7 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func validate() throws {
+        if options.limit != nil { throw ValidationError("discover gives results per object: use --result-limit N, not --limit") }
         for text in point { do { _ = try PixelPoint(parsing: text) } catch { throw ValidationError(error.message) } }
         if let resultLimit, !(1...SearchParameters.maximumLimit).contains(resultLimit) {
             throw ValidationError("--result-limit must be in 1...\(SearchParameters.maximumLimit)")

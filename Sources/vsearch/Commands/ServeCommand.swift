@@ -153,7 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await server.run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
-                Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(images) images); auth: \(auth)\n")
+                Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)\n")
                 if configuration.servesWebPage { Terminal.err("vsearch serve: search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics\n") }
                 if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
                 if stale > 0 {

@@ -24,8 +24,8 @@ struct QueryOptions: ParsableArguments {
     @Flag(name: .customLong("facets-show-count"), help: "Show value counts in facets.")
     var facetsShowCount = false
 
-    @Option(help: "Results per page (1...1000).")
-    var limit = 10
+    @Option(help: "Results per page (1...1000). Default: 10.")
+    var limit: Int?
 
     @Option(help: "Page number, from 1.")
     var page = 1
@@ -48,7 +48,7 @@ struct QueryOptions: ParsableArguments {
     func parameters() throws -> SearchParameters {
         var parameters = SearchParameters()
         parameters.page = page
-        parameters.limit = limit
+        parameters.limit = limit ?? 10
         parameters.fields = fields
         parameters.returnsAllFields = allFields
         parameters.facets = facets
