@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
 import ImageOps
+import VisualSearch
 
 /// The `vsearch` command line.
 @main
 struct VSearch: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = VSearchVersion.current
 
     static let configuration = CommandConfiguration(
         commandName: "vsearch",

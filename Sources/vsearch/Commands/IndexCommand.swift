@@ -166,29 +166,49 @@ struct CatalogCommand: AsyncParsableCommand {
         @Argument(help: "im_names to remove.") var names: [String]
         @Flag(help: "Print JSON.") var json = false
 
+        struct Report: Encodable {
+            var removed: Int
+            var requested: Int
+            /// The names the catalog did not have.
+            var missing: [String]
+        }
+
         func run() async throws {
-            let removed: Int
-            do { removed = try await catalog.open().remove(names) } catch { throw CLIError.report(error) }
-            if json { Terminal.json(["removed": removed, "requested": names.count]) } else { Terminal.out("removed \(removed) of \(names.count)") }
+            let removed: Int, missing: [String]
+            do {
+                let store = try await catalog.open()
+                let known = try await store.contentHashes()
+                missing = names.filter { known[$0] == nil }
+                removed = try await store.remove(names)
+            } catch { throw CLIError.report(error) }
+            if json {
+                Terminal.json(Report(removed: removed, requested: names.count, missing: missing))
+            } else {
+                Terminal.out("removed \(removed) of \(names.count)")
+                if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.joined(separator: ", "))\n") }
+            }
             if removed < names.count { throw ExitCodes.partialFailure }
         }
     }
 
     struct Export: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every image and its metadata as JSON lines.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print every image's im_name and metadata as JSON lines, the form `index --metadata` reads.",
+            discussion: """
+            One object per image: im_name and each metadata value, int and float fields as JSON numbers. \
+            `vsearch catalog export > items.jsonl`, then `vsearch index IMAGES_DIR --metadata items.jsonl` \
+            into a new catalog gives the same fields, types and values.
+            """)
         @OptionGroup var catalog: CatalogOptions
 
         func run() async throws {
-            let images: [ExportedImage]
-            do { images = try await catalog.open().export() } catch { throw CLIError.report(error) }
-            for image in images {
-                var object = image.metadata
-                object["im_name"] = image.imageName
-                object["source"] = image.source
-                object["width"] = String(image.width)
-                object["height"] = String(image.height)
-                Terminal.jsonLine(object)
-            }
+            let images: [ExportedImage], schema: FieldSchema
+            do {
+                let store = try await catalog.open()
+                schema = try await store.schema()
+                images = try await store.export()
+            } catch { throw CLIError.report(error) }
+            for image in images { Terminal.out(MetadataLine.render(image, schema: schema)) }
         }
     }
 }

@@ -150,21 +150,41 @@ struct ServeCommand: AsyncParsableCommand {
         let auth = configuration.credentials.isOpen
             ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
             : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
+        let say = Announcer(jsonLogs: jsonLogs)
         do {
             try await server.run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
-                Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)\n")
-                if configuration.servesWebPage { Terminal.err("vsearch serve: search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics\n") }
-                if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
+                say.info("listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)")
+                if configuration.servesWebPage { say.info("search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics") }
+                if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
                 if stale > 0 {
-                    Terminal.err("warning: \(stale) of \(images) images were indexed by an older vsearch and answer with their old "
-                                 + "feature vectors; run `vsearch index` on the same folder again to recompute just those\n")
+                    say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
+                                + "feature vectors; run `vsearch index` on the same folder again to recompute just those")
                 }
             }
         } catch {
-            Terminal.err("error: cannot serve on \(host):\(port): \(ServeCommand.explain(error))\n")
+            say.error("cannot serve on \(host):\(port): \(ServeCommand.explain(error))")
             throw ExitCodes.unavailable
         }
-        Terminal.err("vsearch serve: stopped\n")
+        say.info("stopped")
+    }
+
+    /// serve's own lines on stderr: plain (`vsearch serve: …`, `warning: …`), or with
+    /// --json-logs one JSON object each, like every request line, so the log is all JSON.
+    struct Announcer {
+        let jsonLogs: Bool
+        let logger = Logger(label: "vsearch.serve")
+
+        func info(_ line: String) {
+            if jsonLogs { logger.info("\(line)") } else { Terminal.err("vsearch serve: \(line)\n") }
+        }
+
+        func warning(_ line: String) {
+            if jsonLogs { logger.warning("\(line)") } else { Terminal.err("warning: \(line)\n") }
+        }
+
+        func error(_ line: String) {
+            if jsonLogs { logger.error("\(line)") } else { Terminal.err("error: \(line)\n") }
+        }
     }
 }

@@ -24,7 +24,12 @@ struct CatalogOptions: ParsableArguments {
 
     /// Opens the catalog, throwing the error itself (``InputError`` or ``VisualSearchError``) for the caller to report.
     func openUnreported(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
-        if case .sqlite(let path) = location, ImageFiles.isDirectory(path) { throw InputError.catalogIsFolder(path: path) }
+        switch location {
+        case .sqlite(let path):
+            if ImageFiles.isDirectory(path) { throw InputError.catalogIsFolder(path: path) }
+        case .postgreSQL(let url):
+            do { _ = try PostgreSQLSettings(url: url.absoluteString) } catch { throw InputError.catalogURL(error) }
+        }
         return try await location.open(creating: creating)
     }
 

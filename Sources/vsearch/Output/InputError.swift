@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageOps
+import VisualSearch
 
 /// What is wrong with the inputs a command was pointed at, found before any
 /// work starts; ``CLIError/report(_:)`` prints ``description`` and exits with ``exitCode``.
@@ -12,6 +13,8 @@ enum InputError: Error, CustomStringConvertible {
     case sameName(groups: [[String]])
     /// A folder to index holds no image files.
     case noImages(path: String)
+    /// `--catalog postgresql://…` that does not parse (`?knn=bogus`): the message names the parameter, never the password.
+    case catalogURL(VisualSearchError)
 
     var description: String {
         switch self {
@@ -23,6 +26,8 @@ enum InputError: Error, CustomStringConvertible {
             "\(groups.count) \(groups.count == 1 ? "name is" : "names are") shared by files that differ only in extension, "
                 + "so one would overwrite the other; rename or remove all but one of each, then run again:\n"
                 + groups.map { "  " + $0.joined(separator: "  ") }.joined(separator: "\n")
+        case .catalogURL(let error):
+            "--catalog: \(error.description)"
         case .noImages(let path):
             "\(path) holds no image files (\(ImageFormat.imageFileExtensions.sorted().joined(separator: ", "))); nothing was indexed and no catalog was created"
         }
@@ -32,6 +37,7 @@ enum InputError: Error, CustomStringConvertible {
         switch self {
         case .missing, .catalogIsFolder, .noImages: ExitCodes.noInput
         case .sameName: ExitCodes.dataError
+        case .catalogURL: ExitCodes.usage
         }
     }
 
