@@ -13,22 +13,27 @@ struct VSearch: AsyncParsableCommand {
         abstract: "Visual search toolkit: thumbnails, upload preparation and a local ViSearch-compatible search engine.",
         discussion: """
         Examples:
-          vsearch thumbs photos/ thumbs/              make 400/800/1200/1600 px thumbnails
+          vsearch thumbs photos/ thumbs/        400/800/1200/1600 px thumbnails
           vsearch prepare photo.jpg upload.jpg --box 10,10,300,400
-          vsearch info photo.jpg                      show what a file is and whether it decodes
+          vsearch info photo.jpg                what a file is and whether it decodes
           vsearch index corpus/images --metadata corpus/catalog.csv
-          vsearch search --image photo.jpg --fq category:food --fl brand --html results.html
-          vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
-          vsearch discover --image photo.jpg --point 120,80; vsearch product search --image photo.jpg
-          vsearch serve --port 8080                   a local ViSearch/ProductSearch-compatible server
-          vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080   the same query, through the HTTP client
-          vsearch insert dress_1=https://cdn.example/dress_1.jpg --endpoint URL --wait     the data API
-          vsearch track product_click --query-id R --pid P --img-url U --pos 1 --endpoint http://127.0.0.1:8080
-          vsearch events stats --since 24h            clicks, CTR and conversion the local collector saw
+          vsearch search --image photo.jpg --fq category:food --fl brand
+          vsearch similar chelsea_cat
+          vsearch recommend chelsea_cat
+          vsearch color c45b3b                  (or vsearch colour c45b3b)
+          vsearch discover --image photo.jpg --point 120,80
+          vsearch product search --image photo.jpg
+          vsearch serve --port 8080             a local ViSearch-compatible server
+          vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080
+          vsearch insert dress_1=https://cdn.example/dress_1.jpg \\
+            --endpoint http://127.0.0.1:8080 --wait
+          vsearch track product_click --query-id R --pid P --img-url U --pos 1 \\
+            --endpoint http://127.0.0.1:8080
+          vsearch events stats --since 24h      clicks, CTR and conversion
 
-        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request,
-        66 no catalog there (only `index` creates one), 69 service unavailable, 74 I/O error,
-        76 protocol error, 77 credentials refused, 130 interrupted.
+        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request, \
+        66 no catalog or no input file there (only `index` creates a catalog), 69 service unavailable, \
+        74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,

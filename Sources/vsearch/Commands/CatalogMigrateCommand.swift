@@ -15,7 +15,8 @@ extension CatalogCommand {
                 same catalog (an interrupted migrate is simply run again), but not other images. \
                 The PostgreSQL password comes from the URL, $PGPASSWORD or ~/.pgpass and is never printed.
 
-                Example: vsearch catalog migrate .vsearch/catalog.sqlite postgresql://vsearch@db:5432/shop
+                Example:
+                  vsearch catalog migrate .vsearch/catalog.sqlite postgresql://db:5432/shop
                 """)
 
         @Argument(help: ArgumentHelp("The catalog to copy: a SQLite file or a postgresql:// URL.", valueName: "from"))

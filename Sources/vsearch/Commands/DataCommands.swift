@@ -8,9 +8,9 @@ struct InsertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "insert", abstract: "Add or replace images on a ViSearch service (data API /insert).",
         discussion: """
-        Each image is IM_NAME=URL (http(s):// or, for a vsearch serve with --image-root, file://). Metadata
-        fields apply to every image given. Indexing runs on the service; with --wait the command polls
-        /insert/status until it is done. Locally, use `vsearch index`.
+        Each image is IM_NAME=URL (http(s):// or, for a vsearch serve with --image-root, file://). Metadata \
+        fields apply to every image given. Indexing runs on the service; with --wait the command polls \
+        /insert/status until it is done. Locally, use `vsearch index`. \
         Exit code 1 when the finished insert failed some images (insert-status says the same).
 
         Example:

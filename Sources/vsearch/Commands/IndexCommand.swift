@@ -10,17 +10,17 @@ struct IndexCommand: AsyncParsableCommand {
         commandName: "index",
         abstract: "Index a folder of images into the local catalog (upsert by im_name); creates the catalog if needed.",
         discussion: """
-        im_name is each file's path relative to IMAGES_DIR without its extension; --metadata rows
-        (CSV with a header, or JSON lines) join on an im_name column. Field types are inferred from
-        the metadata (int, float, string, or text for long values) and can be set with --schema.
-        Unchanged images (same content hash) are not decoded again. Batches are committed in
-        transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes.
-        Progress, "committed N" lines and the summary go to stderr (--quiet: errors only);
+        im_name is each file's path relative to IMAGES_DIR without its extension; --metadata rows \
+        (CSV with a header, or JSON lines) join on an im_name column. Field types are inferred from \
+        the metadata (int, float, string, or text for long values) and can be set with --schema. \
+        Unchanged images (same content hash) are not decoded again. Batches are committed in \
+        transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes. \
+        Progress, "committed N" lines and the summary go to stderr (--quiet: errors only); \
         --json prints the summary to stdout.
 
-        --shard i/n indexes part i (from 0) of the folder split n ways by a stable hash of each
-        file's relative path: n machines (or processes) index one folder into one catalog at once —
-        into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no
+        --shard i/n indexes part i (from 0) of the folder split n ways by a stable hash of each \
+        file's relative path: n machines (or processes) index one folder into one catalog at once — \
+        into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no \
         file of any part has their im_name.
         """
     )
@@ -30,7 +30,8 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Metadata: catalog.csv or items.jsonl, with an im_name column.", valueName: "file")) var metadata: String?
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
-    @Option(name: .shortAndLong, help: "Decoding threads. Default: the number of cores.") var jobs = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: [.short, .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
+    var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
     @Flag(help: "Print the summary as JSON on stdout.") var json = false
     @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false

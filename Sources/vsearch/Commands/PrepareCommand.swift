@@ -8,17 +8,17 @@ struct PrepareCommand: ParsableCommand {
         commandName: "prepare",
         abstract: "Prepare an image for upload search, as the ViSearch SDKs do.",
         discussion: """
-        Fits the image inside 512×512 (or 1024×1024 with --high-quality, or --size N up to 1024),
-        shrinking only and keeping the aspect ratio, applies EXIF orientation, and writes an
+        Fits the image inside 512×512 (or 1024×1024 with --high-quality, or --size N up to 1024), \
+        shrinking only and keeping the aspect ratio, applies EXIF orientation, and writes an \
         upright JPEG at quality 0.97 (0.985 with --high-quality, or --quality).
 
-        --box x1,y1,x2,y2 is given in the original's pixels. By default it is carried into the
-        prepared image's pixels (scaled, truncated: what the hosted service expects); with
-        --crop the image is cropped to the box before resizing and no box is reported.
+        --box x1,y1,x2,y2 is given in the original's pixels. By default it is carried into the \
+        prepared image's pixels (scaled, truncated: what the hosted service expects); with \
+        --crop the image is cropped to the box before resizing and no box is reported. \
         OUTPUT may be - for stdout.
 
-        When INPUT is a folder, every JPEG and PNG under it is prepared into OUTPUT (a folder),
-        mirroring the tree with a .jpg extension, on --jobs threads; the exit code is 1 when
+        When INPUT is a folder, every JPEG and PNG under it is prepared into OUTPUT (a folder), \
+        mirroring the tree with a .jpg extension, on --jobs threads; the exit code is 1 when \
         any image failed (each failure is listed with its reason).
         """
     )
@@ -29,8 +29,9 @@ struct PrepareCommand: ParsableCommand {
     @Argument(help: "Where to write the prepared JPEG (- for stdout), or a folder when INPUT is one.")
     var output: String
 
-    @Option(name: .shortAndLong, help: "Worker threads when INPUT is a folder. Default: the number of cores.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: [.short, .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default: the number of cores.")
+    var requestedJobs: Int?
+    var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
     @Flag(name: .customLong("high-quality"), help: "Fit inside 1024 px at quality 0.985.")
     var highQuality = false

@@ -44,9 +44,10 @@ struct SearchCommand: AsyncParsableCommand, QueryCommand {
         commandName: "search",
         abstract: "Search with an image (ViSearch /uploadsearch).",
         discussion: """
-        The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2
+        The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2 \
         searches inside a box of the query image; a zero-size box is a point: its neighbourhood is searched.
-        Example: vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
+        Example:
+          vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
         """
     )
 
@@ -99,7 +100,8 @@ struct RecommendCommand: AsyncParsableCommand, QueryCommand {
         Locally, visual similarity is blended with what shoppers did (the events `vsearch serve` collected in the \
         catalog): items clicked, carted or bought after the same queries or in the same sessions, and popularity. \
         With no events the answer is visual similarity alone. With --endpoint the service decides.
-        Example: vsearch recommend chelsea_cat --engagement-weight 0.3
+        Example:
+          vsearch recommend chelsea_cat --engagement-weight 0.3
         """
     )
     @OptionGroup var catalog: CatalogOptions
@@ -165,7 +167,8 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
         the --box and each --point as one object each. Each object has its own results: --result-limit is \
         how many per object (default 10); discover has no flat result list, so it takes no --limit.
 
-        Example: vsearch discover --image photo.jpg --point 120,80 --point 300,200 --result-limit 5
+        Example:
+          vsearch discover --image photo.jpg --point 120,80 --point 300,200
         """)
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var image: ImageQueryOptions

@@ -10,31 +10,32 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the catalog over HTTP, speaking the ViSearch and ProductSearch protocols.",
         discussion: """
-        Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch,
-        /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image,
-        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health; the collector
-        /v3/events (and /v3/__va.gif) with its statistics at /v3/stats.
+        Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch, \
+        /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image, \
+        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health; the collector \
+        /v3/events (and /v3/__va.gif) with its statistics at /v3/stats. \
         Point any ViSearch SDK's base URL at http://HOST:PORT.
 
-        The web page: open http://HOST:PORT/ in a browser to search by photo, box, colour and facets,
-        and http://HOST:PORT/analytics for views, clicks and CTR. It uses /catalog (fields and names) and
-        /images/{im_name}[?size=400|800|1200|1600] (originals, and thumbnails made on first request and
+        The web page: open http://HOST:PORT/ in a browser to search by photo, box, colour and facets, \
+        and http://HOST:PORT/analytics for views, clicks and CTR. It uses /catalog (fields and names) and \
+        /images/{im_name}[?size=400|800|1200|1600] (originals, and thumbnails made on first request and \
         kept in --thumbnail-cache). --no-web-page serves the API alone.
 
-        Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic),
-        or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`).
-        With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise.
+        Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic), \
+        or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`). \
+        With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise. \
         Stops gracefully on Ctrl-C or SIGTERM, finishing requests in flight.
 
-        Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on
-        --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name
-        stay fast while uploads wait their turn. Each client (its key, or its address) gets --client-rate
-        requests a second and --client-concurrency at once (429 with Retry-After); each lane (light, image)
-        queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After).
-        Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections
+        Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on \
+        --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name \
+        stay fast while uploads wait their turn. Each client (its key, or its address) gets --client-rate \
+        requests a second and --client-concurrency at once (429 with Retry-After); each lane (light, image) \
+        queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After). \
+        Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections \
         bounds connections. /metrics reports all of it in the Prometheus text format (--no-metrics to hide it).
 
-        Example: vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
+        Example:
+          vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
         """
     )
 

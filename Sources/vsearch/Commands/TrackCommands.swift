@@ -11,14 +11,18 @@ struct TrackCommand: AsyncParsableCommand {
         commandName: "track",
         abstract: "Record an analytics event (queued durably, then delivered), or deliver the queue.",
         discussion: """
-        vsearch track ACTION [fields] --endpoint URL   queue the event, then try to deliver the queue
-        vsearch track ACTION [fields] --catalog PATH   store it straight into a catalog's collector tables
-        vsearch track flush --endpoint URL             deliver what is queued (e.g. after being offline)
-        vsearch track status                           the queue's counters
+          vsearch track ACTION [fields] --endpoint URL
+              queue the event, then try to deliver the queue
+          vsearch track ACTION [fields] --catalog PATH
+              store it straight into a catalog's collector tables
+          vsearch track flush --endpoint URL
+              deliver what is queued (e.g. after being offline)
+          vsearch track status
+              the queue's counters
 
-        ACTION: click, view, product_click, product_view, add_to_cart, add_to_wishlist, transaction,
-        result_load, search, or any custom name. Events are validated as the ViSearch guide documents
-        (required fields per action, lengths, ISO 4217 currency, price ≥ 0, pos ≥ 1, json valid).
+        ACTION: click, view, product_click, product_view, add_to_cart, add_to_wishlist, transaction, \
+        result_load, search, or any custom name. Events are validated as the ViSearch guide documents \
+        (required fields per action, lengths, ISO 4217 currency, price ≥ 0, pos ≥ 1, json valid). \
         The queue is $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.
 
         Example:
