@@ -25,6 +25,17 @@ struct PostgreSQLCLITests {
         return object as NSDictionary
     }
 
+    @Test("a closed stdout ends the process as SIGPIPE does, quietly, on PostgreSQL too (no try! crash)")
+    func closedPipe() throws {
+        let postgres = try PostgreSQLTestDatabase.freshURL()
+        #expect(try Self.index(postgres).status == 0)
+        for command in [["events", "stats"], ["catalog", "export"], ["similar", "chelsea_cat", "--json"]] {
+            let run = try CLI.runIntoClosedPipe(command + ["--catalog", postgres])
+            #expect(run.reason == .uncaughtSignal && run.status == SIGPIPE, "\(command): \(run.reason) \(run.status) \(run.stderr.prefix(300))")
+            #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("crashed"), "\(command)")
+        }
+    }
+
     @Test("every query command answers the same from PostgreSQL as from SQLite")
     func sameAnswers() throws {
         let sqlite = CLI.temporaryDirectory() + "/catalog.sqlite"
