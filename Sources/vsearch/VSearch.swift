@@ -44,11 +44,13 @@ struct VSearch: AsyncParsableCommand {
 
     static func main() async {
         Allocator.tuneForImageWork()
-        let commands = configuration.subcommands.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
-        if let word = CommandLine.arguments.dropFirst().first,
+        let shown = configuration.subcommands.filter { $0.configuration.shouldDisplay }
+        let commands = shown.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
+        let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
+        if let word = CommandLine.arguments.dropFirst().first, !hidden.contains(word),
            let message = CommandSuggestion.unknownCommand(word, commands: commands) {
             Terminal.err("error: \(message)\n")
-            exit(ExitCodes.usage.rawValue)
+            Self.exit(withError: ExitCodes.usage)
         }
         await main(nil)
     }

@@ -78,7 +78,9 @@ struct IndexCommand: AsyncParsableCommand {
         reporter.end()
         if !summary.unmatchedMetadata.isEmpty {
             let shown = summary.unmatchedMetadata.prefix(5).joined(separator: ", ")
-            Terminal.err("warning: \(summary.unmatchedMetadata.count) metadata rows match no image file and were not used"
+            let count = summary.unmatchedMetadata.count
+            Terminal.err("warning: \(Terminal.count(count, "metadata row")) \(count == 1 ? "matches" : "match") no image file "
+                + "and \(count == 1 ? "was" : "were") not used"
                 + " (\(shown)\(summary.unmatchedMetadata.count > 5 ? ", …" : ""))\n")
         }
         let interrupted = Interrupt.isRequested

@@ -27,7 +27,8 @@ struct TrackCommand: AsyncParsableCommand {
 
         Example:
           vsearch track product_click --query-id 1158812345678901234 --pid dress_17 \\
-            --img-url https://cdn.example/dress_17.jpg --pos 3 --endpoint http://127.0.0.1:8080
+            --img-url https://cdn.example/dress_17.jpg --pos 3 \\
+            --endpoint http://127.0.0.1:8080
         """,
         subcommands: [TrackSendCommand.self, TrackFlushCommand.self, TrackStatusCommand.self],
         defaultSubcommand: TrackSendCommand.self
