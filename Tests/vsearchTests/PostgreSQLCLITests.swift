@@ -48,7 +48,7 @@ struct PostgreSQLCLITests {
             ["similar", "chelsea_cat", "--fl", "brand", "--fl", "price", "--limit", "20"],
             ["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--facets-show-count", "--get-all-fl"],
             ["similar", "astronaut", "--fq", "price:0,50", "--facets", "*", "--page", "2", "--limit", "5", "--dedup"],
-            ["recommend", "coffee_cup", "--fl", "title", "--score-min", "0.5"],
+            ["recommend", "coffee_cup", "--fl", "description", "--score-min", "0.5"],
             ["color", "c45b3b", "--facets", "category"],
             ["search", "--image", image, "--fq", "category=photo", "--facets", "brand", "--box", "0,0,300,300"],
             ["product", "search", "--image", image, "--limit", "4"],

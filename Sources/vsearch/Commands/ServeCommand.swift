@@ -141,6 +141,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.servesMetrics = !limits.noMetrics
         let configuration = settings
         let server: VisualSearchServer
+        do { try catalog.checkLocation() } catch { throw CLIError.report(error) }
         do { server = try await VisualSearchServer(configuration: configuration) } catch {
             throw CLIError.report(error)
         }

@@ -24,13 +24,19 @@ struct CatalogOptions: ParsableArguments {
 
     /// Opens the catalog, throwing the error itself (``InputError`` or ``VisualSearchError``) for the caller to report.
     func openUnreported(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
+        try checkLocation()
+        return try await location.open(creating: creating)
+    }
+
+    /// Refuses what is wrong with the location itself, before any connection:
+    /// a folder given as a SQLite file, a postgresql:// URL that does not parse (a usage error, 64).
+    func checkLocation() throws(InputError) {
         switch location {
         case .sqlite(let path):
-            if ImageFiles.isDirectory(path) { throw InputError.catalogIsFolder(path: path) }
+            if ImageFiles.isDirectory(path) { throw .catalogIsFolder(path: path) }
         case .postgreSQL(let url):
-            do { _ = try PostgreSQLSettings(url: url.absoluteString) } catch { throw InputError.catalogURL(error) }
+            do { _ = try PostgreSQLSettings(url: url.absoluteString) } catch { throw .catalogURL(error) }
         }
-        return try await location.open(creating: creating)
     }
 
     /// The offline engine over the catalog, reading the user's own files and URLs.
