@@ -260,13 +260,6 @@ struct CommandLineTrustTests {
         #expect(results.count == response["total"] as? Int && results.allSatisfy { ($0["score"] as? Double ?? 0) > 0 })
     }
 
-    @Test("--dedup's dropped results are not counted in total")
-    func dedupTotal() throws {
-        let plain = Self.json(try CLI.run(["similar", "oc_quay_sign_01", "--catalog", Self.catalog, "--json"]).stdout)
-        let deduped = Self.json(try CLI.run(["similar", "oc_quay_sign_01", "--catalog", Self.catalog, "--json", "--dedup"]).stdout)
-        #expect((deduped["total"] as? Int ?? 0) < (plain["total"] as? Int ?? 0))
-    }
-
     // MARK: - 19. Help at 80 columns
 
     @Test("help at 80 columns: paragraphs wrap evenly, examples are whole lines, no contradicting default", arguments: [

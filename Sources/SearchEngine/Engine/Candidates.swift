@@ -131,7 +131,7 @@ extension VisualSearchEngine {
         var ranked = ranking.rank(scores: scores, rows: nil, names: local.names) {
             Similarity.score(dot: local.dot($0, $1))
         }
-        ranked.total = matching - ranked.duplicatesDropped
+        ranked.total = matching
         ranked.matchedRows = nil
         return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: local.names, ids: local.ids),
                           facetScope: scope.isEverything ? .ids(nil) : .scope(scope))

@@ -23,12 +23,10 @@ public struct Ranking: Sendable {
     public struct Ranked: Sendable, Hashable {
         /// The requested page, best first.
         public var page: [Entry]
-        /// Matches after filters, exclusion and the score range (all pages), less the duplicates dedup dropped.
+        /// Matches after filters, exclusion and the score range (all pages).
         public var total: Int
         /// Rows of every match, for facets; nil when every image matched.
         public var matchedRows: [Int]?
-        /// The near-duplicates dedup dropped (already taken off ``total``).
-        public var duplicatesDropped = 0
     }
 
     public let parameters: SearchParameters
@@ -71,16 +69,13 @@ public struct Ranking: Sendable {
             }
         }
         var top = heap.sortedDescending().map { Entry(row: $0.row, score: $0.value) }
-        var dropped = 0
         if parameters.deduplicates {
-            let before = top.count
             top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, similarity: similarity)
-            dropped = before - top.count  // a dropped duplicate is not a match
         }
         let limit = max(0, parameters.limit)
         let start = min(top.count, skipped)
-        return Ranked(page: Array(top[start..<(start + min(limit, top.count - start))]), total: total - dropped,
-                      matchedRows: everythingMatches ? nil : matched, duplicatesDropped: dropped)
+        return Ranked(page: Array(top[start..<(start + min(limit, top.count - start))]), total: total,
+                      matchedRows: everythingMatches ? nil : matched)
     }
 
     /// How many of `count` candidates the ranking keeps before dedup and
