@@ -1,32 +1,39 @@
 import ArgumentParser
+import Foundation
 import ImageOps
+import VisualSearch
 
 /// The `vsearch` command line.
 @main
 struct VSearch: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = VSearchVersion.current
 
     static let configuration = CommandConfiguration(
         commandName: "vsearch",
         abstract: "Visual search toolkit: thumbnails, upload preparation and a local ViSearch-compatible search engine.",
         discussion: """
         Examples:
-          vsearch thumbs photos/ thumbs/              make 400/800/1200/1600 px thumbnails
+          vsearch thumbs photos/ thumbs/        400/800/1200/1600 px thumbnails
           vsearch prepare photo.jpg upload.jpg --box 10,10,300,400
-          vsearch info photo.jpg                      show what a file is and whether it decodes
+          vsearch info photo.jpg                what a file is and whether it decodes
           vsearch index corpus/images --metadata corpus/catalog.csv
-          vsearch search --image photo.jpg --fq category:food --fl brand --html results.html
-          vsearch similar chelsea_cat; vsearch recommend chelsea_cat; vsearch color c45b3b
-          vsearch discover --image photo.jpg --point 120,80; vsearch product search --image photo.jpg
-          vsearch serve --port 8080                   a local ViSearch/ProductSearch-compatible server
-          vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080   the same query, through the HTTP client
-          vsearch insert dress_1=https://cdn.example/dress_1.jpg --endpoint URL --wait     the data API
-          vsearch track product_click --query-id R --pid P --img-url U --pos 1 --endpoint http://127.0.0.1:8080
-          vsearch events stats --since 24h            clicks, CTR and conversion the local collector saw
+          vsearch search --image photo.jpg --fq category:food --fl brand
+          vsearch similar chelsea_cat
+          vsearch recommend chelsea_cat
+          vsearch color c45b3b                  (or vsearch colour c45b3b)
+          vsearch discover --image photo.jpg --point 120,80
+          vsearch product search --image photo.jpg
+          vsearch serve --port 8080             a local ViSearch-compatible server
+          vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080
+          vsearch insert dress_1=https://cdn.example/dress_1.jpg \\
+            --endpoint http://127.0.0.1:8080 --wait
+          vsearch track product_click --query-id R --pid P --img-url U --pos 1 \\
+            --endpoint http://127.0.0.1:8080
+          vsearch events stats --since 24h      clicks, CTR and conversion
 
-        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request,
-        66 no catalog there (only `index` creates one), 69 service unavailable, 74 I/O error,
-        76 protocol error, 77 credentials refused, 130 interrupted.
+        Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request, \
+        66 no catalog or no input file there (only `index` creates a catalog), 69 service unavailable, \
+        74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
@@ -37,6 +44,14 @@ struct VSearch: AsyncParsableCommand {
 
     static func main() async {
         Allocator.tuneForImageWork()
+        let shown = configuration.subcommands.filter { $0.configuration.shouldDisplay }
+        let commands = shown.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
+        let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
+        if let word = CommandLine.arguments.dropFirst().first, !hidden.contains(word),
+           let message = CommandSuggestion.unknownCommand(word, commands: commands) {
+            Terminal.err("error: \(message)\n")
+            Self.exit(withError: ExitCodes.usage)
+        }
         await main(nil)
     }
 }

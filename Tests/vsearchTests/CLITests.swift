@@ -1,5 +1,6 @@
 import Foundation
 import ImageOps
+import Synchronization
 import Testing
 
 /// Runs the built `vsearch` binary and checks stdout, stderr, exit codes and files.
@@ -38,11 +39,38 @@ struct CLITests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Both pipes drained at once: a child that fills stderr while stdout is read would otherwise block forever.
+        let stderrData = Mutex(Data())
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            stderrData.withLock { $0 = data }
+            drained.signal()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        let stderr = stderrData.withLock { $0 }
         process.waitUntilExit()
         return Run(status: process.terminationStatus,
                    stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Runs the binary with a stdout nobody reads (`vsearch … | head -0`): the pipe's read end is
+    /// closed before the child starts, so its first write to stdout meets EPIPE. Returns how it ended and its stderr.
+    static func runIntoClosedPipe(_ arguments: [String]) throws -> (reason: Process.TerminationReason, status: Int32, stderr: String) {
+        var descriptors: [Int32] = [0, 0]
+        guard pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
+        close(descriptors[0])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
     }
 
     static func temporaryDirectory() -> String {

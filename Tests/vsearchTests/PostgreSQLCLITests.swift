@@ -25,6 +25,17 @@ struct PostgreSQLCLITests {
         return object as NSDictionary
     }
 
+    @Test("a closed stdout ends the process as SIGPIPE does, quietly, on PostgreSQL too (no try! crash)")
+    func closedPipe() throws {
+        let postgres = try PostgreSQLTestDatabase.freshURL()
+        #expect(try Self.index(postgres).status == 0)
+        for command in [["events", "stats"], ["catalog", "export"], ["similar", "chelsea_cat", "--json"]] {
+            let run = try CLI.runIntoClosedPipe(command + ["--catalog", postgres])
+            #expect(run.reason == .uncaughtSignal && run.status == SIGPIPE, "\(command): \(run.reason) \(run.status) \(run.stderr.prefix(300))")
+            #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("crashed"), "\(command)")
+        }
+    }
+
     @Test("every query command answers the same from PostgreSQL as from SQLite")
     func sameAnswers() throws {
         let sqlite = CLI.temporaryDirectory() + "/catalog.sqlite"
@@ -37,7 +48,7 @@ struct PostgreSQLCLITests {
             ["similar", "chelsea_cat", "--fl", "brand", "--fl", "price", "--limit", "20"],
             ["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--facets-show-count", "--get-all-fl"],
             ["similar", "astronaut", "--fq", "price:0,50", "--facets", "*", "--page", "2", "--limit", "5", "--dedup"],
-            ["recommend", "coffee_cup", "--fl", "title", "--score-min", "0.5"],
+            ["recommend", "coffee_cup", "--fl", "description", "--score-min", "0.5"],
             ["color", "c45b3b", "--facets", "category"],
             ["search", "--image", image, "--fq", "category=photo", "--facets", "brand", "--box", "0,0,300,300"],
             ["product", "search", "--image", image, "--limit", "4"],

@@ -250,8 +250,7 @@ public struct ThumbnailBatch: Sendable {
         let relativeDirectory = (relativePath as NSString).deletingLastPathComponent
         let fileName = (relativePath as NSString).lastPathComponent
         let stem = (fileName as NSString).deletingPathExtension
-        let sourceExtension = (fileName as NSString).pathExtension
-        let outputExtension = outputFormat.matches(extension: sourceExtension) ? sourceExtension.lowercased() : outputFormat.preferredExtension
+        let outputExtension = outputFormat.preferredExtension  // one spelling: .JPG, .Jpeg, .jpeg → .jpg
         let planned = sizes.map { size in
             (size, (relativeDirectory as NSString).appendingPathComponent(
                 ThumbnailRule.fileName(stem: stem, size: size, extension: outputExtension)))

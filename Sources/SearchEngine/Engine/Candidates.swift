@@ -77,9 +77,10 @@ extension VisualSearchEngine {
     /// Every filtered image scored by how much of it is near `color`, ranked.
     func coloursInMemory(_ color: LabColor, parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
-        let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
-        let scores = (rows ?? Array(0..<index.count)).map { index.palettes[$0].coverage(of: color) }
-        let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names)
+        let filtered = try await filteredRows(parameters, index: index, schema: snapshot.schema) ?? Array(0..<index.count)
+        // A match has some share of the colour: an image with none is not a result, nor counted in `total`.
+        let scored = filtered.map { ($0, index.palettes[$0].coverage(of: color)) }.filter { $0.1 > 0 }
+        let ranked = Ranking(parameters: parameters).rank(scores: scored.map { $0.1 }, rows: scored.map { $0.0 }, names: index.names)
         return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
                           facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
     }

@@ -63,8 +63,10 @@ public struct Indexer: Sendable {
     public enum Event: Sendable {
         /// `total` images to process.
         case started(total: Int)
-        /// One image processed: `position` is its index among the sources; a nil error means indexed or unchanged.
+        /// One image processed: `position` is its index among the sources; a nil error means indexed.
         case image(name: String, position: Int, error: String?, done: Int, total: Int)
+        /// One image found unchanged (same fingerprint): not decoded again; its metadata is updated when metadata was given.
+        case unchanged(name: String, position: Int, done: Int, total: Int)
         /// A batch committed: `committed` images are now durable in total this run.
         case committed(Int)
     }
@@ -104,14 +106,20 @@ public struct Indexer: Sendable {
                     onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let files: [String]
         do { files = try ImageFiles.find(in: directory, excluding: excluding ?? "/dev/null") } catch { throw .image(error) }
-        var declared = try await store.schema()
+        let stored = try await store.schema()
+        var declared = stored
         if let metadata {
             let inferred = FieldSchema.infer(columns: metadata.columns, rows: metadata.order.compactMap { metadata.rows[$0] })
             for (name, type) in inferred.fields where declared.fields[name] == nil && overrides.fields[name] == nil {
                 declared.fields[name] = type
             }
         }
+        try Indexer.checkOverrides(overrides, stored: stored, columns: metadata?.columns ?? [])
         for (name, type) in overrides.fields { declared.fields[name] = type }
+        let fileNames = Set(files.map { ($0 as NSString).deletingPathExtension })
+        if let metadata {
+            try Indexer.checkFit(of: metadata.order.filter(fileNames.contains).compactMap { metadata.rows[$0] }, to: declared)
+        }
         try await store.declare(declared)
         let isFolder = ImageFiles.isDirectory(directory)
         let sources = files.filter(configuration.shard.contains).map { relative -> Source in
@@ -123,8 +131,7 @@ public struct Indexer: Sendable {
         var summary = try await ingest(sources, updatesMetadataOfUnchanged: metadata != nil, isCancelled: isCancelled, onEvent: onEvent)
         if let metadata {
             // Against every file, not only this shard's: a row of another shard's image is not unmatched.
-            let names = Set(files.map { ($0 as NSString).deletingPathExtension })
-            summary.unmatchedMetadata = metadata.order.filter { !names.contains($0) }
+            summary.unmatchedMetadata = metadata.order.filter { !fileNames.contains($0) }
         }
         return summary
     }
@@ -160,7 +167,7 @@ public struct Indexer: Sendable {
                 case .unchanged(let update):
                     unchanged += 1
                     if updatesMetadataOfUnchanged { metadataOnly.append(update) }
-                    onEvent(.image(name: update.imageName, position: position, error: nil, done: done, total: sources.count))
+                    onEvent(.unchanged(name: update.imageName, position: position, done: done, total: sources.count))
                 case .failed(let name, let reason):
                     failures.append(reason)
                     onEvent(.image(name: name, position: position, error: reason, done: done, total: sources.count))
@@ -175,6 +182,29 @@ public struct Indexer: Sendable {
         return Summary(files: sources.count, indexed: indexed, unchanged: unchanged, failed: failures.count,
                        catalogCount: try await store.count(), seconds: Date().timeIntervalSince(start), failures: failures,
                        unmatchedMetadata: [])
+    }
+
+    /// Refuses `--schema` fields that are neither a metadata column nor declared in the catalog (a typo would make a phantom field).
+    static func checkOverrides(_ overrides: FieldSchema, stored: FieldSchema, columns: [String]) throws(VisualSearchError) {
+        let known = Set(stored.fields.keys).union(columns.filter { $0 != "im_name" })
+        if let unknown = overrides.fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .unknownField(unknown, known: known.sorted())
+        }
+    }
+
+    /// Refuses a run where some field's type fits none of its values (a wrong
+    /// `--schema`, or a type an earlier run declared): every row would fail,
+    /// so nothing is declared or indexed, and the message names the type that fits.
+    /// A field some values fit is left to the per-image checks.
+    static func checkFit(of rows: [[String: String]], to schema: FieldSchema) throws(VisualSearchError) {
+        for (field, type) in schema.fields.sorted(by: { $0.key < $1.key }) where type.isNumeric {
+            let values = rows.compactMap { $0[field] }.filter { !$0.isEmpty }
+            let failing = values.filter { MetadataTable.validate([field: $0], schema: schema) != nil }
+            guard !values.isEmpty, failing.count == values.count else { continue }
+            let fitting = FieldSchema.infer(columns: [field], rows: values.map { [field: $0] }).fields[field] ?? .string
+            throw .invalidParameter(name: "schema", reason: "field \(field) is \(type.rawValue) but none of its \(values.count) values "
+                + "is (first: \"\(failing[0])\"); nothing was indexed. Its values fit \(fitting.rawValue): run again with --schema \(field):\(fitting.rawValue)")
+        }
     }
 
     /// Declares fields new to the schema, their types inferred from this batch's metadata; returns the schema.

@@ -84,7 +84,10 @@ public struct MetadataTable: Sendable {
         case let string as String: return string
         case let number as NSNumber:
             // JSON booleans arrive as NSNumber with the C type "c" (char).
-            if String(cString: number.objCType) == "c" { return number.boolValue ? "true" : "false" }
+            let type = String(cString: number.objCType)
+            if type == "c" { return number.boolValue ? "true" : "false" }
+            // A JSON number with a fraction or exponent keeps one (3.0 stays "3.0", not "3"), so its field is inferred float again.
+            if type == "d" || type == "f" { return number.doubleValue.description }
             return number.stringValue
         case is NSNull: return nil
         default:

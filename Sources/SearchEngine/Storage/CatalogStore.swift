@@ -30,7 +30,7 @@ public protocol CatalogStore: Sendable {
 
     /// The declared fields.
     func schema() async throws(VisualSearchError) -> FieldSchema
-    /// Adds fields; a field already declared with another type is an error.
+    /// Adds fields; a field declared with another type is retyped when no image has a value for it, otherwise that is an error.
     func declare(_ schema: FieldSchema) async throws(VisualSearchError)
 
     /// Inserts or replaces images by `im_name`, in one transaction.

@@ -42,7 +42,7 @@ public struct ClientConfiguration: Sendable, Hashable {
     /// `https://visearch.visenze.com.cn`, the hosted service in China.
     public static let viSearchChinaURL = URL(string: "https://visearch.visenze.com.cn")!
     /// The library version reported in the user agent.
-    public static let version = "0.2.0"
+    public static let version = VSearchVersion.current
 
     /// Where ViSearch requests go: ``viSearchURL`` by default.
     public var baseURL: URL

@@ -15,7 +15,8 @@ extension CatalogCommand {
                 same catalog (an interrupted migrate is simply run again), but not other images. \
                 The PostgreSQL password comes from the URL, $PGPASSWORD or ~/.pgpass and is never printed.
 
-                Example: vsearch catalog migrate .vsearch/catalog.sqlite postgresql://vsearch@db:5432/shop
+                Example:
+                  vsearch catalog migrate .vsearch/catalog.sqlite postgresql://db:5432/shop
                 """)
 
         @Argument(help: ArgumentHelp("The catalog to copy: a SQLite file or a postgresql:// URL.", valueName: "from"))
@@ -47,7 +48,7 @@ extension CatalogCommand {
                 }
                 progress.end()
                 if json { Terminal.json(summary); return }
-                Terminal.out("copied \(summary.images) images, \(summary.values) metadata values, \(summary.fields) fields and "
+                Terminal.out("copied \(Terminal.count(summary.images, "image")), \(Terminal.count(summary.values, "metadata value")), \(Terminal.count(summary.fields, "field")) and "
                              + "\(summary.events) events from \(summary.from) to \(summary.to) "
                              + "(\(String(format: "%.1f", summary.seconds)) s); verified: counts and content hashes match")
             } catch {

@@ -8,10 +8,14 @@ struct InsertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "insert", abstract: "Add or replace images on a ViSearch service (data API /insert).",
         discussion: """
-        Each image is IM_NAME=URL (http(s):// or, for a vsearch serve with --image-root, file://). Metadata
-        fields apply to every image given. Indexing runs on the service; with --wait the command polls
-        /insert/status until it is done. Locally, use `vsearch index`.
-        Example: vsearch insert dress_1=https://cdn.example/dress_1.jpg --field brand=acme --endpoint http://127.0.0.1:8080 --wait
+        Each image is IM_NAME=URL (http(s):// or, for a vsearch serve with --image-root, file://). Metadata \
+        fields apply to every image given. Indexing runs on the service; with --wait the command polls \
+        /insert/status until it is done. Locally, use `vsearch index`. \
+        Exit code 1 when the finished insert failed some images (insert-status says the same).
+
+        Example:
+          vsearch insert dress_1=https://cdn.example/dress_1.jpg --field brand=acme \\
+            --endpoint http://127.0.0.1:8080 --wait
         """)
     @Argument(help: ArgumentHelp("Images as IM_NAME=URL.", valueName: "im_name=url")) var images: [String]
     @Option(name: .customLong("field"), help: ArgumentHelp("Metadata for every image. Repeatable.", valueName: "field=value")) var fields: [String] = []
@@ -43,7 +47,7 @@ struct InsertCommand: AsyncParsableCommand {
         let client = service.client(endpoint: url)
         do {
             let response = try await client.insert(InsertRequest(items: try items()))
-            if json { Terminal.json(response) } else { Terminal.out("insert accepted \(response.total) images: trans_id \(response.transactionID ?? "-")") }
+            if json { Terminal.json(response) } else { Terminal.out("insert accepted \(Terminal.count(response.total, "image")): trans_id \(response.transactionID ?? "-")") }
             guard wait, let id = response.transactionID else { return }
             while true {
                 let status = try await client.insertStatus(InsertStatusRequest(transactionID: id))
@@ -64,7 +68,8 @@ struct InsertCommand: AsyncParsableCommand {
 
 /// `vsearch insert-status TRANS_ID --endpoint URL`.
 struct InsertStatusCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "insert-status", abstract: "Progress of an insert (data API /insert/status/{trans_id}).")
+    static let configuration = CommandConfiguration(commandName: "insert-status", abstract: "Progress of an insert (data API /insert/status/{trans_id}).",
+                                                    discussion: "Exit code 1 when the insert has finished and some images failed, as `insert --wait`.")
     @Argument(help: "The trans_id an insert returned.") var transactionID: String
     @Flag(help: "Print the API's JSON response.") var json = false
     @OptionGroup(title: "Remote") var service: ServiceOptions
@@ -77,8 +82,11 @@ struct InsertStatusCommand: AsyncParsableCommand {
         guard let url = service.endpointURL else { throw ExitCodes.usage }
         do {
             let status = try await service.client(endpoint: url).insertStatus(InsertStatusRequest(transactionID: transactionID))
-            if json { Terminal.json(status); return }
-            for progress in status.result { Self.print(progress) }
+            if json { Terminal.json(status) } else { for progress in status.result { Self.print(progress) } }
+            // The same rule as `insert --wait`: a finished insert with failed images exits 1.
+            if status.result.contains(where: { $0.isFinished && $0.failCount > 0 }) { throw ExitCodes.partialFailure }
+        } catch let error as ExitCode {
+            throw error
         } catch {
             throw CLIError.report(error)
         }
@@ -87,7 +95,13 @@ struct InsertStatusCommand: AsyncParsableCommand {
     static func print(_ progress: InsertStatusResponse.Progress) {
         Terminal.out("trans_id \(progress.transactionID): \(progress.processedPercent)% of \(progress.total), "
             + "\(progress.successCount) indexed, \(progress.failCount) failed")
-        for error in progress.errorList { Terminal.err("  \(error.imageName ?? "?"): \(error.message)\n") }
+        for error in progress.errorList { Terminal.err("  \(line(for: error))\n") }
+    }
+
+    /// `name: message`, the name once: the service's message may already begin with it.
+    static func line(for error: DataAPIError) -> String {
+        guard let name = error.imageName else { return error.message }
+        return error.message.hasPrefix(name + ":") ? error.message : "\(name): \(error.message)"
     }
 }
 

@@ -92,7 +92,8 @@ struct DebugCommand: AsyncParsableCommand {
         @Option var limit = 10
 
         func run() async throws {
-            let engine = try await catalog.engine()
+            let engine: VisualSearchEngine
+            do { engine = try await catalog.engine() } catch { throw CLIError.report(error) }
             var parameters = SearchParameters()
             parameters.limit = limit
             parameters.includesScore = true

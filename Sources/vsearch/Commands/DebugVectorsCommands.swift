@@ -76,7 +76,8 @@ extension DebugCommand {
             var parameters = SearchParameters()
             parameters.limit = k
             parameters.filters = try filters.map { try Filter(parsing: $0, acceptsEquals: true) }
-            let engine = try await catalog.engine()
+            let engine: VisualSearchEngine
+            do { engine = try await catalog.engine() } catch { throw CLIError.report(error) }
             do {
                 for vector in vectors.prefix(warmup) { _ = try await engine.vectorSearch(vector, parameters: parameters) }
                 let cpuBefore = ProcessStatistics.cpuSeconds

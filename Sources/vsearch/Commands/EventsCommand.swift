@@ -15,7 +15,7 @@ struct EventsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Views, clicks, add-to-carts, transactions, CTR and conversion per query and per im_name.",
             discussion: """
-            views = view + product_view; clicks = click + product_click; CTR = clicks / views;
+            views = view + product_view; clicks = click + product_click; CTR = clicks / views; \
             conversion = transactions / clicks. --since takes 30m, 24h, 7d or a date (2026-11-01 or ISO 8601).
             """
         )

@@ -10,17 +10,17 @@ struct IndexCommand: AsyncParsableCommand {
         commandName: "index",
         abstract: "Index a folder of images into the local catalog (upsert by im_name); creates the catalog if needed.",
         discussion: """
-        im_name is each file's path relative to IMAGES_DIR without its extension; --metadata rows
-        (CSV with a header, or JSON lines) join on an im_name column. Field types are inferred from
-        the metadata (int, float, string, or text for long values) and can be set with --schema.
-        Unchanged images (same content hash) are not decoded again. Batches are committed in
-        transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes.
-        Progress, "committed N" lines and the summary go to stderr (--quiet: errors only);
+        im_name is each file's path relative to IMAGES_DIR without its extension; --metadata rows \
+        (CSV with a header, or JSON lines) join on an im_name column. Field types are inferred from \
+        the metadata (int, float, string, or text for long values) and can be set with --schema. \
+        Unchanged images (same content hash) are not decoded again. Batches are committed in \
+        transactions: after a crash or kill, every acknowledged batch is kept and a re-run finishes. \
+        Progress, "committed N" lines and the summary go to stderr (--quiet: errors only); \
         --json prints the summary to stdout.
 
-        --shard i/n indexes part i (from 0) of the folder split n ways by a stable hash of each
-        file's relative path: n machines (or processes) index one folder into one catalog at once —
-        into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no
+        --shard i/n indexes part i (from 0) of the folder split n ways by a stable hash of each \
+        file's relative path: n machines (or processes) index one folder into one catalog at once — \
+        into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no \
         file of any part has their im_name.
         """
     )
@@ -30,7 +30,8 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Metadata: catalog.csv or items.jsonl, with an im_name column.", valueName: "file")) var metadata: String?
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
-    @Option(name: .shortAndLong, help: "Decoding threads. Default: the number of cores.") var jobs = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: [.short, .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
+    var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
     @Flag(help: "Print the summary as JSON on stdout.") var json = false
     @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false
@@ -38,7 +39,6 @@ struct IndexCommand: AsyncParsableCommand {
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard FileManager.default.fileExists(atPath: directory) else { throw ValidationError("\(directory): no such file or folder") }
         if let schema { do { _ = try FieldSchema(parsing: schema) } catch { throw ValidationError(error.message) } }
     }
 
@@ -53,17 +53,20 @@ struct IndexCommand: AsyncParsableCommand {
         let summary: Indexer.Summary
         let location = catalog.location
         do {
-            let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
-            let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-            let indexer = Indexer(store: try await catalog.open(creating: true), configuration: configuration)
             var excluded: String?
             if case .sqlite(let path) = location { excluded = (path as NSString).deletingLastPathComponent }
+            try checkInputs(excluding: excluded ?? "/dev/null")
+            let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
+            let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
+            let indexer = Indexer(store: try await catalog.openUnreported(creating: true), configuration: configuration)
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
                                             isCancelled: { Interrupt.isRequested }) { event in
                 switch event {
                 case .started(let total): reporter.begin(total: total, noun: "images")
                 case .image(let name, _, let error, let done, _):
                     reporter.item(completed: done, failed: error != nil, line: error.map { "FAIL  \($0)" } ?? "ok    \(name)")
+                case .unchanged(_, _, let done, _):
+                    reporter.item(completed: done, failed: false, line: nil)  // counted in the summary, not listed
                 case .committed(let count):
                     reporter.note("committed \(count)")
                 }
@@ -75,18 +78,37 @@ struct IndexCommand: AsyncParsableCommand {
         reporter.end()
         if !summary.unmatchedMetadata.isEmpty {
             let shown = summary.unmatchedMetadata.prefix(5).joined(separator: ", ")
-            Terminal.err("warning: \(summary.unmatchedMetadata.count) metadata rows match no image file and were not used"
+            let count = summary.unmatchedMetadata.count
+            Terminal.err("warning: \(Terminal.count(count, "metadata row")) \(count == 1 ? "matches" : "match") no image file "
+                + "and \(count == 1 ? "was" : "were") not used"
                 + " (\(shown)\(summary.unmatchedMetadata.count > 5 ? ", …" : ""))\n")
         }
+        let interrupted = Interrupt.isRequested
         if json {
             Terminal.json(summary)
         } else if !quiet {
-            Terminal.err("\(summary.files) files: \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
-                + "catalog \(location) has \(summary.catalogCount) images (\(String(format: "%.2f", summary.seconds)) s)\n")
+            // Failures were printed as they happened (even with --quiet); the summary counts them.
+            let done = summary.indexed + summary.unchanged + summary.failed
+            let files = interrupted ? "interrupted after \(done) of \(Terminal.count(summary.files, "file"))" : Terminal.count(summary.files, "file")
+            Terminal.err("\(files): \(summary.indexed) indexed, \(summary.unchanged) unchanged, \(summary.failed) failed; "
+                + "catalog \(location) has \(Terminal.count(summary.catalogCount, "image")) (\(String(format: "%.2f", summary.seconds)) s)\n")
         }
-        for failure in summary.failures { Terminal.err("  \(failure)\n") }
-        if Interrupt.isRequested { throw ExitCodes.interrupted }
+        if interrupted {
+            Terminal.err("interrupted: every committed batch is kept; run the same command again to continue\n")
+            throw ExitCodes.interrupted
+        }
         if summary.failed > 0 { throw ExitCodes.partialFailure }
+    }
+
+    /// Refuses, before a catalog is opened or created: a missing folder or
+    /// metadata file, a folder with no image files, files that differ only in extension.
+    func checkInputs(excluding excluded: String) throws(InputError) {
+        guard FileManager.default.fileExists(atPath: directory) else { throw .missing(path: directory, role: "IMAGES_DIR") }
+        if let metadata, !FileManager.default.fileExists(atPath: metadata) { throw .missing(path: metadata, role: "--metadata") }
+        let files = (try? ImageFiles.find(in: directory, excluding: excluded)) ?? []
+        if files.isEmpty { throw .noImages(path: directory) }
+        let groups = ImageFiles.sameNameGroups(files)
+        if !groups.isEmpty { throw .sameName(groups: groups) }
     }
 }
 
@@ -147,29 +169,49 @@ struct CatalogCommand: AsyncParsableCommand {
         @Argument(help: "im_names to remove.") var names: [String]
         @Flag(help: "Print JSON.") var json = false
 
+        struct Report: Encodable {
+            var removed: Int
+            var requested: Int
+            /// The names the catalog did not have.
+            var missing: [String]
+        }
+
         func run() async throws {
-            let removed: Int
-            do { removed = try await catalog.open().remove(names) } catch { throw CLIError.report(error) }
-            if json { Terminal.json(["removed": removed, "requested": names.count]) } else { Terminal.out("removed \(removed) of \(names.count)") }
+            let removed: Int, missing: [String]
+            do {
+                let store = try await catalog.open()
+                let known = try await store.contentHashes()
+                missing = names.filter { known[$0] == nil }
+                removed = try await store.remove(names)
+            } catch { throw CLIError.report(error) }
+            if json {
+                Terminal.json(Report(removed: removed, requested: names.count, missing: missing))
+            } else {
+                Terminal.out("removed \(removed) of \(names.count)")
+                if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.joined(separator: ", "))\n") }
+            }
             if removed < names.count { throw ExitCodes.partialFailure }
         }
     }
 
     struct Export: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every image and its metadata as JSON lines.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print every image's im_name and metadata as JSON lines, the form `index --metadata` reads.",
+            discussion: """
+            One object per image: im_name and each metadata value, int and float fields as JSON numbers. \
+            `vsearch catalog export > items.jsonl`, then `vsearch index IMAGES_DIR --metadata items.jsonl` \
+            into a new catalog gives the same fields, types and values.
+            """)
         @OptionGroup var catalog: CatalogOptions
 
         func run() async throws {
-            let images: [ExportedImage]
-            do { images = try await catalog.open().export() } catch { throw CLIError.report(error) }
-            for image in images {
-                var object = image.metadata
-                object["im_name"] = image.imageName
-                object["source"] = image.source
-                object["width"] = String(image.width)
-                object["height"] = String(image.height)
-                Terminal.jsonLine(object)
-            }
+            let images: [ExportedImage], schema: FieldSchema
+            do {
+                let store = try await catalog.open()
+                schema = try await store.schema()
+                images = try await store.export()
+            } catch { throw CLIError.report(error) }
+            for image in images { Terminal.out(MetadataLine.render(image, schema: schema)) }
         }
     }
 }

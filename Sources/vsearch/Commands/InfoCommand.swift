@@ -7,7 +7,12 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Show each image's format, size and orientation, and whether it decodes.",
-        discussion: "The format is recognised from the file's bytes, not its name. Exit code 1 when any file fails."
+        discussion: """
+        The format is recognised from the file's bytes, not its name. Each file's line gives its format, size, \
+        orientation, alpha (yes or no), colour profile (or none), artist and copyright when present, and any \
+        decoding warnings; --json gives the same as JSON lines. Errors go to stderr. Exit code 66 when a file \
+        does not exist, else 1 when any file fails to decode.
+        """
     )
 
     @Argument(help: "Image files.")
@@ -33,7 +38,7 @@ struct InfoCommand: ParsableCommand {
     }
 
     func run() throws {
-        var failures = 0
+        var failures = 0, missing = 0
         for file in files {
             var report = Report(file: file, ok: false)
             do {
@@ -51,6 +56,7 @@ struct InfoCommand: ParsableCommand {
             } catch {
                 report.error = error.description
                 failures += 1
+                if !FileManager.default.fileExists(atPath: file) { missing += 1 }
             }
             if json {
                 let encoder = JSONEncoder()
@@ -58,14 +64,17 @@ struct InfoCommand: ParsableCommand {
                 if let data = try? encoder.encode(report) { Terminal.out(String(decoding: data, as: UTF8.self)) }
             } else if report.ok {
                 Terminal.out("\(file): \(report.format ?? "?") \(report.width ?? 0)×\(report.height ?? 0)"
-                    + ", orientation \(report.orientation ?? 1)\(report.alpha == true ? ", alpha" : "")"
-                    + (report.profile.map { ", profile \"\($0)\"" } ?? "")
+                    + ", orientation \(report.orientation ?? 1), alpha \(report.alpha == true ? "yes" : "no")"
+                    + ", profile \(report.profile.map { "\"\($0)\"" } ?? "none")"
+                    + (report.artist.map { ", artist \($0)" } ?? "")
                     + (report.copyright.map { ", © \($0)" } ?? ""))
                 for warning in report.warnings ?? [] { Terminal.out("  warning: \(warning)") }
             } else {
-                Terminal.out("\(file): error: \(report.error ?? "unknown")")
+                // The error names the file already.
+                Terminal.err("error: \(report.error ?? "\(file): unknown error")\n")
             }
         }
+        if missing > 0 { throw ExitCodes.noInput }
         if failures > 0 { throw ExitCodes.partialFailure }
     }
 }

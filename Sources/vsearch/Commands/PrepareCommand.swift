@@ -8,17 +8,17 @@ struct PrepareCommand: ParsableCommand {
         commandName: "prepare",
         abstract: "Prepare an image for upload search, as the ViSearch SDKs do.",
         discussion: """
-        Fits the image inside 512×512 (or 1024×1024 with --high-quality, or --size N up to 1024),
-        shrinking only and keeping the aspect ratio, applies EXIF orientation, and writes an
+        Fits the image inside 512×512 (or 1024×1024 with --high-quality, or --size N up to 1024), \
+        shrinking only and keeping the aspect ratio, applies EXIF orientation, and writes an \
         upright JPEG at quality 0.97 (0.985 with --high-quality, or --quality).
 
-        --box x1,y1,x2,y2 is given in the original's pixels. By default it is carried into the
-        prepared image's pixels (scaled, truncated: what the hosted service expects); with
-        --crop the image is cropped to the box before resizing and no box is reported.
+        --box x1,y1,x2,y2 is given in the original's pixels. By default it is carried into the \
+        prepared image's pixels (scaled, truncated: what the hosted service expects); with \
+        --crop the image is cropped to the box before resizing and no box is reported. \
         OUTPUT may be - for stdout.
 
-        When INPUT is a folder, every JPEG and PNG under it is prepared into OUTPUT (a folder),
-        mirroring the tree with a .jpg extension, on --jobs threads; the exit code is 1 when
+        When INPUT is a folder, every JPEG and PNG under it is prepared into OUTPUT (a folder), \
+        mirroring the tree with a .jpg extension, on --jobs threads; the exit code is 1 when \
         any image failed (each failure is listed with its reason).
         """
     )
@@ -29,8 +29,9 @@ struct PrepareCommand: ParsableCommand {
     @Argument(help: "Where to write the prepared JPEG (- for stdout), or a folder when INPUT is one.")
     var output: String
 
-    @Option(name: .shortAndLong, help: "Worker threads when INPUT is a folder. Default: the number of cores.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: [.short, .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default: the number of cores.")
+    var requestedJobs: Int?
+    var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
     @Flag(name: .customLong("high-quality"), help: "Fit inside 1024 px at quality 0.985.")
     var highQuality = false
@@ -54,6 +55,13 @@ struct PrepareCommand: ParsableCommand {
         if ImageFiles.isDirectory(input) {
             if box != nil { throw ValidationError("--box applies to one image, not to a folder") }
             if output == "-" { throw ValidationError("a folder of images needs an output folder, not -") }
+            if FileManager.default.fileExists(atPath: output) && !ImageFiles.isDirectory(output) {
+                throw ValidationError("\(output) is a file, but INPUT \(input) is a folder: give an output folder")
+            }
+            if !FileManager.default.fileExists(atPath: output),
+               ImageFormat.imageFileExtensions.contains((output as NSString).pathExtension.lowercased()) {
+                throw ValidationError("\(output) looks like an image file name, but INPUT \(input) is a folder: give an output folder (it is created)")
+            }
         }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         if highQuality && size != nil { throw ValidationError("use either --high-quality or --size, not both") }
@@ -129,12 +137,12 @@ struct PrepareCommand: ParsableCommand {
         let settings: UploadSettings
         let sources: [String]
         do {
+            try InputError.checkNames(in: input, excluding: output)  // every output is NAME.jpg
             settings = try self.settings()
             sources = try ImageFiles.find(in: input, excluding: output)
             try FileIO.makeDirectory(output)
         } catch {
-            Terminal.err("error: \(error.description)\n")
-            throw ExitCodes.code(for: error)
+            throw CLIError.report(error)
         }
         let reporter = ProgressReporter()
         reporter.begin(total: sources.count, noun: "images")
@@ -156,11 +164,14 @@ struct PrepareCommand: ParsableCommand {
         if json {
             Terminal.json(reports)
         } else {
-            Terminal.err("\(reports.count) images: \(reports.count - failed.count) prepared, \(failed.count) failed; "
+            // Failures were printed as they happened.
+            Terminal.err("\(Terminal.count(reports.count, "image")): \(reports.count - failed.count) prepared, \(failed.count) failed; "
                 + "\(Terminal.grouped(reports.reduce(0) { $0 + $1.bytes })) bytes written to \(output)\n")
-            for report in failed { Terminal.err("  \(report.error ?? report.input)\n") }
         }
-        if Interrupt.isRequested { throw ExitCodes.interrupted }
+        if Interrupt.isRequested {
+            Terminal.err("interrupted: finished the images in progress; run the same command again to continue\n")
+            throw ExitCodes.interrupted
+        }
         if !failed.isEmpty { throw ExitCodes.partialFailure }
     }
 
@@ -185,7 +196,7 @@ struct PrepareCommand: ParsableCommand {
                                                          box: try parsedBox(),
                                                          boxHandling: crop ? .crop : .scale)
             if output == "-" {
-                FileHandle.standardOutput.write(Data(prepared.jpeg))
+                Terminal.outBytes(prepared.jpeg)
                 return
             }
             try FileIO.writeAtomically(prepared.jpeg, to: output)

@@ -8,7 +8,7 @@ struct ProductCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "product", abstract: "ProductSearch: search by image, and recommendations for a product.",
         discussion: """
-        Offline, products are catalog images: product_id is the im_name, data the metadata.
+        Offline, products are catalog images: product_id is the im_name, data the metadata. \
         With --endpoint, --app-key and --placement-id go with every call.
         """,
         subcommands: [ProductSearchCommand.self, ProductRecommendCommand.self])

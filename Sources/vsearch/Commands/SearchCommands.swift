@@ -44,9 +44,10 @@ struct SearchCommand: AsyncParsableCommand, QueryCommand {
         commandName: "search",
         abstract: "Search with an image (ViSearch /uploadsearch).",
         discussion: """
-        The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2
+        The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2 \
         searches inside a box of the query image; a zero-size box is a point: its neighbourhood is searched.
-        Example: vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
+        Example:
+          vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
         """
     )
 
@@ -99,7 +100,8 @@ struct RecommendCommand: AsyncParsableCommand, QueryCommand {
         Locally, visual similarity is blended with what shoppers did (the events `vsearch serve` collected in the \
         catalog): items clicked, carted or bought after the same queries or in the same sessions, and popularity. \
         With no events the answer is visual similarity alone. With --endpoint the service decides.
-        Example: vsearch recommend chelsea_cat --engagement-weight 0.3
+        Example:
+          vsearch recommend chelsea_cat --engagement-weight 0.3
         """
     )
     @OptionGroup var catalog: CatalogOptions
@@ -126,9 +128,20 @@ struct ColorCommand: AsyncParsableCommand, QueryCommand {
     typealias Answer = SearchResponse
     static let method = "colorsearch"
     static let configuration = CommandConfiguration(commandName: "color", abstract: "Find images by colour: ranked by how much of each image is near it (ViSearch /colorsearch).",
-                                                    discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike.")
+                                                    discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike. `vsearch colour` is the same command.",
+                                                    aliases: ["colour"])
     @OptionGroup var catalog: CatalogOptions
-    @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var color: HexColor
+    @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var argument: HexColor?
+    /// `--hex ff0000`, the ViSearch parameter's name, for those who reach for an option.
+    @Option(name: .customLong("hex"), help: .hidden, transform: HexColor.argument) var hex: HexColor?
+
+    var color: HexColor { argument ?? hex ?? HexColor(red: 0, green: 0, blue: 0) }
+
+    func validate() throws {
+        guard (argument == nil) != (hex == nil) else {
+            throw ValidationError(argument == nil ? "give the colour as HEX, e.g. vsearch color ff0000" : "give the colour once: HEX or --hex, not both")
+        }
+    }
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
@@ -150,9 +163,12 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     static let configuration = CommandConfiguration(
         commandName: "discover", abstract: "Results per object of an image (ViSearch /discoversearch).",
         discussion: """
-        The hosted service detects objects; the offline engine has no detector and treats the whole image,
-        the --box and each --point as one object each.
-        Example: vsearch discover --image photo.jpg --point 120,80 --point 300,200 --result-limit 5
+        The hosted service detects objects; the offline engine has no detector and treats the whole image, \
+        the --box and each --point as one object each. Each object has its own results: --result-limit is \
+        how many per object (default 10); discover has no flat result list, so it takes no --limit.
+
+        Example:
+          vsearch discover --image photo.jpg --point 120,80 --point 300,200
         """)
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var image: ImageQueryOptions
@@ -163,6 +179,7 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func validate() throws {
+        if options.limit != nil { throw ValidationError("discover gives results per object: use --result-limit N, not --limit") }
         for text in point { do { _ = try PixelPoint(parsing: text) } catch { throw ValidationError(error.message) } }
         if let resultLimit, !(1...SearchParameters.maximumLimit).contains(resultLimit) {
             throw ValidationError("--result-limit must be in 1...\(SearchParameters.maximumLimit)")

@@ -10,32 +10,33 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the catalog over HTTP, speaking the ViSearch and ProductSearch protocols.",
         discussion: """
-        Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch,
-        /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image,
-        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health; the collector
-        /v3/events (and /v3/__va.gif) with its statistics at /v3/stats.
+        Endpoints: /search, /recommendations (and /recommendation), /uploadsearch, /colorsearch, \
+        /discoversearch, /insert, /insert/status/{trans_id}, /remove, /v1/product/search_by_image, \
+        /v1/product/recommendations/{product_id} (also under /v1/visearch/), /health; the collector \
+        /v3/events (and /v3/__va.gif) with its statistics at /v3/stats. \
         Point any ViSearch SDK's base URL at http://HOST:PORT.
 
-        The web page: open http://HOST:PORT/ in a browser to search by photo, box, colour and facets,
-        and http://HOST:PORT/analytics for views, clicks and CTR. It uses /catalog (fields and names) and
-        /images/{im_name}[?size=400|800|1200|1600] (originals, and thumbnails made on first request and
+        The web page: open http://HOST:PORT/ in a browser to search by photo, box, colour and facets, \
+        and http://HOST:PORT/analytics for views, clicks and CTR. It uses /catalog (fields and names) and \
+        /images/{im_name}[?size=400|800|1200|1600] (originals, and thumbnails made on first request and \
         kept in --thumbnail-cache). --no-web-page serves the API alone.
 
-        Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic),
-        or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`).
-        With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise.
+        Keys: --app-key K (accepted as access_key or app_key) and --access-key KEY:SECRET (HTTP Basic), \
+        or --keys-file with one KEY or KEY:SECRET per line (keeps secrets out of `ps`). \
+        With no keys the server is open and says so. It listens on 127.0.0.1 unless --host says otherwise. \
         Stops gracefully on Ctrl-C or SIGTERM, finishing requests in flight.
 
-        Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on
-        --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name
-        stay fast while uploads wait their turn. When a lane is busy, each client (its verified key, or its
-        address) gets its fair share, at most --client-rate requests a second and --client-concurrency at
-        once (429 with Retry-After); while capacity is free, nobody is refused. Each lane (light, image)
-        queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After).
-        Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections
+        Under load: images are refused beyond --max-image-megapixels (413) before decoding, and decoded on \
+        --image-workers threads at a lower priority under --decode-budget-megapixels, so searches by im_name \
+        stay fast while uploads wait their turn. When a lane is busy, each client (its verified key, or its \
+        address) gets its fair share, at most --client-rate requests a second and --client-concurrency at \
+        once (429 with Retry-After); while capacity is free, nobody is refused. Each lane (light, image) \
+        queues --max-queued requests for --queue-timeout seconds, then sheds them (503 with Retry-After). \
+        Slow clients are cut by --header-timeout, --body-timeout and --min-body-rate-kb; --max-connections \
         bounds connections. /metrics reports all of it in the Prometheus text format (--no-metrics to hide it).
 
-        Example: vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
+        Example:
+          vsearch serve --catalog demo-output/catalog.sqlite --port 8080 --app-key dev
         """
     )
 
@@ -141,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.servesMetrics = !limits.noMetrics
         let configuration = settings
         let server: VisualSearchServer
+        do { try catalog.checkLocation() } catch { throw CLIError.report(error) }
         do { server = try await VisualSearchServer(configuration: configuration) } catch {
             throw CLIError.report(error)
         }
@@ -151,21 +153,41 @@ struct ServeCommand: AsyncParsableCommand {
         let auth = configuration.credentials.isOpen
             ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
             : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
+        let say = Announcer(jsonLogs: jsonLogs)
         do {
             try await server.run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
-                Terminal.err("vsearch serve: listening on http://\(shown):\(port) — catalog \(path) (\(images) images); auth: \(auth)\n")
-                if configuration.servesWebPage { Terminal.err("vsearch serve: search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics\n") }
-                if !configuration.isLoopback { Terminal.err("warning: bound to \(host), not loopback: the catalog is reachable from the network\n") }
+                say.info("listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)")
+                if configuration.servesWebPage { say.info("search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics") }
+                if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
                 if stale > 0 {
-                    Terminal.err("warning: \(stale) of \(images) images were indexed by an older vsearch and answer with their old "
-                                 + "feature vectors; run `vsearch index` on the same folder again to recompute just those\n")
+                    say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
+                                + "feature vectors; run `vsearch index` on the same folder again to recompute just those")
                 }
             }
         } catch {
-            Terminal.err("error: cannot serve on \(host):\(port): \(ServeCommand.explain(error))\n")
+            say.error("cannot serve on \(host):\(port): \(ServeCommand.explain(error))")
             throw ExitCodes.unavailable
         }
-        Terminal.err("vsearch serve: stopped\n")
+        say.info("stopped")
+    }
+
+    /// serve's own lines on stderr: plain (`vsearch serve: …`, `warning: …`), or with
+    /// --json-logs one JSON object each, like every request line, so the log is all JSON.
+    struct Announcer {
+        let jsonLogs: Bool
+        let logger = Logger(label: "vsearch.serve")
+
+        func info(_ line: String) {
+            if jsonLogs { logger.info("\(line)") } else { Terminal.err("vsearch serve: \(line)\n") }
+        }
+
+        func warning(_ line: String) {
+            if jsonLogs { logger.warning("\(line)") } else { Terminal.err("warning: \(line)\n") }
+        }
+
+        func error(_ line: String) {
+            if jsonLogs { logger.error("\(line)") } else { Terminal.err("error: \(line)\n") }
+        }
     }
 }

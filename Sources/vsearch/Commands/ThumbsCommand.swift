@@ -20,32 +20,32 @@ struct Make: ParsableCommand {
         commandName: "make",
         abstract: "Make 400/800/1200/1600 px thumbnails of every image in a folder (the default).",
         discussion: """
-        For each image under INPUT (recursively: JPEG, PNG, WebP, HEIC/HEIF, AVIF, GIF) whose
-        longer side M exceeds a size N,
-        writes OUTPUT/<same sub-folder>/NAME_thumb_{w}x{h}.{ext} whose longer side is N
-        (the Rezolve rule; --fit width makes the width N, as the rule's example does).
+        For each image under INPUT (recursively: JPEG, PNG, WebP, HEIC/HEIF, AVIF, GIF) whose \
+        longer side M exceeds a size N, \
+        writes OUTPUT/<same sub-folder>/NAME_thumb_{w}x{h}.{ext} whose longer side is N \
+        (the Rezolve rule; --fit width makes the width N, as the rule's example does). \
         Sources of 400 px or less get no thumbnail. Aspect ratio is always kept.
 
-        Each source is decoded once, at the smallest JPEG scale that covers the largest
-        thumbnail; smaller sizes are made from larger ones. Every file is written to a
-        temporary name and renamed into place, so an interrupted run leaves no partial
+        Each source is decoded once, at the smallest JPEG scale that covers the largest \
+        thumbnail; smaller sizes are made from larger ones. Every file is written to a \
+        temporary name and renamed into place, so an interrupted run leaves no partial \
         files, and a re-run skips sources whose outputs are newer (use --force to redo).
 
         OUTPUT/manifest.jsonl gets one line per source: {"image": ..., "image_thumbs": [...]}.
 
-        Formats (--format): same keeps the source's format (GIF gives PNG, HEIC gives JPEG);
-        auto writes WebP, lossless for graphics (256 colours or fewer) and lossy for photos;
-        webp, avif, jpeg, png force one. Measured on the bench photos: lossy WebP q80 is 45%
-        smaller than JPEG q85 and costs 2.3x its CPU; AVIF (quality 50, speed 8) is 78% smaller
-        and costs 2.1x (lower --avif-speed for smaller files, much slower). Colour: embedded ICC profiles (and PNG gAMA/cHRM, HEIF nclx) are converted to
-        sRGB; --keep-profile keeps the source's pixels and embeds its profile instead (exact in
-        colour-managed viewers, wrong in those that ignore profiles). Thumbnails carry no
+        Formats (--format): same keeps the source's format (GIF gives PNG, HEIC gives JPEG); \
+        auto writes WebP, lossless for graphics (256 colours or fewer) and lossy for photos; \
+        webp, avif, jpeg, png force one. Measured on the bench photos: lossy WebP q80 is 45% \
+        smaller than JPEG q85 and costs 2.3x its CPU; AVIF (quality 50, speed 8) is 78% smaller \
+        and costs 2.1x (lower --avif-speed for smaller files, much slower). Colour: embedded ICC profiles (and PNG gAMA/cHRM, HEIF nclx) are converted to \
+        sRGB; --keep-profile keeps the source's pixels and embeds its profile instead (exact in \
+        colour-managed viewers, wrong in those that ignore profiles). Thumbnails carry no \
         metadata (no EXIF, GPS, XMP); --keep-metadata copyright keeps Artist and Copyright.
 
-        --shard i/n does part i (from 0) of a job split n ways by a stable hash of each file's
-        path, for n machines under a scheduler (Kubernetes Indexed Job, Slurm array, GNU
-        parallel); each part writes OUTPUT/manifest.shard-i-of-n.jsonl, and
-        `vsearch thumbs merge-manifests OUTPUT` joins them once all parts are done.
+        --shard i/n does part i (from 0) of a job split n ways by a stable hash of each file's \
+        path, for n machines under a scheduler (Kubernetes Indexed Job, Slurm array, GNU \
+        parallel); each part writes OUTPUT/manifest.shard-i-of-n.jsonl, and \
+        `vsearch thumbs merge-manifests OUTPUT` joins them once all parts are done. \
         Bad sources are reported with their reason and skipped; the exit code is then 1.
         """
     )
@@ -56,8 +56,9 @@ struct Make: ParsableCommand {
     @Argument(help: "The folder to write thumbnails and manifest.jsonl into (created if missing).")
     var output: String
 
-    @Option(name: .shortAndLong, help: "Worker threads (each holds one image in memory). Default: the number of cores.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: [.short, .customLong("jobs")], help: "Worker threads (each holds one image in memory). Default: the number of cores.")
+    var requestedJobs: Int?
+    var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
     @Option(help: ArgumentHelp("Comma-separated thumbnail sizes in pixels.", valueName: "n,n,..."))
     var sizes: String = ThumbnailRule.defaultSizes.map(String.init).joined(separator: ",")
@@ -154,6 +155,7 @@ struct Make: ParsableCommand {
         configuration.failurePolicy = lenient ? .lenient : .strict
         configuration.shard = shard
 
+        do { try InputError.checkNames(in: input, excluding: output) } catch { throw CLIError.report(error) }
         let reporter = ProgressReporter(verbose: verbose)
         let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
         let summary: ThumbnailBatch.Summary
@@ -217,8 +219,8 @@ struct MergeManifests: ParsableCommand {
         commandName: "merge-manifests",
         abstract: "Join the manifests of a sharded thumbs job into OUTPUT/manifest.jsonl.",
         discussion: """
-        Run once every `vsearch thumbs INPUT OUTPUT --shard i/n` has finished. The merged
-        manifest is the one a single run writes (same lines, same order); the parts' files
+        Run once every `vsearch thumbs INPUT OUTPUT --shard i/n` has finished. The merged \
+        manifest is the one a single run writes (same lines, same order); the parts' files \
         are removed. A missing part is named and nothing is changed (exit 66).
         """
     )

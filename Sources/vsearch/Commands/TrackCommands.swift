@@ -11,18 +11,24 @@ struct TrackCommand: AsyncParsableCommand {
         commandName: "track",
         abstract: "Record an analytics event (queued durably, then delivered), or deliver the queue.",
         discussion: """
-        vsearch track ACTION [fields] --endpoint URL   queue the event, then try to deliver the queue
-        vsearch track ACTION [fields] --catalog PATH   store it straight into a catalog's collector tables
-        vsearch track flush --endpoint URL             deliver what is queued (e.g. after being offline)
-        vsearch track status                           the queue's counters
+          vsearch track ACTION [fields] --endpoint URL
+              queue the event, then try to deliver the queue
+          vsearch track ACTION [fields] --catalog PATH
+              store it straight into a catalog's collector tables
+          vsearch track flush --endpoint URL
+              deliver what is queued (e.g. after being offline)
+          vsearch track status
+              the queue's counters
 
-        ACTION: click, view, product_click, product_view, add_to_cart, add_to_wishlist, transaction,
-        result_load, search, or any custom name. Events are validated as the ViSearch guide documents
-        (required fields per action, lengths, ISO 4217 currency, price ≥ 0, pos ≥ 1, json valid).
+        ACTION: click, view, product_click, product_view, add_to_cart, add_to_wishlist, transaction, \
+        result_load, search, or any custom name. Events are validated as the ViSearch guide documents \
+        (required fields per action, lengths, ISO 4217 currency, price ≥ 0, pos ≥ 1, json valid). \
         The queue is $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.
 
-        Example: vsearch track product_click --query-id 1158812345678901234 --pid dress_17 \\
-                   --img-url https://cdn.example/dress_17.jpg --pos 3 --endpoint http://127.0.0.1:8080
+        Example:
+          vsearch track product_click --query-id 1158812345678901234 --pid dress_17 \\
+            --img-url https://cdn.example/dress_17.jpg --pos 3 \\
+            --endpoint http://127.0.0.1:8080
         """,
         subcommands: [TrackSendCommand.self, TrackFlushCommand.self, TrackStatusCommand.self],
         defaultSubcommand: TrackSendCommand.self
@@ -33,7 +39,13 @@ struct TrackCommand: AsyncParsableCommand {
 struct DeliveryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Collector or analytics base URL, e.g. http://127.0.0.1:8080. Default: $VSEARCH_TRACKING_ENDPOINT.", valueName: "url"))
     var endpoint: String?
-    @Option(help: "Tracker code (app_key:placement_id for ProductSearch).") var code = "vsearch"
+    @Option(name: .customLong("app-key"), help: ArgumentHelp("The app key events are sent with (the tracker's `code`; app_key:placement_id for ProductSearch). Default: vsearch.", valueName: "key"))
+    var appKey: String?
+    /// `--code`, the tracker's wire name, kept for scripts written before `--app-key`.
+    @Option(name: .customLong("code"), help: .hidden) var legacyCode: String?
+
+    /// The tracker code in effect.
+    var code: String { appKey ?? legacyCode ?? "vsearch" }
     @Option(help: ArgumentHelp("batch: POST /v3/events (vsearch serve); pixel: GET /v3/__va.gif per event (the hosted tracker).", valueName: "batch|pixel"))
     var mode = "batch"
     @Option(help: ArgumentHelp("The durable queue file. Default: $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.", valueName: "path"))
@@ -45,6 +57,7 @@ struct DeliveryOptions: ParsableArguments {
     var endpointURL: URL? { (endpoint ?? environment["VSEARCH_TRACKING_ENDPOINT"]).flatMap { $0.isEmpty ? nil : URL(string: $0) } }
 
     func validate() throws {
+        if appKey != nil && legacyCode != nil { throw ValidationError("give --app-key once (--code is its old name)") }
         guard ["batch", "pixel"].contains(mode) else { throw ValidationError("--mode must be batch or pixel") }
         if let text = endpoint ?? environment["VSEARCH_TRACKING_ENDPOINT"], !text.isEmpty {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
@@ -103,10 +116,23 @@ struct TrackSendCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        do { try EventValidator.validate(event) } catch { throw ValidationError(error.description) }
+        do { try EventValidator.validate(event) } catch { throw ValidationError(Self.commandLineMessage(error)) }
         if catalog == nil && delivery.endpointURL == nil && !noSend {
             throw ValidationError("give --endpoint URL (queue and deliver), --catalog PATH (store locally) or --no-send (queue only)")
         }
+    }
+
+    /// The options that set each event field the validator names (its wire or model name).
+    static let flags: [String: String] = [
+        "queryId": "--query-id", "pid": "--pid", "imgUrl": "--img-url", "pos": "--pos", "transactionId": "--transaction-id",
+        "value": "--value", "price": "--price", "currency": "--currency", "brand": "--brand", "category": "--category",
+        "name": "--name", "label": "--label", "source": "--source", "uid": "--uid", "json": "--json-payload", "action": "ACTION",
+    ]
+
+    /// A validation error in the command line's words: `--img-url: required for product_click`, not the wire field `imgUrl`.
+    static func commandLineMessage(_ error: TrackingError) -> String {
+        guard case .invalidEvent(let field, let rule) = error, let flag = flags[field] else { return error.description }
+        return "\(flag): \(rule)"
     }
 
     struct Output: Encodable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageOps
 import SearchEngine
 import Tracking
 import VisualSearch
@@ -14,20 +15,37 @@ struct CatalogOptions: ParsableArguments {
     var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
 
     /// Opens the catalog; only `creating` (vsearch index) makes a new one.
+    /// An error is reported (``CLIError``) and thrown as its exit code.
     func open(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
-        do { return try await location.open(creating: creating) } catch {
+        do { return try await openUnreported(creating: creating) } catch {
             throw CLIError.report(error)
         }
     }
 
+    /// Opens the catalog, throwing the error itself (``InputError`` or ``VisualSearchError``) for the caller to report.
+    func openUnreported(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
+        try checkLocation()
+        return try await location.open(creating: creating)
+    }
+
+    /// Refuses what is wrong with the location itself, before any connection:
+    /// a folder given as a SQLite file, a postgresql:// URL that does not parse (a usage error, 64).
+    func checkLocation() throws(InputError) {
+        switch location {
+        case .sqlite(let path):
+            if ImageFiles.isDirectory(path) { throw .catalogIsFolder(path: path) }
+        case .postgreSQL(let url):
+            do { _ = try PostgreSQLSettings(url: url.absoluteString) } catch { throw .catalogURL(error) }
+        }
+    }
+
     /// The offline engine over the catalog, reading the user's own files and URLs.
+    /// Errors are thrown unreported, for the caller's ``CLIError/report(_:)`` (or JSON failure shape).
     func engine(recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
-        let store = try await open()
+        let store = try await openUnreported()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
-        do { return try await VisualSearchEngine(store: store, configuration: configuration) } catch {
-            throw CLIError.report(error)
-        }
+        return try await VisualSearchEngine(store: store, configuration: configuration)
     }
 }

@@ -24,8 +24,8 @@ struct QueryOptions: ParsableArguments {
     @Flag(name: .customLong("facets-show-count"), help: "Show value counts in facets.")
     var facetsShowCount = false
 
-    @Option(help: "Results per page (1...1000).")
-    var limit = 10
+    @Option(help: "Results per page (1...1000). Default: 10.")
+    var limit: Int?
 
     @Option(help: "Page number, from 1.")
     var page = 1
@@ -48,7 +48,7 @@ struct QueryOptions: ParsableArguments {
     func parameters() throws -> SearchParameters {
         var parameters = SearchParameters()
         parameters.page = page
-        parameters.limit = limit
+        parameters.limit = limit ?? 10
         parameters.fields = fields
         parameters.returnsAllFields = allFields
         parameters.facets = facets
@@ -83,6 +83,8 @@ protocol QueryCommand: ServiceCall where Answer == SearchResponse {
 }
 
 extension QueryCommand {
+    var namedFields: [String] { options.searchParameters.fields + options.searchParameters.facets }
+
     /// Runs the call locally or remotely and prints the answer.
     func runQuery() async throws {
         let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
@@ -97,6 +99,8 @@ enum QueryOutput {
             Terminal.json(response)
         } else {
             Terminal.out(ResultTable.render(response, query: query.title))
+            // A service's warning (an unknown facet field on a remote catalog) is never silent.
+            for message in response.error where response.status == .warning { Terminal.err("warning: \(message)\n") }
         }
         guard let html = options.html else { return }
         let results = response.result + (response.objects ?? []).flatMap(\.result)

@@ -71,10 +71,14 @@ protocol ServiceCall {
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> Answer
     /// How the local engine blends recommendations (the defaults unless the command has the flags).
     var recommendationBlend: RecommendationBlend { get }
+    /// The metadata fields the call names (`--fl`, `--facets`; `*` is every field): on a local
+    /// catalog an undeclared one is refused before the call, as `--fq` is, so a typo is never silent.
+    var namedFields: [String] { get }
 }
 
 extension ServiceCall {
     var recommendationBlend: RecommendationBlend { RecommendationBlend() }
+    var namedFields: [String] { [] }
 }
 
 /// Runs a ``ServiceCall`` locally or remotely; failures are reported and become exit codes.
@@ -86,12 +90,16 @@ enum ServiceRunner {
         do {
             if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
             let engine = try await catalog.engine(recommendations: call.recommendationBlend)
+            let schema = try await engine.store.schema()
+            if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
+                throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())
+            }
             return (try await call.call(engine), engine)
         } catch let code as ExitCode {
             throw code
         } catch {
             if json {
-                let message = (error as? VisualSearchError)?.message ?? "\(error)"
+                let message = (error as? VisualSearchError)?.description ?? "\(error)"
                 Terminal.json(SearchResponse(status: .fail, method: Call.method, error: [message], page: 0, limit: 0, total: 0, result: []))
             }
             throw CLIError.report(error)

@@ -10,6 +10,9 @@ enum CLIError {
     static func report(_ error: any Error) -> ExitCode {
         switch error {
         case let code as ExitCode: return code
+        case let error as InputError:
+            Terminal.err("error: \(error.description)\n")
+            return error.exitCode
         case let error as VisualSearchError:
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.code(for: error)

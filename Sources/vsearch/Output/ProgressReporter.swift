@@ -37,19 +37,19 @@ final class ProgressReporter: @unchecked Sendable {
         }
     }
 
-    /// Records one finished item.
-    func item(completed: Int, failed: Bool, line: String) {
+    /// Records one finished item; `line` is what a log shows for it (nil: nothing of its own, only progress).
+    func item(completed: Int, failed: Bool, line: String?) {
         lock.withLock {
             if quiet {
-                if failed { Terminal.err(line + "\n") }
+                if failed, let line { Terminal.err(line + "\n") }
             } else if isTTY {
-                if failed || verbose { Terminal.err("\r\u{1B}[2K" + line + "\n") }
+                if failed || verbose, let line { Terminal.err("\r\u{1B}[2K" + line + "\n") }
                 let now = Date()
                 if completed == total || now.timeIntervalSince(lastDraw) > 0.1 {
                     lastDraw = now
                     Terminal.err("\r\u{1B}[2K" + bar(completed: completed))
                 }
-            } else {
+            } else if let line {
                 Terminal.err(line + "\n")
             }
         }

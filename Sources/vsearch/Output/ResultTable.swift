@@ -5,21 +5,48 @@ import Foundation
 enum ResultTable {
     static func render(_ response: SearchResponse, query: String) -> String {
         var lines: [String] = []
-        let shown = response.result.count
-        let first = (response.page - 1) * response.limit
-        let pages = response.limit > 0 ? (response.total + response.limit - 1) / response.limit : 0
-        let range: String
-        if shown > 0 {
-            range = "showing \(first + 1)–\(first + shown) (page \(response.page) of \(pages))"
-        } else if response.total > 0 {
-            range = "page \(response.page) is past the last page (\(pages))"
+        let imageID = response.imageID.map { "  (im_id \($0))" } ?? ""
+        if let objects = response.objects, response.result.isEmpty {
+            // discoversearch: results per object, each with its own count and page; no flat list.
+            lines.append("\(response.method) \(query): \(Terminal.count(objects.count, "object"))" + imageID)
+            for object in objects {
+                lines.append("")
+                lines.append("object \(object.type) \(object.box.map(String.init).joined(separator: ",")): "
+                    + summary(total: object.total, shown: object.result.count, page: response.page, limit: response.limit))
+                lines += table(object.result, first: (response.page - 1) * response.limit)
+                lines += facetLines(object.facets ?? [])
+            }
         } else {
-            range = "nothing to show"
+            lines.append("\(response.method) \(query): "
+                + summary(total: response.total, shown: response.result.count, page: response.page, limit: response.limit) + imageID)
+            lines += table(response.result, first: (response.page - 1) * response.limit)
+            lines += facetLines(response.facets ?? [])
         }
-        lines.append("\(response.method) \(query): \(response.total) matches, \(range)" + (response.imageID.map { "  (im_id \($0))" } ?? ""))
-        let fieldNames = Array(Set(response.result.flatMap { $0.valueMap?.keys.map { $0 } ?? [] })).sorted()
+        if let note = response.offlineNote { lines.append("note: \(note)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `34 matches, showing 1–3 (page 1 of 12)`.
+    static func summary(total: Int, shown: Int, page: Int, limit: Int) -> String {
+        let first = (page - 1) * limit
+        let pages = limit > 0 ? (total + limit - 1) / limit : 0
+        let range = if shown > 0 {
+            "showing \(first + 1)–\(first + shown) (page \(page) of \(pages))"
+        } else if total > 0 {
+            "page \(page) is past the last page (\(pages))"
+        } else {
+            "nothing to show"
+        }
+        return "\(Terminal.count(total, "match", plural: "matches")), \(range)"
+    }
+
+    /// The aligned rows of results numbered from `first + 1`, with a column per returned field; none when there are no results.
+    static func table(_ results: [ImageResult], first: Int) -> [String] {
+        guard !results.isEmpty else { return [] }
+        var lines: [String] = []
+        let fieldNames = Array(Set(results.flatMap { $0.valueMap?.keys.map { $0 } ?? [] })).sorted()
         var rows: [[String]] = [["#", "im_name", "score"] + fieldNames]
-        for (offset, result) in response.result.enumerated() {
+        for (offset, result) in results.enumerated() {
             rows.append([String(first + offset + 1), result.imageName, result.score.map { String(format: "%.4f", $0) } ?? "-"]
                 + fieldNames.map { clip(result.valueMap?[$0] ?? "") })
         }
@@ -30,7 +57,12 @@ enum ResultTable {
                     : cell + String(repeating: " ", count: widths[column] - cell.count)
             }.joined(separator: "  "))
         }
-        for facet in response.facets ?? [] {
+        return lines
+    }
+
+    static func facetLines(_ facets: [Facet]) -> [String] {
+        var lines: [String] = []
+        for facet in facets {
             if let range = facet.range {
                 lines.append("facet \(facet.key): \(range.min) … \(range.max)")
             } else {
@@ -41,12 +73,7 @@ enum ResultTable {
                 lines.append("facet \(facet.key): " + items.joined(separator: ", "))
             }
         }
-        for object in response.objects ?? [] {
-            lines.append("object \(object.type) \(object.box.map(String.init).joined(separator: ",")): "
-                + object.result.prefix(5).map { "\($0.imageName) \($0.score.map { String(format: "%.3f", $0) } ?? "")" }.joined(separator: ", "))
-        }
-        if let note = response.offlineNote { lines.append("note: \(note)") }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     static func clip(_ text: String) -> String {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writing to the terminal: stdout for results, stderr for progress and errors.
 enum Terminal {
@@ -7,12 +10,47 @@ enum Terminal {
 
     /// Writes a line to stdout.
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(Array((text + "\n").utf8), to: STDOUT_FILENO)
+    }
+
+    /// Writes bytes to stdout as they are (`prepare … -`).
+    static func outBytes(_ bytes: [UInt8]) {
+        write(bytes, to: STDOUT_FILENO)
     }
 
     /// Writes text to stderr (no newline added).
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        write(Array(text.utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes every byte, retrying short writes and EINTR. When the reader has
+    /// gone (EPIPE: `vsearch … | head -1`) the process ends the conventional
+    /// way, killed by SIGPIPE (status 141 in a shell), quietly and whatever
+    /// the catalog store: some libraries (SwiftNIO, used for PostgreSQL) set
+    /// SIGPIPE to be ignored, which turns the signal into this error. Other
+    /// write errors are dropped: there is nowhere left to report them.
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written > 0 { offset += written; continue }
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 && errno == EPIPE { endForClosedPipe() }
+            return
+        }
+    }
+
+    /// Ends the process as a default SIGPIPE would.
+    static func endForClosedPipe() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGPIPE)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(SIGPIPE)
+        _exit(128 + SIGPIPE)
     }
 
     /// Writes a value as pretty, key-sorted JSON to stdout.
@@ -31,6 +69,11 @@ enum Terminal {
         if let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) {
             out(text)
         }
+    }
+
+    /// `1 image`, `2 images`, `1,234 images`: a count and its noun, plural unless the count is 1.
+    static func count(_ value: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(grouped(value)) \(value == 1 ? noun : plural ?? noun + "s")"
     }
 
     /// `1,234,567`.

@@ -354,10 +354,12 @@ struct EngineTests {
     func colour() async throws {
         let engine = await Self.engine()
         let rust = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#A32B10"), parameters: Corpus.parameters { $0.limit = 5 }))
-        #expect(rust.method == "colorsearch" && rust.total == 102)
+        #expect(rust.method == "colorsearch" && rust.total > 5 && rust.total < 102)  // images with none of the colour are not matches
         #expect(rust.result.contains { $0.imageName == "coffee_cup" })
         let scores = rust.result.compactMap(\.score)
-        #expect(scores.count == 5 && scores == scores.sorted(by: >) && scores.allSatisfy { (0...1).contains($0) })
+        #expect(scores.count == 5 && scores == scores.sorted(by: >) && scores.allSatisfy { $0 > 0 && $0 <= 1 })
+        let all = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#A32B10"), parameters: Corpus.parameters { $0.limit = 1000 }))
+        #expect(all.result.count == all.total && all.result.allSatisfy { ($0.score ?? 0) > 0 })
 
         let short = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#f0f"), parameters: Corpus.parameters { $0.limit = 20 }))
         let long = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "ff00ff"), parameters: Corpus.parameters { $0.limit = 20 }))
@@ -372,9 +374,9 @@ struct EngineTests {
         let response = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#A32B10"), parameters: Corpus.parameters {
             $0.filters = [Filter(field: "brand", value: "TuxPaint")]; $0.fields = ["brand"]; $0.facets = ["brand"]; $0.facetsShowCount = true
         }))
-        #expect(response.total == 45)
+        #expect(response.total > 0 && response.total <= 45)  // of the 45 TuxPaint images, those with some of the colour
         #expect(response.result.allSatisfy { $0.valueMap?["brand"] == "TuxPaint" })
-        #expect(response.facets?.first?.items == [Facet.Item(value: "TuxPaint", count: 45)])
+        #expect(response.facets?.first?.items == [Facet.Item(value: "TuxPaint", count: response.total)])
     }
 
     // MARK: - /discoversearch

@@ -207,17 +207,45 @@ struct IndexerTests {
         #expect(index.sources.allSatisfy { $0.hasPrefix("/") && !$0.contains("/./") && !$0.contains("/../") })
     }
 
-    @Test("a schema override that contradicts the catalog's schema is refused")
+    @Test("a schema override that contradicts the type of a field images have values for is refused")
     func conflictingOverride() async throws {
         let store = try Self.store()
         let input = try Self.folder()
-        _ = try await Indexer(store: store).run(directory: input, schema: FieldSchema(fields: ["price": .float]))
+        let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\nfood/chelsea_cat,3\n")
+        _ = try await Indexer(store: store).run(directory: input, metadata: table, schema: FieldSchema(fields: ["price": .float]))
         await #expect {
-            try await Indexer(store: store).run(directory: input, schema: FieldSchema(fields: ["price": .string]))
+            try await Indexer(store: store).run(directory: input, metadata: table, schema: FieldSchema(fields: ["price": .string]))
         } throws: { error in
             guard case VisualSearchError.invalidParameter(let name, let reason) = error else { return false }
-            return name == "schema" && reason.contains("price")
+            return name == "schema" && reason.contains("price") && reason.contains("2 images have a value")
         }
+    }
+
+    @Test("a --schema field that is neither a metadata column nor declared is refused, listing the known fields; nothing is declared")
+    func unknownOverride() async throws {
+        let store = try Self.store()
+        let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\n")
+        await #expect {
+            try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["prcie": .int]))
+        } throws: { error in
+            guard case VisualSearchError.unknownField(let field, let known) = error else { return false }
+            return field == "prcie" && known == ["price"]
+        }
+        #expect(try await store.schema().fields.isEmpty)
+    }
+
+    @Test("a type that none of a field's values fits is refused before anything is declared or indexed, naming the type that fits")
+    func typeNoValueFits() async throws {
+        let store = try Self.store()
+        let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\nfood/chelsea_cat,3.25\n")
+        await #expect {
+            try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["price": .int]))
+        } throws: { error in
+            guard case VisualSearchError.invalidParameter(_, let reason) = error else { return false }
+            return reason.contains("--schema price:float")
+        }
+        #expect(try await store.schema().fields.isEmpty)
+        #expect(try await store.count() == 0)
     }
 
     @Test("a cancelled run keeps every committed batch, and a re-run finishes the job")

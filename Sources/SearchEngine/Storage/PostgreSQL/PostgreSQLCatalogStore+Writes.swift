@@ -15,7 +15,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    /// Adds fields; the `fields` table is locked for the transaction so
+    /// Adds fields (retypes one no image has a value for, as SQLite does); the `fields` table is locked for the transaction so
     /// concurrent indexers declaring the same field agree on its type.
     public func declare(_ schema: FieldSchema) async throws(VisualSearchError) {
         let fields = schema.fields.sorted { $0.key < $1.key }
@@ -26,16 +26,30 @@ extension PostgreSQLCatalogStore {
             for try await (name, type) in try await connection.query("SELECT name, type FROM fields", logger: Self.silent).decode((String, String).self) {
                 existing[name] = type
             }
+            var retyped: [(String, FieldType)] = []
             for (name, type) in fields {
                 if let current = existing[name], current != type.rawValue {
-                    throw VisualSearchError.invalidParameter(name: "schema", reason: "field \(name) is already \(current) in this catalog, not \(type.rawValue)")
+                    var used = 0
+                    for try await count in try await connection.query(
+                        "SELECT count(DISTINCT image_id)::bigint FROM image_values WHERE field = \(name)", logger: Self.silent).decode(Int.self) {
+                        used = count
+                    }
+                    guard used == 0 else {
+                        throw FieldSchema.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
+                    }
+                    retyped.append((name, type))
                 }
             }
             let new = fields.filter { existing[$0.key] == nil }
-            guard !new.isEmpty else { return }
-            try await connection.query("""
-                INSERT INTO fields (name, type) SELECT * FROM unnest(\(new.map(\.key))::text[], \(new.map(\.value.rawValue))::text[])
-                """, logger: Self.silent)
+            guard !new.isEmpty || !retyped.isEmpty else { return }
+            if !new.isEmpty {
+                try await connection.query("""
+                    INSERT INTO fields (name, type) SELECT * FROM unnest(\(new.map(\.key))::text[], \(new.map(\.value.rawValue))::text[])
+                    """, logger: Self.silent)
+            }
+            for (name, type) in retyped {
+                try await connection.query("UPDATE fields SET type = \(type.rawValue) WHERE name = \(name)", logger: Self.silent)
+            }
             try await Self.bumpVersion(connection)
         }
     }

@@ -199,23 +199,33 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// Adds fields to the schema, in one transaction that moves the version
-    /// when a field is new (engines cache the schema by version). A field
-    /// already declared with another type is an error, and nothing is added.
+    /// when a field is new or retyped (engines cache the schema by version).
+    /// A field declared with another type is retyped when no image has a value
+    /// for it; otherwise that is an error (``FieldSchema/retypeRefusal(field:current:requested:imagesWithValues:)``)
+    /// and nothing changes.
     public func declare(_ schema: FieldSchema) throws(VisualSearchError) {
         try write { db in
             var existing: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") { existing[row["name"]] = row["type"] }
             let fields = schema.fields.sorted(by: { $0.key < $1.key })
+            var retyped: [(String, FieldType)] = []
             for (name, type) in fields {
                 if let current = existing[name], current != type.rawValue {
-                    throw VisualSearchError.invalidParameter(name: "schema", reason: "field \(name) is already \(current) in this catalog, not \(type.rawValue)")
+                    let used = try Int.fetchOne(db, sql: "SELECT count(DISTINCT image_id) FROM image_values WHERE field = ?", arguments: [name]) ?? 0
+                    guard used == 0 else {
+                        throw FieldSchema.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
+                    }
+                    retyped.append((name, type))
                 }
             }
             let new = fields.filter { existing[$0.key] == nil }
             for (name, type) in new {
                 try db.execute(sql: "INSERT INTO fields (name, type) VALUES (?, ?)", arguments: [name, type.rawValue])
             }
-            if !new.isEmpty { try SQLiteCatalogStore.bumpVersion(db) }
+            for (name, type) in retyped {
+                try db.execute(sql: "UPDATE fields SET type = ? WHERE name = ?", arguments: [type.rawValue, name])
+            }
+            if !new.isEmpty || !retyped.isEmpty { try SQLiteCatalogStore.bumpVersion(db) }
         }
     }
 
