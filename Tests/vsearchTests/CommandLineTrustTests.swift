@@ -260,6 +260,14 @@ struct CommandLineTrustTests {
         #expect(results.count == response["total"] as? Int && results.allSatisfy { ($0["score"] as? Double ?? 0) > 0 })
     }
 
+    @Test("with --dedup the table says its count is of matches before near-duplicates were dropped; without, it does not")
+    func dedupCount() throws {
+        let deduplicated = try CLI.run(["similar", "chelsea_cat", "--catalog", Self.catalog, "--dedup", "--limit", "3"])
+        #expect(deduplicated.status == 0 && deduplicated.stdout.contains("matches before near-duplicates were dropped"), "\(deduplicated.stdout)")
+        let plain = try CLI.run(["similar", "chelsea_cat", "--catalog", Self.catalog, "--limit", "3"])
+        #expect(plain.status == 0 && plain.stdout.contains("matches, showing") && !plain.stdout.contains("near-duplicates"))
+    }
+
     // MARK: - 19. Help at 80 columns
 
     @Test("help at 80 columns: paragraphs wrap evenly, examples are whole lines, no contradicting default", arguments: [

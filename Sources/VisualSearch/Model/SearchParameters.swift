@@ -33,7 +33,9 @@ public struct SearchParameters: Sendable, Hashable, Codable {
     public var facetsLimit = 10
     /// Include counts in string facets (`facets_show_count`). `false` by default.
     public var facetsShowCount = false
-    /// Drop near-duplicate results (`dedup`). `false` by default.
+    /// Drop near-duplicate results (`dedup`). `false` by default. Dedup looks
+    /// at the results around the requested page, so the response's `total`
+    /// counts matches before any is dropped.
     public var deduplicates = false
     /// Two results are duplicates when their similarity is at least this
     /// (`dedup_score_threshold`). 0.98 by default.

@@ -36,7 +36,7 @@ struct QueryOptions: ParsableArguments {
     @Option(name: .customLong("score-max"), help: "Keep results scoring at most this (0...1).")
     var scoreMax: Float?
 
-    @Flag(help: "Drop near-duplicate results.")
+    @Flag(help: "Drop near-duplicate results from the page (the match count is counted before they are dropped).")
     var dedup = false
 
     @Flag(help: "Print the API's JSON response (machine output) instead of the table.")
@@ -98,7 +98,7 @@ enum QueryOutput {
         if options.json {
             Terminal.json(response)
         } else {
-            Terminal.out(ResultTable.render(response, query: query.title))
+            Terminal.out(ResultTable.render(response, query: query.title, deduplicated: options.dedup))
             // A service's warning (an unknown facet field on a remote catalog) is never silent.
             for message in response.error where response.status == .warning { Terminal.err("warning: \(message)\n") }
         }

@@ -3,7 +3,8 @@ import Foundation
 
 /// An aligned, human-readable table of a search response.
 enum ResultTable {
-    static func render(_ response: SearchResponse, query: String) -> String {
+    /// `deduplicated`: the request dropped near-duplicates, which `total` still counts (see ``summary(total:shown:page:limit:deduplicated:)``).
+    static func render(_ response: SearchResponse, query: String, deduplicated: Bool = false) -> String {
         var lines: [String] = []
         let imageID = response.imageID.map { "  (im_id \($0))" } ?? ""
         if let objects = response.objects, response.result.isEmpty {
@@ -12,13 +13,15 @@ enum ResultTable {
             for object in objects {
                 lines.append("")
                 lines.append("object \(object.type) \(object.box.map(String.init).joined(separator: ",")): "
-                    + summary(total: object.total, shown: object.result.count, page: response.page, limit: response.limit))
+                    + summary(total: object.total, shown: object.result.count, page: response.page, limit: response.limit,
+                              deduplicated: deduplicated))
                 lines += table(object.result, first: (response.page - 1) * response.limit)
                 lines += facetLines(object.facets ?? [])
             }
         } else {
             lines.append("\(response.method) \(query): "
-                + summary(total: response.total, shown: response.result.count, page: response.page, limit: response.limit) + imageID)
+                + summary(total: response.total, shown: response.result.count, page: response.page, limit: response.limit,
+                          deduplicated: deduplicated) + imageID)
             lines += table(response.result, first: (response.page - 1) * response.limit)
             lines += facetLines(response.facets ?? [])
         }
@@ -26,8 +29,11 @@ enum ResultTable {
         return lines.joined(separator: "\n")
     }
 
-    /// `34 matches, showing 1–3 (page 1 of 12)`.
-    static func summary(total: Int, shown: Int, page: Int, limit: Int) -> String {
+    /// `34 matches, showing 1–3 (page 1 of 12)`. With dedup, the count says
+    /// what it is: matches before near-duplicates were dropped (dedup looks
+    /// only at the results around the page, so the API's `total` — and page
+    /// counts — are of matches, not of what dedup would keep of all of them).
+    static func summary(total: Int, shown: Int, page: Int, limit: Int, deduplicated: Bool = false) -> String {
         let first = (page - 1) * limit
         let pages = limit > 0 ? (total + limit - 1) / limit : 0
         let range = if shown > 0 {
@@ -37,7 +43,8 @@ enum ResultTable {
         } else {
             "nothing to show"
         }
-        return "\(Terminal.count(total, "match", plural: "matches")), \(range)"
+        let counted = Terminal.count(total, "match", plural: "matches") + (deduplicated ? " before near-duplicates were dropped" : "")
+        return "\(counted), \(range)"
     }
 
     /// The aligned rows of results numbered from `first + 1`, with a column per returned field; none when there are no results.
