@@ -46,10 +46,17 @@ public enum CatalogText {
     }
 
     /// The text with every control character written as `\0`, `\n` or `\u{1B}`.
-    public static func visible(_ text: Substring) -> String {
+    public static func visible(_ text: Substring) -> String { escaped(text, quoting: false) }
+
+    /// Control characters written as escapes (`\0`, `\n`, `\r`, `\t`,
+    /// `\u{1B}`) and, when `quoting`, `"` and `\` as `\"` and `\\` — text
+    /// that can stand inside quotes on one line of a log or a message.
+    public static func escaped(_ text: Substring, quoting: Bool) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
+            case "\"" where quoting: out += "\\\""
+            case "\\" where quoting: out += "\\\\"
             case "\0": out += "\\0"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
@@ -61,7 +68,8 @@ public enum CatalogText {
         return out
     }
 
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether a scalar is a control character (C0, DEL or C1).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

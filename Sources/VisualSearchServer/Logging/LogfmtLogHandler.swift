@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import VisualSearch
 
 /// A swift-log handler writing one human-readable line per event to standard
 /// error, its metadata in logfmt:
@@ -49,31 +50,18 @@ public struct LogfmtLogHandler: LogHandler {
     /// A value as logfmt writes it: bare when it is safe, else in quotes with `\"`, `\\`, `\n`, `\r`, `\t` and `\u{…}` escapes.
     public static func formatted(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains { scalar in
-            scalar == " " || scalar == "\"" || scalar == "=" || scalar == "\\" || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+            scalar == " " || scalar == "\"" || scalar == "=" || scalar == "\\" || CatalogText.isControl(scalar)
         }
         return needsQuotes ? "\"" + escaped(value) + "\"" : value
     }
 
     /// The message: free text, but never a line break or another control character.
     static func escapedMessage(_ message: String) -> String {
-        message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } ? escaped(message) : message
+        message.unicodeScalars.contains(where: CatalogText.isControl) ? CatalogText.escaped(message[...], quoting: false) : message
     }
 
     static func escaped(_ value: String) -> String {
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        CatalogText.escaped(value[...], quoting: true)
     }
 
     static func text(_ value: Logger.Metadata.Value) -> String {
