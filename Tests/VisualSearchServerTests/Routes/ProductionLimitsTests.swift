@@ -217,8 +217,11 @@ struct ProductionLimitsTests {
             let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST",
                                                    headers: upload.headers, body: upload.body)
             let waited = start.duration(to: .now)
+            // Shed by its lane's queue (its message), not by the 10 s request timeout; at least the queue's wait.
+            // No upper bound on the wall clock: a loaded machine stretches it (6.8 s seen in CI).
             #expect(reply.status == 503 && reply.headers["retry-after"] != nil)
-            #expect(waited >= .milliseconds(450) && waited < .seconds(5), "waited \(waited)")
+            #expect(reply.errors.first?.hasPrefix("Server busy: 1 image requests in flight") == true, "\(reply.errors)")
+            #expect(waited >= .milliseconds(450), "waited \(waited)")
             withExtendedLifetime(holder) {}
         }
     }
@@ -317,7 +320,11 @@ struct ProductionLimitsTests {
 
     @Test("/metrics after a known sequence: requests by endpoint and status, refusals, decoded pixels, catalog size, collector events")
     func metrics() async throws {
-        try await TestServer.with({ $0.limits.clients = ClientLimits(requestsPerSecond: 0.01, burst: 6); $0.maxConcurrentRequests = 2 }) { running in
+        try await TestServer.with({
+            $0.limits.clients = ClientLimits(requestsPerSecond: 0.01, burst: 6)
+            $0.maxConcurrentRequests = 2
+            $0.limits.connections.bodyTimeout = 600  // the holder's stalled body must outlast a slow run (a loaded CI took 55 s)
+        }) { running in
             let url = running.url
             // Another address holds one of the two light slots, so the lane is contended and light requests spend tokens.
             let holder = try await Self.heldRequest(running, target: "/v3/events?code=x", lane: .light, from: "127.0.0.2")
