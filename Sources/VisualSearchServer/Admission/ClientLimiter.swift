@@ -13,18 +13,29 @@ import Synchronization
 /// flight its fair share of the lane's slots — the slots divided among the
 /// clients in it plus one, so a newcomer always has room — and never more
 /// than the configured caps; and its token bucket, charged only then, bounds its rate.
+///
+/// Refusals are the exception (``recordRefusal(_:now:)``): a request the
+/// server had to refuse for what it sent (400, 413: a pixel bomb, a body over
+/// the limit) costs it work, so those are counted in a second bucket of the
+/// same rate and burst, in every lane, busy or not. A client that keeps
+/// sending what is refused is limited (429) once that bucket is empty, even
+/// while capacity is free; a client that sends what the server can answer never is.
 final class ClientLimiter: Sendable {
     /// Whether a request may go on.
     enum Decision: Equatable {
         case admitted
         /// Over the rate: retry after this many seconds.
         case rateLimited(retryAfter: Int)
+        /// Over the rate of refused requests (``recordRefusal(_:now:)``): retry after this many seconds.
+        case refusedTooOften(retryAfter: Int)
         /// Over the client's requests in flight (in the lane, for image requests).
         case tooManyInFlight(limit: Int, lane: RequestLane?)
     }
 
     struct Client {
         var tokens: Double
+        /// The bucket refusals are charged to.
+        var refusalTokens: Double
         var refilled: ContinuousClock.Instant
         var inFlight: [RequestLane: Int] = [:]
 
@@ -57,14 +68,11 @@ final class ClientLimiter: Sendable {
             if state.clients.count > Self.sweepThreshold {
                 state.clients = state.clients.filter { $0.value.total > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
             }
-            let burst = Double(max(1, limits.burst))
-            var entry = state.clients[client] ?? Client(tokens: burst, refilled: now)
-            if limits.requestsPerSecond > 0 {
-                let elapsed = entry.refilled.duration(to: now)
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond)
+            var entry = refilled(state.clients[client], now: now)
+            if limits.requestsPerSecond > 0 && entry.refusalTokens < 1 {  // keeps sending what is refused: limited in any lane
+                state.clients[client] = entry
+                return .refusedTooOften(retryAfter: max(1, Int(((1 - entry.refusalTokens) / limits.requestsPerSecond).rounded(.up))))
             }
-            entry.refilled = now
             let inLane = entry.inFlight[lane, default: 0]
             // Half the slots or more taken: from here on clients keep to their share.
             if state.admitted[lane, default: 0] * 2 >= slots {
@@ -89,6 +97,31 @@ final class ClientLimiter: Sendable {
             state.clients[client] = entry
             return .admitted
         }
+    }
+
+    /// Counts a request of `client` that the server refused for what it sent
+    /// (400, 413) against its refusal bucket.
+    func recordRefusal(_ client: String, now: ContinuousClock.Instant = .now) {
+        guard limits.requestsPerSecond > 0 else { return }
+        state.withLock { state in
+            var entry = refilled(state.clients[client], now: now)
+            entry.refusalTokens = max(-Double(max(1, limits.burst)), entry.refusalTokens - 1)
+            state.clients[client] = entry
+        }
+    }
+
+    /// A client's entry with both buckets refilled up to `now` (a new one full).
+    func refilled(_ existing: Client?, now: ContinuousClock.Instant) -> Client {
+        let burst = Double(max(1, limits.burst))
+        guard var entry = existing else { return Client(tokens: burst, refusalTokens: burst, refilled: now) }
+        if limits.requestsPerSecond > 0 {
+            let elapsed = entry.refilled.duration(to: now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond)
+            entry.refusalTokens = min(burst, entry.refusalTokens + seconds * limits.requestsPerSecond)
+        }
+        entry.refilled = now
+        return entry
     }
 
     /// A client's share of a contended lane, with `others` clients in it:

@@ -45,6 +45,11 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
             await tarpit()
             return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.requestsPerSecond)) requests a second (burst \(limits.clients.burst)) from this client",
                                        retryAfter: retryAfter), path: path, context: context)
+        case .refusedTooOften(let retryAfter):
+            metrics?.recordRateLimited(reason: "refusals")
+            await tarpit()
+            return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.requestsPerSecond)) refused requests a second (burst \(limits.clients.burst)) from this client; fix what it sends",
+                                       retryAfter: retryAfter), path: path, context: context)
         case .tooManyInFlight(let limit, let limitedLane):
             metrics?.recordRateLimited(reason: "concurrency")
             await tarpit()
@@ -82,7 +87,22 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
                                 retryAfter: max(1, Int(limits.maxQueueWait.rounded()) / 2)), path: path, context: context)
         }
         defer { queue.release() }
-        return try await next(request, context)
+        do {
+            let response = try await next(request, context)
+            if Self.isRefusalOfWhatWasSent(response.status.code) { admission.clients.recordRefusal(client.key) }
+            return response
+        } catch {
+            if let status = (error as? any HTTPResponseError)?.status.code, Self.isRefusalOfWhatWasSent(status) {
+                admission.clients.recordRefusal(client.key)
+            }
+            throw error
+        }
+    }
+
+    /// 400 and 413: refused for what the client sent, after the server read
+    /// and looked at it (``ClientLimiter/recordRefusal(_:now:)``).
+    static func isRefusalOfWhatWasSent(_ status: Int) -> Bool {
+        status == 400 || status == 413
     }
 
     /// The largest body a request to `path` may send: the collector's own

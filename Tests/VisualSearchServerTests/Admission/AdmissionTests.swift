@@ -72,6 +72,24 @@ struct AdmissionTests {
         for _ in 0..<32 { #expect(limiter.admit("address:127.0.0.2", slots: 64, now: start) == .admitted) }
     }
 
+    @Test("a client that keeps sending what is refused (400, 413) is limited even in a free lane; others and the refill are not affected")
+    func refusalsAreLimited() {
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100))
+        let start = ContinuousClock.now
+        // A pixel-bomb sender: each bomb admitted (the image lane is free) and then refused with 413.
+        for _ in 0..<100 {
+            #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start) == .admitted)
+            limiter.release("bomber", lane: .image)
+            limiter.recordRefusal("bomber", now: start)
+        }
+        #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start) == .refusedTooOften(retryAfter: 1))
+        #expect(limiter.admit("bomber", lane: .light, slots: 64, now: start) == .refusedTooOften(retryAfter: 1), "in every lane")
+        #expect(limiter.admit("polite", lane: .image, slots: 16, now: start) == .admitted, "another client is not touched")
+        limiter.release("polite", lane: .image)
+        // 20 ms later a token has come back: one more request goes on.
+        #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start + .milliseconds(20)) == .admitted)
+    }
+
     @Test("issue 24: in a contended lane a client keeps to its fair share, with room kept for a newcomer; its slots given back, it is admitted again")
     func fairShare() {
         let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0))
