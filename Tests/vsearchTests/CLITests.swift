@@ -27,6 +27,16 @@ struct CLITests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
+    /// Starts `process`, one launch at a time in this test process: a clean-clone CI run crashed inside
+    /// Foundation's `Process.run()` (a bad pointer in its memcpy) while another suite launched a process on
+    /// another thread. Launches are milliseconds; the children still run concurrently. (Issue 26 moves these
+    /// helpers to swift-subprocess.)
+    static func launch(_ process: Process) throws {
+        try launching.withLock { _ in try process.run() }
+    }
+
+    static let launching = Mutex(())
+
     static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -38,7 +48,7 @@ struct CLITests {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try CLITests.launch(process)
         // Both pipes drained at once: a child that fills stderr while stdout is read would otherwise block forever.
         let stderrData = Mutex(Data())
         let drained = DispatchSemaphore(value: 0)
@@ -67,7 +77,7 @@ struct CLITests {
         process.standardOutput = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
         let err = Pipe()
         process.standardError = err
-        try process.run()
+        try CLITests.launch(process)
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationReason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
@@ -219,7 +229,7 @@ struct CLITests {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try CLITests.launch(process)
         return process
     }
 

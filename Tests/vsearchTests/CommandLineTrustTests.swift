@@ -195,7 +195,7 @@ struct CommandLineTrustTests {
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try CLITests.launch(process)
         var text = ""
         while !text.contains("committed 1\n") {
             let chunk = err.fileHandleForReading.availableData

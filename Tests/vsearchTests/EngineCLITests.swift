@@ -151,7 +151,7 @@ struct EngineCLITests {
             let err = Pipe()
             process.standardOutput = FileHandle.nullDevice
             process.standardError = err
-            try process.run()
+            try CLITests.launch(process)
             Thread.sleep(forTimeInterval: Double.random(in: pause, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -189,7 +189,7 @@ struct EngineCLITests {
         writer.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "3", "--jobs", "1"]
         writer.standardOutput = FileHandle.nullDevice
         writer.standardError = FileHandle.nullDevice
-        try writer.run()
+        try CLITests.launch(writer)
         var answered = 0
         while writer.isRunning && answered < 30 {
             let run = try CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])

@@ -159,7 +159,7 @@ struct PostgreSQLCLITests {
                                  "--batch-size", "7", "--jobs", "1", "--quiet"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try CLITests.launch(process)
             return process
         }
         for process in processes {

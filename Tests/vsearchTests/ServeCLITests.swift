@@ -16,7 +16,7 @@ struct ServeCLITests {
         process.arguments = ["serve", "--catalog", catalog, "--port", "0"] + extra
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try process.run()
+        try CLITests.launch(process)
         for _ in 0..<200 {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             if let range = text.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {

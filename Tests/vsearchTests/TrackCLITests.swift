@@ -52,7 +52,7 @@ struct TrackCLITests {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try CLITests.launch(process)
         var output = Data()
         while !String(decoding: output, as: UTF8.self).contains("queued 300\n") {
             let chunk = pipe.fileHandleForReading.availableData

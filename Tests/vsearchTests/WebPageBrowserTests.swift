@@ -54,7 +54,7 @@ struct WebPageBrowserTests {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log
-        try process.run()
+        try CLITests.launch(process)
         let started = Date()
         // Wait without holding a thread: the suites around this one share a cooperative pool of one thread per
         // core, and a blocked one starved their timing tests (seen in CI on 2 cores).
@@ -117,7 +117,7 @@ enum BrowserSetup {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try CLITests.launch(process)
         process.waitUntilExit()
         return process.terminationStatus
     }
