@@ -145,8 +145,7 @@ public struct MetadataTable: Sendable {
         for (field, value) in values.sorted(by: { $0.key < $1.key }) {
             if let scalar = CatalogText.forbiddenInName(field) { return (CatalogText.visible(field.prefix(80)), CatalogText.reason(field, scalar)) }
             if let scalar = CatalogText.forbiddenInValue(value) { return (field, CatalogText.reason(value, scalar)) }
-        }
-        for (field, value) in values.sorted(by: { $0.key < $1.key }) where !value.isEmpty {
+            guard !value.isEmpty else { continue }
             switch schema.fields[field] {
             case .int?: if Int(value) == nil { return (field, "\"\(value)\" is not an integer") }
             case .float?:

@@ -186,7 +186,5 @@ struct InsertJobsTests {
         let count = try await fixture.engine.store.count()
         #expect(saved.processedPercent < 100 && count - 2 <= InsertJobs.batchSize)
         #expect(saved.successCount == count - 2, "the saved progress reports exactly what was committed")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(try await fixture.engine.store.count() == count, "nothing was written after the cancellation")
     }
 }
