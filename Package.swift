@@ -6,6 +6,7 @@
 //
 //   CTurboJPEG, CLibPNG, CPNGShim, CWebP, CHEIF, CAVIF, CGIF, CLittleCMS, CMalloc
 //                                   C at the edges (Debian's libraries; one setjmp shim for libpng)
+//   COnnxRuntime        ← —         ONNX Runtime's C API, our own declarations; the library is dlopen'ed, never linked
 //   ImageOps            ← C         pixels, codecs, colour profiles, metadata, orientation, resampling, crops,
 //                                   thumbnails, upload preparation
 //   Networking          ← —         the one HTTP layer: transport, retry policy, size cap, fetch policy, redaction
@@ -60,6 +61,8 @@ let package = Package(
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CLittleCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CMalloc"),
+        // Our own declarations of ONNX Runtime's C API and a dlopen loader (no link-time dependency on the library).
+        .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CPNGShim", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
         .target(
             name: "ImageOps",

@@ -1,4 +1,4 @@
-// The one C file in vsearch. libpng's classic API (needed to choose the zlib
+// vsearch's shim for libpng. libpng's classic API (needed to choose the zlib
 // level, strategy and row filters when encoding) reports errors by longjmp,
 // which must never cross a Swift frame; this shim owns the setjmp and turns
 // every libpng failure into a return code and a message.
