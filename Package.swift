@@ -10,14 +10,15 @@
 //   ImageOps            ← C         pixels, codecs, colour profiles, metadata, orientation, resampling, crops,
 //                                   thumbnails, upload preparation
 //   Networking          ← —         the one HTTP layer: transport, retry policy, size cap, fetch policy, redaction
+//   OnnxRuntime         ← C         ONNX Runtime's C API through dlopen (COnnxRuntime: our own declarations): sessions, runs
 //   VisualSearch        ← ImageOps, Networking
 //                                   ViSearch/ProductSearch model, wire coding per endpoint, the
 //                                   VisualSearchService protocol and the HTTP clients (no GRDB, no engine)
 //   Tracking            ← Networking, GRDB, Logging, ServiceLifecycle
 //                                   analytics events, validation, durable queue, delivery; the collector's store protocol
-//   SearchEngine        ← VisualSearch, Tracking, ImageOps, GRDB, PostgresNIO
+//   SearchEngine        ← VisualSearch, Tracking, ImageOps, OnnxRuntime, GRDB, PostgresNIO
 //                                   the offline engine: CatalogStore protocol + SQLite and PostgreSQL stores, features,
-//                                   feature index, ranking, facets, response shaping, indexer
+//                                   embeddings (colour, learned), feature index, ranking, facets, response shaping, indexer
 //   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging, Metrics, Prometheus
 //                                   routes for any VisualSearchService and CollectorStore, mountable in an app;
 //                                   admission (client limits, queues), slow-client guard, /metrics
@@ -69,6 +70,8 @@ let package = Package(
             dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
         ),
         .target(name: "Networking"),
+        // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
+        .target(name: "OnnxRuntime", dependencies: ["COnnxRuntime"]),
         .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
         .target(
             name: "Tracking",
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "SearchEngine",
             dependencies: [
-                "VisualSearch", "Tracking", "ImageOps", "Networking",
+                "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

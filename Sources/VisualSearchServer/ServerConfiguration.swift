@@ -63,6 +63,12 @@ public struct ServerConfiguration: Sendable {
     public var limits = ServerLimits()
     /// Whether `GET /metrics` answers (Prometheus text format; behind the keys when there are keys). On by default.
     public var servesMetrics = true
+    /// The learned embedder for uploads and inserts (``LearnedEmbedder``);
+    /// nil — the default — serves colour similarity only.
+    public var learned: (any ImageEmbedder)?
+    /// The similarity a request that names none gets; nil — the default — lets
+    /// the engine pick (``VisualSearchEngine/Configuration/similarity``).
+    public var similarity: SimilarityMode?
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,

@@ -62,6 +62,8 @@ public struct VisualSearchServer: Sendable {
         engine.limits = configuration.limits.image
         engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
+        engine.learned = configuration.learned
+        engine.similarity = configuration.similarity
         return engine
     }
 

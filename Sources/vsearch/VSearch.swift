@@ -18,7 +18,9 @@ struct VSearch: AsyncParsableCommand {
           vsearch info photo.jpg                what a file is and whether it decodes
           vsearch index corpus/images --metadata corpus/catalog.csv
           vsearch search --image photo.jpg --fq category:food --fl brand
+          vsearch model install                the learned model: similarity by what things are
           vsearch similar chelsea_cat
+          vsearch similar chelsea_cat --similarity color
           vsearch recommend chelsea_cat
           vsearch color c45b3b                  (or vsearch colour c45b3b)
           vsearch discover --image photo.jpg --point 120,80
@@ -33,13 +35,13 @@ struct VSearch: AsyncParsableCommand {
 
         Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request, \
         66 no catalog or no input file there (only `index` creates a catalog), 69 service unavailable, \
-        74 I/O error, 76 protocol error, 77 credentials refused, 130 interrupted.
+        74 I/O error, 76 protocol error, 77 credentials refused, 78 learned model not installed, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
                       SimilarCommand.self, RecommendCommand.self, ColorCommand.self, DiscoverCommand.self, ProductCommand.self,
                       InsertCommand.self, InsertStatusCommand.self, RemoveCommand.self, CatalogCommand.self, ServeCommand.self,
-                      TrackCommand.self, EventsCommand.self, DebugCommand.self]
+                      ModelCommand.self, TrackCommand.self, EventsCommand.self, DebugCommand.self]
     )
 
     static func main() async {

@@ -41,6 +41,30 @@ public enum Corpus {
     /// The corpus catalog shared by a test process (indexed once).
     public static func sharedCatalog() async -> String { await Shared.instance.catalog() }
 
+    /// A fresh SQLite catalog of the corpus with learned vectors (``LearnedModel``); returns its path.
+    public static func makeLearnedCatalog() async throws -> String {
+        let path = Repository.temporaryDirectory("learned-catalog") + "/catalog.sqlite"
+        let store = try SQLiteCatalogStore(path: path, creating: true)
+        var configuration = Indexer.Configuration()
+        configuration.learned = try LearnedModel.embedder()
+        let summary = try await Indexer(store: store, configuration: configuration)
+            .run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
+        precondition(summary.failed == 0, "the corpus indexes without failures: \(summary.failures)")
+        return path
+    }
+
+    /// The corpus catalog with learned vectors shared by a test process (indexed once).
+    public static func sharedLearnedCatalog() async throws -> String { try await Shared.instance.learnedCatalog() }
+
+    /// An engine over the shared learned catalog, with the model; `configure` adjusts its settings.
+    public static func learnedEngine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async throws -> VisualSearchEngine {
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.learned = try LearnedModel.embedder()
+        configure(&configuration)
+        let store = try SQLiteCatalogStore(path: try await sharedLearnedCatalog())
+        return try await VisualSearchEngine(store: store, configuration: configuration)
+    }
+
     /// An engine over the shared catalog; `configure` adjusts its settings.
     public static func engine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async -> VisualSearchEngine {
         var configuration = VisualSearchEngine.Configuration()
@@ -60,6 +84,13 @@ public enum Corpus {
     actor Shared {
         static let instance = Shared()
         var path: String?
+        var learnedPath: String?
+        func learnedCatalog() async throws -> String {
+            if let learnedPath { return learnedPath }
+            let made = try await Corpus.makeLearnedCatalog()
+            learnedPath = made
+            return made
+        }
         func catalog() async -> String {
             if let path { return path }
             let made = await Corpus.makeCatalog()

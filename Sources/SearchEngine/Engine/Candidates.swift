@@ -19,10 +19,23 @@ struct Candidates: Sendable {
 
 /// The catalog image a query starts from (search, recommendations).
 struct CatalogImage: Sendable {
+    var name: String
     var vector: [Float]
+    /// Its learned vector; nil when it was indexed without the model.
+    var learned: [Float]?
     /// Its row in the in-memory index, when the query runs there.
     var row: Int?
     var id: Int64
+
+    /// The image's stored vectors as a query in `mode`.
+    /// - Throws: ``VisualSearchError/learnedModel(_:reason:)`` when `mode` needs a learned vector it lacks.
+    func query(mode: SimilarityMode, fusedWeight: Float) throws(VisualSearchError) -> QueryVectors {
+        if mode.usesLearnedVectors && learned == nil {
+            throw .learnedModel(.notIndexed, reason: "\(name) has no learned vector (it was indexed without the model); run `vsearch index` "
+                                + "again with the model installed, or ask for similarity=color")
+        }
+        return QueryVectors(mode: mode, colour: [vector], learned: learned.map { [$0] }, fusedWeight: fusedWeight)
+    }
 }
 
 /// How many images a scope holds, per catalog version: a filtered query's
@@ -45,10 +58,10 @@ extension VisualSearchEngine {
     func catalogImage(named name: String, snapshot: Snapshot) async throws(VisualSearchError) -> CatalogImage {
         if let neighbourStore {
             guard let image = try await neighbourStore.image(named: name) else { throw .imageNotFound(name) }
-            return CatalogImage(vector: image.vector, row: nil, id: image.id)
+            return CatalogImage(name: name, vector: image.vector, learned: image.learned, row: nil, id: image.id)
         }
         guard let index = snapshot.index, let row = index.row(named: name) else { throw .imageNotFound(name) }
-        return CatalogImage(vector: index.vector(at: row), row: row, id: index.ids[row])
+        return CatalogImage(name: name, vector: index.vector(at: row), learned: index.learnedVector(at: row), row: row, id: index.ids[row])
     }
 
     // MARK: - In memory (SQLite)
@@ -61,14 +74,14 @@ extension VisualSearchEngine {
 
     /// Every filtered image scored against `vectors` (the best of its scores)
     /// over the in-memory index, blended with events when `blend` is given, ranked.
-    func nearestInMemory(to vectors: [[Float]], excluding: CatalogImage?, parameters: SearchParameters,
+    func nearestInMemory(to query: QueryVectors, excluding: CatalogImage?, parameters: SearchParameters,
                          snapshot: Snapshot, blend: BlendTerms? = nil) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
         let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
-        var scores = index.bestDotProducts(with: vectors, rows: rows).map(Similarity.score(dot:))
+        var scores = index.scores(for: query, rows: rows)
         if let blend { blend.apply(to: &scores, rows: rows, index: index) }
         let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding?.row) {
-            Similarity.score(dot: index.dot($0, $1))
+            index.score($0, $1, as: query)
         }
         return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
                           facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
@@ -100,12 +113,12 @@ extension VisualSearchEngine {
     /// With `blend`, the items events boost are fetched beside the nearest
     /// (those in the scope): every other candidate's blended score is its
     /// visual score times one factor, so the nearest still hold the rest of the page.
-    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to vectors: [[Float]], excluding: CatalogImage?,
+    func nearestInStore(_ neighbourStore: any NearestNeighbourStore, to query: QueryVectors, excluding: CatalogImage?,
                         parameters: SearchParameters, snapshot: Snapshot,
                         blend: BlendTerms? = nil) async throws(VisualSearchError) -> Candidates {
         var scope = NeighbourScope(filters: parameters.filters, excluding: excluding?.id)
         if parameters.scoreMin != nil || parameters.scoreMax != nil {
-            scope.scoreRange = .init(vector: vectors[0], minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
+            scope.scoreRange = .init(target: NeighbourTarget(query, region: 0), minimum: parameters.scoreMin ?? 0, maximum: parameters.scoreMax ?? 1)
         }
         let matching = try await scopeSize(scope, store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         // As many as Ranking would keep from a full scan, and a few more so
@@ -117,7 +130,8 @@ extension VisualSearchEngine {
             : try await scopeSize(NeighbourScope(), store: neighbourStore, version: snapshot.version, schema: snapshot.schema)
         var found: [Neighbour] = []
         var seen = Set<Int64>()
-        for nearest in try await Self.nearest(to: vectors, in: neighbourStore, scope: scope, count: wanted, matching: matching,
+        for nearest in try await Self.nearest(to: (0..<query.count).map { NeighbourTarget(query, region: $0) }, in: neighbourStore,
+                                              scope: scope, count: wanted, matching: matching,
                                               catalogSize: catalogSize, schema: snapshot.schema) {
             for neighbour in nearest where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
@@ -125,11 +139,11 @@ extension VisualSearchEngine {
             let boosted = try await neighbourStore.images(named: blend.boosts.keys.sorted(), in: scope, schema: snapshot.schema)
             for neighbour in boosted where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
-        let local = FeatureIndex(neighbours: found)
-        var scores = local.bestDotProducts(with: vectors).map(Similarity.score(dot:))
+        let local = FeatureIndex(neighbours: found, learnedDimensions: query.learned.first?.count ?? 0)
+        var scores = local.scores(for: query)
         if let blend { blend.apply(to: &scores, rows: nil, index: local) }
         var ranked = ranking.rank(scores: scores, rows: nil, names: local.names) {
-            Similarity.score(dot: local.dot($0, $1))
+            local.score($0, $1, as: query)
         }
         ranked.total = matching
         ranked.matchedRows = nil
@@ -139,7 +153,7 @@ extension VisualSearchEngine {
 
     /// Each vector's nearest in the store, in the vectors' order; several
     /// vectors (an upload and its proposal) are asked for at once.
-    static func nearest(to vectors: [[Float]], in store: any NearestNeighbourStore, scope: NeighbourScope, count: Int,
+    static func nearest(to vectors: [NeighbourTarget], in store: any NearestNeighbourStore, scope: NeighbourScope, count: Int,
                         matching: Int, catalogSize: Int, schema: FieldSchema) async throws(VisualSearchError) -> [[Neighbour]] {
         if vectors.count == 1 {
             return [try await store.nearest(to: vectors[0], in: scope, count: count, matching: matching, catalogSize: catalogSize, schema: schema)]
@@ -192,12 +206,24 @@ extension VisualSearchEngine {
 }
 
 extension FeatureIndex {
-    /// An index over the candidates a store returned, in their order.
-    init(neighbours: [Neighbour]) {
-        self.init(dimensions: ColorFeatures.dimensions)
+    /// An index over the candidates a store returned, in their order (with
+    /// their learned vectors when `learnedDimensions` is not 0).
+    init(neighbours: [Neighbour], learnedDimensions: Int = 0) {
+        self.init(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimensions)
         for neighbour in neighbours where neighbour.vector.count == dimensions {
             append(id: neighbour.id, name: neighbour.name, source: neighbour.source, vector: neighbour.vector,
-                   palette: DominantColors(entries: []))
+                   learned: neighbour.learned, palette: DominantColors(entries: []))
+        }
+    }
+}
+
+extension NeighbourTarget {
+    /// What the store orders by for one region of a query.
+    init(_ query: QueryVectors, region: Int) {
+        switch query.mode {
+        case .color: self = .color(query.colour[region])
+        case .visual: self = .learned(query.learned[region])
+        case .fused: self = .fused(color: query.colour[region], learned: query.learned[region], learnedWeight: query.fusedWeight)
         }
     }
 }

@@ -106,6 +106,14 @@ public final class ImageWorkPool: Sendable {
     ///   ``VisualSearchError/overloaded(reason:retryAfter:)`` when the queue is full,
     ///   the wait is too long or the caller's task is cancelled while waiting.
     public func run<T: Sendable>(pixels: Int, _ work: @escaping @Sendable () throws(ImageOpsError) -> T) async throws(VisualSearchError) -> T {
+        try await run(pixels: pixels, searching: { () throws(VisualSearchError) -> T in
+            do throws(ImageOpsError) { return try work() } catch { throw .image(error) }
+        })
+    }
+
+    /// Runs `work`, whose failures are already search errors (a query's
+    /// features: the image's or the learned model's), as ``run(pixels:_:)`` does.
+    public func run<T: Sendable>(pixels: Int, searching work: @escaping @Sendable () throws(VisualSearchError) -> T) async throws(VisualSearchError) -> T {
         let cost = min(max(1, pixels), limits.pixelBudget)
         let id = state.withLock { state in
             state.nextID += 1
@@ -116,7 +124,7 @@ public final class ImageWorkPool: Sendable {
                 let start: @Sendable () -> Void = { [threads] in
                     threads.submit {
                         let result: Result<T, VisualSearchError>
-                        do throws(ImageOpsError) { result = .success(try work()) } catch { result = .failure(.image(error)) }
+                        do throws(VisualSearchError) { result = .success(try work()) } catch { result = .failure(error) }
                         self.finish(cost: cost)
                         continuation.resume(returning: result)
                     }

@@ -59,8 +59,25 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// where its files are (`vsearch serve` sets `/images/`, its image
         /// route). Sources that are `http(s)` URLs are shown as they are.
         public var imageRoute: String?
+        /// The learned embedder (``LearnedEmbedder``), injected by whoever
+        /// found the installed model; nil — the default — for a colour-only
+        /// engine. Needed to embed query images and inserts with learned
+        /// vectors; a search by `im_name` uses the stored vectors without it.
+        public var learned: (any ImageEmbedder)?
+        /// The similarity a request that names none is answered with; nil —
+        /// the default — picks ``defaultLearnedMode`` for a catalog with learned
+        /// vectors whose model this engine has, ``SimilarityMode/color`` otherwise.
+        public var similarity: SimilarityMode?
+        /// The learned share of a `fused` score. ``defaultFusedWeight`` by default.
+        public var fusedWeight: Float = VisualSearchEngine.defaultFusedWeight
         public init() {}
     }
+
+    /// The similarity of a catalog with learned vectors when a request names
+    /// none (measured in bench/RESULTS.md, "Issue 25").
+    public static let defaultLearnedMode: SimilarityMode = .visual
+    /// The learned share of a fused score (chosen on the tune split, bench/RESULTS.md).
+    public static let defaultFusedWeight: Float = 0.7
 
     /// The catalog.
     public let store: any CatalogStore
@@ -80,6 +97,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     struct Snapshot: Sendable {
         var version: Int
         var schema: FieldSchema
+        /// What made the catalog's learned vectors; nil when it has none.
+        var learnedModel: EmbeddingDescriptor?
         /// Nil on a ``NearestNeighbourStore`` until a query needs it in memory.
         var index: FeatureIndex?
     }
@@ -93,7 +112,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             ?? (store as? SQLiteCatalogStore).map { (($0.path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("query-cache") }
             ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("vsearch-query-cache")
         loader = QueryImageLoader(policy: configuration.imageSources, cache: QueryImageCache(directory: cacheDirectory), limits: configuration.limits)
-        jobs = InsertJobs(indexer: Indexer(store: store, configuration: configuration.indexing), loader: loader)
+        var indexing = configuration.indexing
+        if indexing.learned == nil { indexing.learned = configuration.learned }
+        jobs = InsertJobs(indexer: Indexer(store: store, configuration: indexing), loader: loader)
         _ = try await snapshot()
     }
 
@@ -106,7 +127,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let version = try await store.version()
         let needsIndex = withIndex || neighbourStore == nil
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
-        let fresh = Snapshot(version: version, schema: try await store.schema(), index: needsIndex ? try await store.loadIndex() : nil)
+        let fresh = Snapshot(version: version, schema: try await store.schema(), learnedModel: try await store.learnedModel(),
+                             index: needsIndex ? try await store.loadIndex() : nil)
         state.withLock { $0 = fresh }
         return fresh
     }
@@ -131,25 +153,29 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func search(_ request: SearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
+        let mode = try similarityMode(for: request.parameters, snapshot: snapshot, embeds: false)
         let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
-        return try await similar(to: [image.vector], excluding: nil, method: "search", parameters: request.parameters, snapshot: snapshot)
+        return try await similar(to: try image.query(mode: mode, fusedWeight: configuration.fusedWeight), excluding: nil, method: "search",
+                                 parameters: request.parameters, snapshot: snapshot)
     }
 
     public func recommendations(_ request: RecommendationsRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
+        let mode = try similarityMode(for: request.parameters, snapshot: snapshot, embeds: false)
         let image = try await catalogImage(named: request.imageName, snapshot: snapshot)
         var parameters = request.parameters
         parameters.deduplicates = true
         let blend = try await blendTerms(for: request.imageName, parameters: parameters)
-        return try await similar(to: [image.vector], excluding: image, method: "recommendations", parameters: parameters,
-                                 snapshot: snapshot, blend: blend)
+        return try await similar(to: try image.query(mode: mode, fusedWeight: configuration.fusedWeight), excluding: image,
+                                 method: "recommendations", parameters: parameters, snapshot: snapshot, blend: blend)
     }
 
     public func uploadSearch(_ request: UploadSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
-        let (bytes, query) = try await queryFeatures(request.query)
-        var response = try await similar(to: query.vectors, excluding: nil, method: "uploadsearch", parameters: request.parameters,
-                                         snapshot: snapshot)
+        let mode = try similarityMode(for: request.parameters, snapshot: snapshot, embeds: true)
+        let (bytes, query) = try await queryFeatures(request.query, learned: mode.usesLearnedVectors)
+        var response = try await similar(to: vectors(query, mode: mode), excluding: nil, method: "uploadsearch",
+                                         parameters: request.parameters, snapshot: snapshot)
         response.imageID = loader.cache.store(bytes)
         if request.parameters.detection != nil { response.productTypes = [] }
         return response
@@ -162,7 +188,10 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
         }
         let snapshot = try await snapshot()
-        return try await similar(to: [vector], excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
+        var parameters = parameters
+        parameters.similarity = .color
+        return try await similar(to: QueryVectors(mode: .color, colour: [vector], learned: nil, fusedWeight: configuration.fusedWeight),
+                                 excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
     }
 
     public func colorSearch(_ request: ColorSearchRequest) async throws(VisualSearchError) -> SearchResponse {
@@ -177,16 +206,17 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let snapshot = try await snapshot()
         let prepared: DiscoverSearchRequest
         do { prepared = try request.prepared(limits: configuration.limits) } catch { throw .image(error) }
-        let bytes = try await loader.load(prepared.query.image)
         let parameters = prepared.effectiveParameters
+        let mode = try similarityMode(for: parameters, snapshot: snapshot, embeds: true)
+        let bytes = try await loader.load(prepared.query.image)
         var regions: [PixelBox?] = ([prepared.query.box] + prepared.points.map { Optional($0.box) }).filter { $0 != nil }
         if regions.isEmpty { regions = [nil] }
         if let limit = prepared.detectionLimit { regions = Array(regions.prefix(limit)) }
         var objects: [SearchObject] = []
         for region in regions {
-            let query = try await features(of: bytes, box: region)
-            let rendered = try await similar(to: query.vectors, excluding: nil, method: "discoversearch", parameters: parameters,
-                                             snapshot: snapshot)
+            let query = try await features(of: bytes, box: region, learned: mode.usesLearnedVectors)
+            let rendered = try await similar(to: vectors(query, mode: mode), excluding: nil, method: "discoversearch",
+                                             parameters: parameters, snapshot: snapshot)
             let rect = query.region
             objects.append(SearchObject(type: region == nil ? "image" : (region?.isPoint == true ? "point" : "box"),
                                         score: 1, box: [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height],
@@ -195,7 +225,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return SearchResponse(method: "discoversearch", page: parameters.page, limit: parameters.limit,
                               total: objects.reduce(0) { $0 + $1.total }, result: [], requestID: RequestID.make(),
                               imageID: loader.cache.store(bytes), productTypes: [], objects: objects,
-                              offlineNote: VisualSearchEngine.offlineDetectionNote)
+                              offlineNote: VisualSearchEngine.offlineDetectionNote, similarity: mode)
     }
 
     // MARK: - ProductSearch
@@ -283,25 +313,71 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     // MARK: - Stages
 
     /// The query image's bytes (prepared as the SDKs upload it, when the request asks) and its features.
-    func queryFeatures(_ query: ImageQuery) async throws(VisualSearchError) -> ([UInt8], QueryFeatures) {
+    func queryFeatures(_ query: ImageQuery, learned: Bool) async throws(VisualSearchError) -> ([UInt8], QueryFeatures) {
         let prepared: ImageQuery
         do { prepared = try query.prepared(limits: configuration.limits) } catch { throw .image(error) }
         let bytes = try await loader.load(prepared.image)
-        return (bytes, try await features(of: bytes, box: prepared.box))
+        return (bytes, try await features(of: bytes, box: prepared.box, learned: learned))
     }
 
-    /// A query image's vectors: planned from its header (limits checked
-    /// before anything is decoded), then decoded where ``Configuration/imageWork`` says.
-    func features(of bytes: [UInt8], box: PixelBox?) async throws(VisualSearchError) -> QueryFeatures {
+    /// A query image's vectors (learned ones too when `learned`): planned
+    /// from its header (limits checked before anything is decoded), then
+    /// decoded and embedded where ``Configuration/imageWork`` says.
+    func features(of bytes: [UInt8], box: PixelBox?, learned: Bool) async throws(VisualSearchError) -> QueryFeatures {
         let limits = configuration.limits
+        let embedder = learned ? configuration.learned : nil
         let plan: ImageFeatures.QueryPlan
-        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits) } catch { throw .image(error) }
+        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits, side: embedder?.decodeSide ?? 0) } catch { throw .image(error) }
         guard let pool = configuration.imageWork else {
-            do { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits) } catch { throw .image(error) }
+            do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
         }
-        return try await pool.run(pixels: plan.decodedPixels) { () throws(ImageOpsError) in
-            try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits)
+        return try await pool.run(pixels: plan.decodedPixels, searching: { () throws(VisualSearchError) in
+            do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
+        })
+    }
+
+    /// A query image's features as the vectors `mode` scores with.
+    func vectors(_ features: QueryFeatures, mode: SimilarityMode) -> QueryVectors {
+        QueryVectors(mode: mode, colour: features.vectors, learned: features.learned, fusedWeight: configuration.fusedWeight)
+    }
+
+    /// The similarity a request is answered with (its own, the engine's, or
+    /// the catalog's default), checked against what the catalog holds and —
+    /// when the query image must be embedded (`embeds`) — the model this engine has.
+    /// - Throws: ``VisualSearchError/learnedModel(_:reason:)`` naming the fix.
+    func similarityMode(for parameters: SearchParameters, snapshot: Snapshot, embeds: Bool) throws(VisualSearchError) -> SimilarityMode {
+        let catalogModel = snapshot.learnedModel
+        guard let mode = parameters.similarity else { return defaultSimilarity(catalogModel: catalogModel) }
+        guard mode.usesLearnedVectors else { return mode }
+        guard let catalogModel else {
+            throw .learnedModel(.notIndexed, reason: "the catalog holds no learned vectors (similarity=\(mode)); index it again with the model "
+                                + "installed (`\(EmbeddingError.installCommand)`, then `vsearch index`), or ask for similarity=color")
         }
+        guard embeds else { return mode }
+        guard let embedder = configuration.learned else {
+            throw .learnedModel(.missing, reason: "this process has no learned model to embed the query image (similarity=\(mode)); "
+                                + "install it with `\(EmbeddingError.installCommand)`, or ask for similarity=color")
+        }
+        guard Self.sameModel(embedder.descriptor, catalogModel) else {
+            throw .learnedModel(.mismatch, reason: "the catalog's learned vectors were made by \(catalogModel.tag), this process has "
+                                + "\(embedder.descriptor.tag); run `vsearch index` again to recompute them with this model, or install the catalog's model")
+        }
+        return mode
+    }
+
+    /// The similarity of a request that names none: the configured one when it
+    /// can answer, else ``defaultLearnedMode`` for a catalog whose learned
+    /// vectors this engine's model made, else colour.
+    public func defaultSimilarity(catalogModel: EmbeddingDescriptor?) -> SimilarityMode {
+        let hasMatchingModel = configuration.learned.map { Self.sameModel($0.descriptor, catalogModel) } ?? false
+        if let configured = configuration.similarity, !configured.usesLearnedVectors || hasMatchingModel { return configured }
+        return hasMatchingModel ? Self.defaultLearnedMode : .color
+    }
+
+    /// Whether two descriptors make the same vectors.
+    static func sameModel(_ a: EmbeddingDescriptor, _ b: EmbeddingDescriptor?) -> Bool {
+        guard let b else { return false }
+        return a.contentHash == b.contentHash && a.dimension == b.dimension && a.name == b.name
     }
 
     /// Similarity to query vectors (a catalog image scores the best of its
@@ -313,18 +389,19 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     ///
     /// With `blend` (recommendations with events) each candidate's visual
     /// score is blended with what events add to it before ranking.
-    func similar(to queryVectors: [[Float]], excluding: CatalogImage?, method: String, parameters: SearchParameters,
+    func similar(to query: QueryVectors, excluding: CatalogImage?, method: String, parameters: SearchParameters,
                  snapshot: Snapshot, blend: BlendTerms? = nil) async throws(VisualSearchError) -> SearchResponse {
         try parameters.validate()
-        guard let primary = queryVectors.first else { throw .invalidParameter(name: "vector", reason: "no query vector") }
-        let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? [primary] : queryVectors
+        let vectors = parameters.scoreMin != nil || parameters.scoreMax != nil ? query.primaryOnly : query
         let candidates = if let neighbourStore {
             try await nearestInStore(neighbourStore, to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot,
                                      blend: blend)
         } else {
             try await nearestInMemory(to: vectors, excluding: excluding, parameters: parameters, snapshot: snapshot, blend: blend)
         }
-        return try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
+        var response = try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
+        response.similarity = query.mode
+        return response
     }
 
     /// Metadata and facets from the store, shaped into the response.

@@ -7,7 +7,9 @@ import ImageOps
 /// 2. **reduce** to a ≤ ``ColorFeatures/workingSide`` px copy;
 /// 3. **trim** uniform margins (``MarginTrimmer``): borders, bars, white page;
 /// 4. **describe** the content (``ColorFeatures``), from the decoded pixels
-///    under the trimmed rectangle, so trimming loses no resolution.
+///    under the trimmed rectangle, so trimming loses no resolution;
+/// 5. **embed** the same content with the learned model, when one is given
+///    (``ImageEmbedder``; the decode then keeps its input side).
 ///
 /// A query without a box also proposes where a product placed on a page is
 /// (``ObjectProposal``) and, unless that is the trimmed content again or holds
@@ -16,16 +18,46 @@ import ImageOps
 public enum ImageFeatures {
     /// A catalog row for one encoded image.
     /// - Throws: ``ImageOpsError`` naming `source`.
+    /// - Parameter learned: the learned embedder; without one the item has no learned vector.
+    /// - Throws: ``FeaturesError`` naming `source`: the image's problem, or the model's.
     public static func catalogItem(named name: String, bytes: [UInt8], source: String, metadata: [String: String],
-                                   limits: ImageLimits = .default) throws(ImageOpsError) -> CatalogItem {
+                                   limits: ImageLimits = .default,
+                                   learned: (any ImageEmbedder)? = nil) throws(FeaturesError) -> CatalogItem {
+        let described: Described
+        do { described = try describe(named: name, bytes: bytes, source: source, metadata: metadata, limits: limits, learned: learned) } catch {
+            throw .image(error)
+        }
+        guard let learned, let content = described.content else { return described.item }
+        var item = described.item
+        do { item.learned = try learned.embed(content) } catch { throw .embedding(error) }
+        return item
+    }
+
+    /// A catalog row without its learned vector, and — when `learned` is given —
+    /// the pixels that vector is computed from (so a batch of images runs through
+    /// the model at once, ``LearnedEmbedder/embed(_:)``).
+    public struct Described: Sendable {
+        /// The row: colour vector, palette, size, fingerprint (tagged with the learned model when one is given).
+        public var item: CatalogItem
+        /// The trimmed content at the decoded resolution, when a learned model will embed it.
+        public var content: PixelBuffer?
+    }
+
+    /// Decodes once (shrink-on-load to what both vectors need), trims, and computes the colour side.
+    /// - Throws: ``ImageOpsError`` naming `source`.
+    public static func describe(named name: String, bytes: [UInt8], source: String, metadata: [String: String],
+                                limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(ImageOpsError) -> Described {
+        let side = max(ColorFeatures.workingSide, learned?.decodeSide ?? 0)
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(
-            minimumSize: PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide), limits: limits))
+            minimumSize: PixelSize(width: side, height: side), limits: limits))
         // One small copy serves the trimming, the palette and (untrimmed images) the features.
         let small = ColorFeatures.workingCopy(of: decoded.pixels)
-        return CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
-                           height: decoded.header.size.height, contentHash: fingerprint(of: bytes),
-                           features: trimmedVector(decoded.pixels, small: small, content: MarginTrimmer.content(of: small)),
-                           palette: DominantColors.palette(of: small), metadata: metadata)
+        let content = MarginTrimmer.content(of: small)
+        let item = CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
+                               height: decoded.header.size.height, contentHash: fingerprint(of: bytes, learned: learned?.descriptor),
+                               features: trimmedVector(decoded.pixels, small: small, content: content),
+                               palette: DominantColors.palette(of: small), metadata: metadata)
+        return Described(item: item, content: learned == nil ? nil : trimmed(decoded.pixels, small: small, content: content))
     }
 
     /// What decoding a query image will take, read from its header alone:
@@ -45,8 +77,9 @@ public enum ImageFeatures {
     /// Plans a query's decode: reads the header, checks `limits` and picks
     /// the shrink-on-load target.
     /// - Throws: ``ImageOpsError`` naming `source`; a declared size beyond `limits` before anything is decoded.
+    /// - Parameter side: the pixels the region keeps (``ColorFeatures/workingSide``, or a learned model's input side).
     public static func plan(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
-                            limits: ImageLimits = .default) throws(ImageOpsError) -> QueryPlan {
+                            limits: ImageLimits = .default, side wanted: Int = ColorFeatures.workingSide) throws(ImageOpsError) -> QueryPlan {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
@@ -55,7 +88,7 @@ public enum ImageFeatures {
         // banner then still has pixels for its own vector); on its longer side inside a box, so a
         // thin box never asks for a full-size decode.
         let side = box == nil ? min(region.width, region.height) : max(region.width, region.height)
-        let scale = min(1, Double(ColorFeatures.workingSide) / Double(max(1, side)))
+        let scale = min(1, Double(max(ColorFeatures.workingSide, wanted)) / Double(max(1, side)))
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
         return QueryPlan(header: header, region: region, minimumSize: minimum)
@@ -66,14 +99,32 @@ public enum ImageFeatures {
     /// and the region searched.
     /// - Throws: ``ImageOpsError`` naming `source`.
     public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
-                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
-        try query(bytes, box: box, plan: try plan(bytes, box: box, source: source, limits: limits), source: source, limits: limits)
+                             limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(FeaturesError) -> QueryFeatures {
+        let plan: QueryPlan
+        do { plan = try self.plan(bytes, box: box, source: source, limits: limits, side: learned?.decodeSide ?? 0) } catch { throw .image(error) }
+        return try query(bytes, box: box, plan: plan, source: source, limits: limits, learned: learned)
     }
 
     /// The query vectors of an encoded image whose decode was planned by ``plan(_:box:source:limits:)``.
     /// - Throws: ``ImageOpsError`` naming `source`.
+    /// - Parameter learned: the learned embedder; with one, every query vector has its learned twin.
     public static func query(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String = "query image",
-                             limits: ImageLimits = .default) throws(ImageOpsError) -> QueryFeatures {
+                             limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(FeaturesError) -> QueryFeatures {
+        do {
+            return try describeQuery(bytes, box: box, plan: plan, source: source, limits: limits, learned: learned)
+        } catch let error as FeaturesError {
+            throw error
+        } catch let error as ImageOpsError {
+            throw .image(error)
+        } catch let error as EmbeddingError {
+            throw .embedding(error)
+        } catch {
+            throw .embedding(.inference(reason: "\(error)"))
+        }
+    }
+
+    static func describeQuery(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String, limits: ImageLimits,
+                              learned: (any ImageEmbedder)?) throws -> QueryFeatures {
         let full = plan.header.size, region = plan.region
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
         let sx = Double(decoded.pixels.width) / Double(full.width), sy = Double(decoded.pixels.height) / Double(full.height)
@@ -85,13 +136,17 @@ public enum ImageFeatures {
         let small = ColorFeatures.workingCopy(of: pixels)
         let content = MarginTrimmer.content(of: small)
         var vectors = [trimmedVector(pixels, small: small, content: content)]
+        var regions = [trimmed(pixels, small: small, content: content)]
         // A box is the user's own region: no proposal inside it. A proposal that is the trimmed
         // content again, or holds it (the page inside a frame), would add nothing but false matches.
         if box == nil, let proposal = ObjectProposal.region(in: small), !proposal.contains(content),
            proposal.overlap(with: content) < 0.9 {
-            vectors.append(ColorFeatures.vector(of: try ImageProcessors.Crop(mapped(proposal, from: small.size, to: pixels.size)).process(pixels)))
+            let cropped = try ImageProcessors.Crop(mapped(proposal, from: small.size, to: pixels.size)).process(pixels)
+            vectors.append(ColorFeatures.vector(of: cropped))
+            regions.append(cropped)
         }
-        return QueryFeatures(vectors: vectors, region: region)
+        let learnedVectors = try learned.map { (embedder) throws(EmbeddingError) in try embedder.embed(regions) }
+        return QueryFeatures(vectors: vectors, learned: learnedVectors, region: region)
     }
 
     /// What a catalog row stores as its content hash: the file's ``ContentHash``
@@ -99,22 +154,45 @@ public enum ImageFeatures {
     /// (`…-f3`), so re-indexing recomputes the vectors of an older vsearch
     /// (whose rows hold the bare hash) and `catalog migrate` carries the tag
     /// along with the vector it belongs to.
-    public static func fingerprint(of bytes: [UInt8]) -> String {
-        ContentHash.of(bytes) + "-f\(ColorFeatures.version)"
+    /// With a learned model, its tag follows (`…-f3-m<12 hex digits of its hash>`):
+    /// indexing with another model (or with one after none) computes the row again.
+    public static func fingerprint(of bytes: [UInt8], learned: EmbeddingDescriptor? = nil) -> String {
+        ContentHash.of(bytes) + "-f\(ColorFeatures.version)" + (learned.map(learnedTag(of:)) ?? "")
     }
 
-    /// Whether a stored content hash was computed by this vsearch's features.
+    /// The part of a fingerprint naming the learned model: `-m` and 12 hex digits of its hash.
+    public static func learnedTag(of descriptor: EmbeddingDescriptor) -> String {
+        "-m" + descriptor.contentHash.prefix(12)
+    }
+
+    /// Whether a stored content hash was computed by this vsearch's colour features (any learned model).
     public static func isCurrent(_ storedHash: String) -> Bool {
-        storedHash.hasSuffix("-f\(ColorFeatures.version)")
+        colourPart(of: storedHash).hasSuffix("-f\(ColorFeatures.version)")
+    }
+
+    /// A stored content hash without its learned model's tag.
+    public static func colourPart(of storedHash: String) -> Substring {
+        guard let range = storedHash.range(of: "-m", options: .backwards) else { return Substring(storedHash) }
+        return storedHash[..<range.lowerBound]
+    }
+
+    /// Whether a stored content hash holds a learned vector of `descriptor`'s model.
+    public static func hasLearned(_ storedHash: String, of descriptor: EmbeddingDescriptor) -> Bool {
+        storedHash.hasSuffix(learnedTag(of: descriptor))
     }
 
     /// The vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
     static func trimmedVector(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> [Float] {
         if content.width == small.width && content.height == small.height { return ColorFeatures.vector(of: small) }
+        return ColorFeatures.vector(of: trimmed(pixels, small: small, content: content))
+    }
+
+    /// `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
+    static func trimmed(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> PixelBuffer {
+        if content.width == small.width && content.height == small.height { return pixels }
         let rect = mapped(insetTrimmedSides(content, of: small.size), from: small.size, to: pixels.size)
         // `mapped` stays inside `pixels`, so the crop cannot fail.
-        let trimmed = (try? ImageProcessors.Crop(rect).process(pixels)) ?? pixels
-        return ColorFeatures.vector(of: trimmed)
+        return (try? ImageProcessors.Crop(rect).process(pixels)) ?? pixels
     }
 
     /// `content` less one pixel on each side where a margin was trimmed: the
@@ -148,6 +226,8 @@ public enum ImageFeatures {
 public struct QueryFeatures: Sendable, Hashable {
     /// The whole image's vector first, then the proposal's; never empty.
     public let vectors: [[Float]]
+    /// The learned vectors of the same regions, in the same order, when a learned embedder was given.
+    public let learned: [[Float]]?
     /// The region of the image searched (the box, or the whole image).
     public let region: PixelRect
 
@@ -155,9 +235,11 @@ public struct QueryFeatures: Sendable, Hashable {
     public var primary: [Float] { vectors[0] }
 
     /// Creates query features.
-    public init(vectors: [[Float]], region: PixelRect) {
+    public init(vectors: [[Float]], learned: [[Float]]? = nil, region: PixelRect) {
         precondition(!vectors.isEmpty, "a query has at least one vector")
+        precondition(learned == nil || learned?.count == vectors.count, "a learned vector for each region")
         self.vectors = vectors
+        self.learned = learned
         self.region = region
     }
 }

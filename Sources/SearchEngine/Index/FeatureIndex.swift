@@ -1,5 +1,13 @@
+/// Which of an image's vectors: the colour descriptor's or the learned embedding's.
+public enum VectorSpace: Sendable, Hashable {
+    case color
+    case learned
+}
+
 /// Every catalog image's feature vector in one contiguous `Float` array,
-/// scanned with `SIMD16<Float>` dot products. Vectors have unit length, so
+/// scanned with `SIMD16<Float>` dot products — and, for a catalog with
+/// learned vectors, their matrix beside it (``VectorSpace/learned``; an image
+/// without one holds zeros there, so it scores as unrelated). Vectors have unit length, so
 /// the dot product ranks exactly like the Euclidean distance
 /// (‖a−b‖² = 2 − 2·a·b) and maps to a score with ``Similarity/score(dot:)``.
 public struct FeatureIndex: Sendable {
@@ -11,12 +19,19 @@ public struct FeatureIndex: Sendable {
     public private(set) var palettes: [DominantColors] = []
     /// `count × dimensions` floats, row after row.
     public private(set) var vectors: [Float] = []
+    /// Floats per learned vector; 0 when the index holds none.
+    public private(set) var learnedDimensions: Int
+    /// `count × learnedDimensions` floats, row after row.
+    public private(set) var learnedVectors: [Float] = []
+    /// How many rows hold a learned vector.
+    public private(set) var learnedCount = 0
     private(set) var rowByName: [String: Int] = [:]
     private(set) var rowByID: [Int64: Int] = [:]
 
-    /// An empty index.
-    public init(dimensions: Int) {
+    /// An empty index; with `learnedDimensions`, one that holds learned vectors too.
+    public init(dimensions: Int, learnedDimensions: Int = 0) {
         self.dimensions = dimensions
+        self.learnedDimensions = learnedDimensions
     }
 
     /// An index over bare vectors (`count × dimensions` floats), named by
@@ -24,6 +39,7 @@ public struct FeatureIndex: Sendable {
     public init(dimensions: Int, vectors: [Float]) {
         precondition(dimensions > 0 && vectors.count % dimensions == 0)
         self.dimensions = dimensions
+        learnedDimensions = 0
         let count = vectors.count / dimensions
         ids = (0..<count).map(Int64.init)
         names = (0..<count).map { String($0) }
@@ -35,9 +51,18 @@ public struct FeatureIndex: Sendable {
     /// The number of images.
     public var count: Int { ids.count }
 
-    /// Adds one image.
-    public mutating func append(id: Int64, name: String, source: String, vector: [Float], palette: DominantColors) {
+    /// Adds one image; `learned` is ignored by an index without learned vectors.
+    public mutating func append(id: Int64, name: String, source: String, vector: [Float], learned: [Float]? = nil,
+                                palette: DominantColors) {
         precondition(vector.count == dimensions, "vector has \(vector.count) floats, expected \(dimensions)")
+        if learnedDimensions > 0 {
+            if let learned, learned.count == learnedDimensions {
+                learnedVectors.append(contentsOf: learned)
+                learnedCount += 1
+            } else {
+                learnedVectors.append(contentsOf: repeatElement(0, count: learnedDimensions))
+            }
+        }
         rowByName[name] = ids.count
         rowByID[id] = ids.count
         ids.append(id)
@@ -58,8 +83,25 @@ public struct FeatureIndex: Sendable {
         Array(vectors[(row * dimensions)..<((row + 1) * dimensions)])
     }
 
+    /// The learned vector of a row; nil when the row (or the index) has none.
+    public func learnedVector(at row: Int) -> [Float]? {
+        guard learnedDimensions > 0 else { return nil }
+        let vector = Array(learnedVectors[(row * learnedDimensions)..<((row + 1) * learnedDimensions)])
+        return vector.contains { $0 != 0 } ? vector : nil
+    }
+
+    /// A space's floats per vector and its matrix.
+    @inline(__always)
+    func matrix(_ space: VectorSpace) -> (dimensions: Int, vectors: [Float]) {
+        switch space {
+        case .color: (dimensions, vectors)
+        case .learned: (learnedDimensions, learnedVectors)
+        }
+    }
+
     /// Dot products of `query` with the given rows (all rows when `nil`).
-    public func dotProducts(with query: [Float], rows: [Int]? = nil) -> [Float] {
+    public func dotProducts(with query: [Float], rows: [Int]? = nil, space: VectorSpace = .color) -> [Float] {
+        let (dimensions, vectors) = matrix(space)
         precondition(query.count == dimensions)
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
@@ -86,9 +128,10 @@ public struct FeatureIndex: Sendable {
     /// For each of the given rows (all rows when `nil`), the largest of its
     /// dot products with `queries`: a query searched with several vectors
     /// (``QueryFeatures``) in one pass over the vectors.
-    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil) -> [Float] {
+    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil, space: VectorSpace = .color) -> [Float] {
+        let (dimensions, vectors) = matrix(space)
         precondition(!queries.isEmpty && queries.allSatisfy { $0.count == dimensions })
-        if queries.count == 1 { return dotProducts(with: queries[0], rows: rows) }
+        if queries.count == 1 { return dotProducts(with: queries[0], rows: rows, space: space) }
         let flat = queries.flatMap { $0 }
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
@@ -110,8 +153,9 @@ public struct FeatureIndex: Sendable {
     }
 
     /// The dot product of two stored rows, without copying either vector.
-    public func dot(_ a: Int, _ b: Int) -> Float {
-        vectors.withUnsafeBufferPointer { base in
+    public func dot(_ a: Int, _ b: Int, space: VectorSpace = .color) -> Float {
+        let (dimensions, vectors) = matrix(space)
+        return vectors.withUnsafeBufferPointer { base in
             guard let start = base.baseAddress else { return 0 }
             return FeatureIndex.dot(start + a * dimensions, start + b * dimensions, dimensions)
         }

@@ -5,9 +5,15 @@ import VisualSearch
 /// Adds images to a ``CatalogStore``: the one pipeline behind `vsearch index`
 /// (a folder) and the data API's `/insert` (fetched images).
 ///
-/// - Unchanged images (same ``ImageFeatures/fingerprint(of:)``: the file's
-///   ``ContentHash`` and the features version) are not decoded again; their
-///   metadata is still updated when metadata was given.
+/// - Unchanged images (same ``ImageFeatures/fingerprint(of:learned:)``: the
+///   file's ``ContentHash``, the features version and the learned model) are
+///   not decoded again; their metadata is still updated when metadata was
+///   given. Without a learned model, an image whose stored row has learned
+///   vectors of some model is unchanged too (they are kept, not dropped).
+/// - With ``Configuration/learned`` each image gets its learned vector beside
+///   the colour one, from the same decode; the catalog records the model
+///   (``CatalogStore/recordLearnedModel(_:)``) before the first batch, and a
+///   model other than the recorded one recomputes every image.
 /// - Images are decoded with shrink-on-load (features need only 128 px) on
 ///   ``Configuration/jobs`` threads and committed in batches of
 ///   ``Configuration/batchSize``, one transaction each: a process killed at
@@ -30,6 +36,8 @@ public struct Indexer: Sendable {
         /// The part of a folder this run indexes (``Shard``; by each file's
         /// relative path). The whole folder by default.
         public var shard: Shard = .whole
+        /// The learned embedder; nil (colour only) by default.
+        public var learned: (any ImageEmbedder)?
         public init() {}
     }
 
@@ -141,7 +149,11 @@ public struct Indexer: Sendable {
     public func ingest(_ sources: [Source], updatesMetadataOfUnchanged: Bool, isCancelled: @escaping @Sendable () -> Bool = { false },
                        onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let start = Date()
+        if let learned = configuration.learned {
+            try await store.recordLearnedModel(learned.descriptor)
+        }
         let known = try await store.contentHashes()
+        let learned = configuration.learned
         onEvent(.started(total: sources.count))
         var indexed = 0, unchanged = 0, committed = 0, done = 0
         var failures: [String] = []
@@ -152,9 +164,12 @@ public struct Indexer: Sendable {
             if isCancelled() { break }
             let batch = Array(sources[batchStart..<min(sources.count, batchStart + batchSize)])
             let schema = try await declareFields(of: batch)
-            let outcomes = pool.map(count: batch.count) { i -> Outcome in
-                Indexer.process(batch[i], known: known, schema: schema, limits: limits)
-            }.compactMap { $0 }
+            // With a learned model each worker takes a group of images: decodes them, then runs them through the model at once.
+            let group = learned == nil ? 1 : Self.embeddingBatch
+            let groups = stride(from: 0, to: batch.count, by: group).map { $0..<min(batch.count, $0 + group) }
+            let outcomes = pool.map(count: groups.count) { g -> [Outcome] in
+                Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, limits: limits, learned: learned)
+            }.compactMap { $0 }.flatMap { $0 }
             var items: [CatalogItem] = []
             var metadataOnly: [MetadataUpdate] = []
             for (offset, outcome) in outcomes.enumerated() {
@@ -171,6 +186,11 @@ public struct Indexer: Sendable {
                 case .failed(let name, let reason):
                     failures.append(reason)
                     onEvent(.image(name: name, position: position, error: reason, done: done, total: sources.count))
+                case .described(let item, _):
+                    // process(_ sources:...) embeds every described image before it returns.
+                    let reason = "\(item.imageName): its learned vector was not computed"
+                    failures.append(reason)
+                    onEvent(.image(name: item.imageName, position: position, error: reason, done: done, total: sources.count))
                 }
             }
             try await store.upsert(items, schema: schema)
@@ -218,8 +238,42 @@ public struct Indexer: Sendable {
         return try await store.schema()
     }
 
-    /// Reads, checks and decodes one source (on a decoding thread).
-    static func process(_ source: Source, known: [String: String], schema: FieldSchema, limits: ImageLimits) -> Outcome {
+    /// Images a worker runs through the learned model at once.
+    static let embeddingBatch = 8
+
+    /// Reads, checks and decodes a group of sources, then embeds the decoded ones
+    /// in one run of the model (on a decoding thread); outcomes in the sources' order.
+    static func process(_ sources: [Source], known: [String: String], schema: FieldSchema, limits: ImageLimits,
+                        learned: (any ImageEmbedder)?) -> [Outcome] {
+        guard let learned else { return sources.map { process($0, known: known, schema: schema, limits: limits) } }
+        var outcomes: [Outcome] = []
+        var pending: [(position: Int, item: CatalogItem, content: PixelBuffer)] = []
+        for source in sources {
+            let outcome = process(source, known: known, schema: schema, limits: limits, learned: learned, embeds: false)
+            if case .described(let item, let content) = outcome {
+                pending.append((outcomes.count, item, content))
+            }
+            outcomes.append(outcome)
+        }
+        guard !pending.isEmpty else { return outcomes }
+        do throws(EmbeddingError) {
+            let vectors = try learned.embed(pending.map(\.content))
+            for (entry, vector) in zip(pending, vectors) {
+                var item = entry.item
+                item.learned = vector
+                outcomes[entry.position] = .item(item)
+            }
+        } catch {
+            for entry in pending { outcomes[entry.position] = .failed(entry.item.imageName, "\(entry.item.imageName): \(error)") }
+        }
+        return outcomes
+    }
+
+    /// Reads, checks and decodes one source (on a decoding thread); with
+    /// `embeds` false and a learned model, a decoded image comes back
+    /// ``Outcome/described(_:_:)`` for the caller to embed with others.
+    static func process(_ source: Source, known: [String: String], schema: FieldSchema, limits: ImageLimits,
+                        learned: (any ImageEmbedder)? = nil, embeds: Bool = true) -> Outcome {
         let name = source.imageName
         if let scalar = CatalogText.forbiddenInName(name) {
             return .failed(name, "im_name \(CatalogText.reason(name, scalar))")
@@ -227,19 +281,43 @@ public struct Indexer: Sendable {
         if let problem = MetadataTable.validate(source.metadata, schema: schema) {
             return .failed(name, "\(name): metadata field \(problem.field): \(problem.reason)")
         }
+        let bytes: [UInt8]
         do throws(ImageOpsError) {
-            let bytes: [UInt8]
             switch source.content {
             case .file(let path): bytes = try FileIO.read(path, maxBytes: limits.maxInputBytes)
             case .bytes(let data): bytes = data
             case .failed(let reason): return .failed(name, "\(name): \(reason)")
             }
-            if known[name] == ImageFeatures.fingerprint(of: bytes) { return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata)) }
-            return .item(try ImageFeatures.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
-                                                       limits: limits))
         } catch {
             return .failed(name, error.description)
         }
+        if let stored = known[name], isUnchanged(stored: stored, bytes: bytes, learned: learned?.descriptor) {
+            return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata))
+        }
+        if !embeds, learned != nil {
+            do throws(ImageOpsError) {
+                let described = try ImageFeatures.describe(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
+                                                           limits: limits, learned: learned)
+                guard let content = described.content else { return .item(described.item) }
+                return .described(described.item, content)
+            } catch {
+                return .failed(name, error.description)
+            }
+        }
+        do throws(FeaturesError) {
+            return .item(try ImageFeatures.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
+                                                       limits: limits, learned: learned))
+        } catch {
+            return .failed(name, error.description)
+        }
+    }
+
+    /// Whether a stored row needs no new vectors: the same file and colour
+    /// features, and the learned model's vector — or, indexing without a
+    /// model, any (a colour-only run keeps the learned vectors it cannot make).
+    static func isUnchanged(stored: String, bytes: [UInt8], learned: EmbeddingDescriptor?) -> Bool {
+        if let learned { return stored == ImageFeatures.fingerprint(of: bytes, learned: learned) }
+        return ImageFeatures.colourPart(of: stored) == ImageFeatures.fingerprint(of: bytes)
     }
 
     /// An absolute, normalised path, so the catalog's sources work from any working directory.
@@ -250,6 +328,8 @@ public struct Indexer: Sendable {
 
     enum Outcome: Sendable {
         case item(CatalogItem)
+        /// Decoded, its learned vector still to compute from `content` (never leaves ``process(_:known:schema:limits:learned:)``).
+        case described(CatalogItem, PixelBuffer)
         case unchanged(MetadataUpdate)
         case failed(String, String)
     }

@@ -53,6 +53,7 @@ public struct CatalogCopy: Sendable {
                            + "(such as \(first)); copy into an empty catalog")
         }
         try await target.declare(schema)
+        if let model = try await source.learnedModel() { try await target.recordLearnedModel(model) }
 
         let index = try await source.loadIndex()
         let exported = Dictionary(try await source.export().map { ($0.imageName, $0) }, uniquingKeysWith: { first, _ in first })
@@ -63,7 +64,8 @@ public struct CatalogCopy: Sendable {
             let name = index.names[row]
             guard let image = exported[name], let hash = sourceHashes[name] else { continue }
             items.append(CatalogItem(imageName: name, source: image.source, width: image.width, height: image.height, contentHash: hash,
-                                     features: index.vector(at: row), palette: index.palettes[row], metadata: image.metadata))
+                                     features: index.vector(at: row), learned: index.learnedVector(at: row),
+                                     palette: index.palettes[row], metadata: image.metadata))
             values += image.metadata.count
             if items.count == batchSize {
                 try await target.upsert(items, schema: schema)
@@ -123,9 +125,11 @@ public struct CatalogCopy: Sendable {
         for row in 0..<index.count {
             guard let other = targetIndex.row(named: index.names[row]),
                   targetIndex.vector(at: other) == index.vector(at: row),
+                  targetIndex.learnedVector(at: other) == index.learnedVector(at: row),
                   targetIndex.palettes[other] == index.palettes[row] else { differentFeatures += 1; continue }
         }
-        if differentFeatures > 0 { problems.append("\(differentFeatures) images with another vector or palette") }
+        if differentFeatures > 0 { problems.append("\(differentFeatures) images with another vector, learned vector or palette") }
+        if try await target.learnedModel() != source.learnedModel() { problems.append("the learned model recorded differs") }
         let targetEvents = try await eventCount(target)
         if targetEvents < summary.events { problems.append("\(targetEvents) events, fewer than \(summary.events)") }
         if !problems.isEmpty {

@@ -14,19 +14,23 @@ public struct CatalogItem: Sendable, Hashable {
     public var contentHash: String
     /// The colour feature vector (``ColorFeatures``).
     public var features: [Float]
+    /// The learned embedding (``LearnedEmbedder``), unit length; nil when
+    /// the image was indexed without the model.
+    public var learned: [Float]?
     /// The dominant colours.
     public var palette: DominantColors
     /// Metadata values as text, checked against the schema.
     public var metadata: [String: String]
 
     public init(imageName: String, source: String, width: Int, height: Int, contentHash: String,
-                features: [Float], palette: DominantColors, metadata: [String: String]) {
+                features: [Float], learned: [Float]? = nil, palette: DominantColors, metadata: [String: String]) {
         self.imageName = imageName
         self.source = source
         self.width = width
         self.height = height
         self.contentHash = contentHash
         self.features = features
+        self.learned = learned
         self.palette = palette
         self.metadata = metadata
     }
@@ -40,6 +44,12 @@ extension CatalogItem {
         for item in items where item.features.count != ColorFeatures.dimensions {
             throw .invalidParameter(name: "features", reason: "\(item.imageName) has a vector of \(item.features.count) values; "
                                     + "a catalog stores \(ColorFeatures.dimensions)")
+        }
+        // Learned vectors, where present, are all as long as the catalog's model makes them.
+        if let first = items.lazy.compactMap(\.learned).first,
+           let item = items.first(where: { $0.learned.map { $0.count != first.count } ?? false }) {
+            throw .invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values, "
+                                    + "others in its batch \(first.count)")
         }
     }
 }

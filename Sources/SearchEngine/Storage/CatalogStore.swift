@@ -50,8 +50,16 @@ public protocol CatalogStore: Sendable {
     func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String]
     /// A counter moved by every committed change, by any process.
     func version() async throws(VisualSearchError) -> Int
-    /// Every image's vector, name, source and palette, in a stable order.
-    func loadIndex() async throws(VisualSearchError) -> FeatureIndex
+    /// Every image's vector, name, source and palette, in a stable order;
+    /// with the learned vectors of the ``learnedModel()`` too, when
+    /// `withLearned` and the catalog has them.
+    func loadIndex(withLearned: Bool) async throws(VisualSearchError) -> FeatureIndex
+
+    /// What made the catalog's learned vectors (``LearnedEmbedder``); nil when it has none.
+    func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor?
+    /// Records what makes the learned vectors written from now on (``Indexer``
+    /// does before its first batch); moves the version when it changes.
+    func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError)
 
     /// Ids of the images passing every filter; `nil` when there are no filters.
     func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(VisualSearchError) -> Set<Int64>?
@@ -134,6 +142,17 @@ public struct ExportedImage: Sendable, Hashable, Codable {
 }
 
 extension CatalogStore {
+    /// Every image's vectors, learned ones included when the catalog has them.
+    public func loadIndex() async throws(VisualSearchError) -> FeatureIndex {
+        try await loadIndex(withLearned: true)
+    }
+
+    /// How many images hold a learned vector of the catalog's ``learnedModel()``.
+    public func learnedVectorCount() async throws(VisualSearchError) -> Int {
+        guard let model = try await learnedModel() else { return 0 }
+        return try await contentHashes().values.filter { ImageFeatures.hasLearned($0, of: model) }.count
+    }
+
     /// How many images an older vsearch's features computed (their stored
     /// content hash lacks this version's tag, ``ImageFeatures/isCurrent(_:)``):
     /// they answer with their old vectors until `vsearch index` runs again.

@@ -9,16 +9,17 @@ import VisualSearch
 /// same on every store; what the store decides is *which* images are the
 /// candidates (an exact scan or an approximate index) and how many match.
 public protocol NearestNeighbourStore: CatalogStore {
-    /// A catalog image's id, name, source and vector; nil for an unknown name.
+    /// A catalog image's id, name, source and vectors; nil for an unknown name.
     func image(named imageName: String) async throws(VisualSearchError) -> Neighbour?
     /// The images of `scope` among `imageNames` (unknown names and images
     /// outside the scope left out), in any order, with their vectors.
     func images(named imageNames: [String], in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
-    /// The `count` images of `scope` nearest to `vector` (all of them when
-    /// fewer match), in any order, with their vectors. `matching` is how many
-    /// images the scope holds (``count(_:schema:)``) and `catalogSize` how
-    /// many the catalog holds: they may decide between an exact scan and an index.
-    func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
+    /// The `count` images of `scope` nearest to `target` (all of them when
+    /// fewer match), in any order, with their vectors (learned ones too when
+    /// the catalog has them). `matching` is how many images the scope holds
+    /// (``count(_:schema:)``) and `catalogSize` how many the catalog holds:
+    /// they may decide between an exact scan and an index.
+    func nearest(to target: NeighbourTarget, in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
                  schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
     /// How many images `scope` holds.
     func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int
@@ -40,11 +41,17 @@ public struct NeighbourScope: Sendable, Hashable {
     /// The score range, when the request has one, and the vector it is measured from.
     public var scoreRange: ScoreRange?
 
-    /// Scores in `minimum...maximum` from `vector`, as ``Similarity`` computes them.
+    /// Scores in `minimum...maximum` from `target`, as ``Similarity`` computes them.
     public struct ScoreRange: Sendable, Hashable {
-        public var vector: [Float]
+        public var target: NeighbourTarget
         public var minimum: Float
         public var maximum: Float
+
+        public init(target: NeighbourTarget, minimum: Float, maximum: Float) {
+            self.target = target
+            self.minimum = minimum
+            self.maximum = maximum
+        }
 
         /// The Euclidean distances that give those scores (score = 1 − distance / 2).
         public var distances: ClosedRange<Double> {
@@ -62,17 +69,37 @@ public struct NeighbourScope: Sendable, Hashable {
     public var isEverything: Bool { filters.isEmpty && excluding == nil && scoreRange == nil }
 }
 
+/// What k-NN orders by: nearness in one space, or a fused score of both
+/// (``SimilarityMode``): `w·learned + (1 − w)·colour` of ``Similarity``'s scores.
+public enum NeighbourTarget: Sendable, Hashable {
+    case color([Float])
+    case learned([Float])
+    case fused(color: [Float], learned: [Float], learnedWeight: Float)
+
+    /// The length of the vector a single-space target compares (the learned one's for fused).
+    public var dimension: Int {
+        switch self {
+        case .color(let vector), .learned(let vector): vector.count
+        case .fused(_, let learned, _): learned.count
+        }
+    }
+}
+
 /// One catalog image as the k-NN stage sees it.
 public struct Neighbour: Sendable, Hashable {
     public var id: Int64
     public var name: String
     public var source: String
+    /// The colour vector.
     public var vector: [Float]
+    /// The learned vector; nil when the image has none (or the catalog no learned model).
+    public var learned: [Float]?
 
-    public init(id: Int64, name: String, source: String, vector: [Float]) {
+    public init(id: Int64, name: String, source: String, vector: [Float], learned: [Float]? = nil) {
         self.id = id
         self.name = name
         self.source = source
         self.vector = vector
+        self.learned = learned
     }
 }

@@ -43,6 +43,10 @@ public struct SearchParameters: Sendable, Hashable, Codable {
     /// Accepted for compatibility (`detection`); the offline engine has no
     /// object detector and answers with empty `product_types`. `nil` by default.
     public var detection: String?
+    /// Which similarity ranks the results (`similarity`, an extension of the
+    /// offline engine: the hosted APIs have no such parameter). `nil` — the
+    /// engine's default, ``SimilarityMode`` says which — by default.
+    public var similarity: SimilarityMode?
 
     /// Creates the defaults.
     public init() {}

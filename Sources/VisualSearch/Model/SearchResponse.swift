@@ -44,16 +44,19 @@ public struct SearchResponse: Sendable, Hashable, Codable {
     public var objects: [SearchObject]?
     /// Set by the offline engine to say how it treated objects (discover search).
     public var offlineNote: String?
+    /// Set by the offline engine: which ``SimilarityMode`` ranked the results.
+    public var similarity: SimilarityMode?
 
     enum CodingKeys: String, CodingKey {
-        case status, method, error, page, limit, total, result, facets, objects
+        case status, method, error, page, limit, total, result, facets, objects, similarity
         case requestID = "reqid", imageID = "im_id", productTypes = "product_types", offlineNote = "offline_note"
     }
 
     /// Creates a response.
     public init(status: Status = .ok, method: String, error: [String] = [], page: Int, limit: Int, total: Int,
                 result: [ImageResult], requestID: String? = nil, imageID: String? = nil, facets: [Facet]? = nil,
-                productTypes: [ProductType]? = nil, objects: [SearchObject]? = nil, offlineNote: String? = nil) {
+                productTypes: [ProductType]? = nil, objects: [SearchObject]? = nil, offlineNote: String? = nil,
+                similarity: SimilarityMode? = nil) {
         self.status = status
         self.method = method
         self.error = error
@@ -67,6 +70,7 @@ public struct SearchResponse: Sendable, Hashable, Codable {
         self.productTypes = productTypes
         self.objects = objects
         self.offlineNote = offlineNote
+        self.similarity = similarity
     }
 
     /// The failure shape: `status` fail, the message in `error`, zero counts.
@@ -90,6 +94,7 @@ public struct SearchResponse: Sendable, Hashable, Codable {
         productTypes = try container.decodeIfPresent([ProductType].self, forKey: .productTypes)
         objects = try container.decodeIfPresent([SearchObject].self, forKey: .objects)
         offlineNote = try container.decodeIfPresent(String.self, forKey: .offlineNote)
+        similarity = try? container.decodeIfPresent(SimilarityMode.self, forKey: .similarity)
     }
 }
 

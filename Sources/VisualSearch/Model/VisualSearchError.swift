@@ -36,6 +36,21 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
     /// is full, or a request waited in it too long): HTTP 503 with
     /// `Retry-After: retryAfter` seconds, worth retrying then.
     case overloaded(reason: String, retryAfter: Int)
+    /// Learned similarity was asked for and cannot answer (``LearnedModelProblem``
+    /// says why); `reason` names the fix. HTTP 400, except a damaged model (500).
+    case learnedModel(LearnedModelProblem, reason: String)
+
+    /// Why learned similarity cannot answer.
+    public enum LearnedModelProblem: String, Sendable, Hashable, Codable {
+        /// The model (or ONNX Runtime) is not installed for this process.
+        case missing
+        /// The model's files are there but unusable (checksum, format, shape).
+        case damaged
+        /// Another model made the catalog's learned vectors.
+        case mismatch
+        /// The catalog (or the image asked about) holds no learned vectors.
+        case notIndexed
+    }
 
     /// The message clients see in the response's `error` list.
     public var message: String {
@@ -52,6 +67,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case .storage(let reason, _): "Storage error: \(reason)"
         case .unavailable(let location, let reason): "Catalog unavailable at \(location): \(reason)"
         case .overloaded(let reason, let retryAfter): "Server busy: \(reason); retry in \(retryAfter) s"
+        case .learnedModel(_, let reason): "Learned similarity unavailable: \(reason)"
         }
     }
 
@@ -59,6 +75,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
     public var httpStatus: Int {
         switch self {
         case .invalidParameter, .unknownField, .image, .invalidMetadata, .fetch: 400
+        case .learnedModel(let problem, _): problem == .damaged ? 500 : 400
         case .imageNotFound: 404
         case .catalogNotFound, .catalog, .storage: 500
         case .unavailable, .overloaded: 503

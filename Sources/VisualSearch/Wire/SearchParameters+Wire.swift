@@ -63,6 +63,7 @@ extension SearchParameters {
             }
         }
         if let detection { query.append("detection", detection) }
+        if let similarity { query.append("similarity", similarity.rawValue) }
         return query
     }
 
@@ -97,6 +98,7 @@ extension SearchParameters {
         deduplicates = try query.bool("dedup") ?? false
         if let threshold = try query.float("dedup_score_threshold") { dedupScoreThreshold = threshold }
         detection = query.string("detection")
+        if let similarity = query.string("similarity"), !similarity.isEmpty { self.similarity = try SimilarityMode(parsing: similarity) }
         // Swift sends score_min=0.000000 and score_max=1.000000 on every call: those are "no bound".
         if scoreMin == 0 { scoreMin = nil }
         if scoreMax == 1 { scoreMax = nil }

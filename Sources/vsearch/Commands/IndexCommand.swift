@@ -22,6 +22,11 @@ struct IndexCommand: AsyncParsableCommand {
         file's relative path: n machines (or processes) index one folder into one catalog at once — \
         into PostgreSQL, or into SQLite one after another. Metadata rows are unmatched only when no \
         file of any part has their im_name.
+
+        With the learned similarity model installed (`vsearch model install`), each image also gets \
+        its learned vector, from the same decode; the catalog records the model, and indexing with \
+        another model recomputes every image. Without it (or with --color-only) only colour vectors \
+        are computed, and learned vectors already in the catalog are kept.
         """
     )
 
@@ -33,6 +38,7 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(name: [.short, .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
+    @Flag(name: .customLong("color-only"), help: "Compute only colour vectors, even with the learned model installed.") var colourOnly = false
     @Flag(help: "Print the summary as JSON on stdout.") var json = false
     @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false
 
@@ -58,7 +64,13 @@ struct IndexCommand: AsyncParsableCommand {
             try checkInputs(excluding: excluded ?? "/dev/null")
             let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
             let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-            let indexer = Indexer(store: try await catalog.openUnreported(creating: true), configuration: configuration)
+            // The model loads (checksum, runtime) before the catalog is opened: a damaged model writes nothing.
+            let learned = colourOnly ? nil : try catalog.learnedEmbedder()
+            try learned?.load()
+            configuration.learned = learned
+            let store = try await catalog.openUnreported(creating: true)
+            try await Self.noteModel(learned, catalog: try await store.learnedModel(), colourOnly: colourOnly, quiet: quiet)
+            let indexer = Indexer(store: store, configuration: configuration)
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
                                             isCancelled: { Interrupt.isRequested }) { event in
                 switch event {
@@ -100,6 +112,21 @@ struct IndexCommand: AsyncParsableCommand {
         if summary.failed > 0 { throw ExitCodes.partialFailure }
     }
 
+    /// Says on stderr what the learned vectors will be: none (no model, or
+    /// --color-only, when the catalog has some), or recomputed with another model.
+    static func noteModel(_ learned: LearnedEmbedder?, catalog recorded: EmbeddingDescriptor?, colourOnly: Bool, quiet: Bool) async throws {
+        guard !quiet else { return }
+        if let learned {
+            if let recorded, recorded.contentHash != learned.descriptor.contentHash {
+                Terminal.err("note: the catalog's learned vectors were made by \(recorded.tag); every image is recomputed with \(learned.descriptor.tag)\n")
+            }
+        } else if !colourOnly {
+            Terminal.err("note: the learned similarity model is not installed, so only colour vectors are computed"
+                + (recorded != nil ? " (the learned vectors already in the catalog are kept)" : "")
+                + "; `\(EmbeddingError.installCommand)` adds similarity by what things are\n")
+        }
+    }
+
     /// Refuses, before a catalog is opened or created: a missing folder or
     /// metadata file, a folder with no image files, files that differ only in extension.
     func checkInputs(excluding excluded: String) throws(InputError) {
@@ -133,10 +160,17 @@ struct CatalogCommand: AsyncParsableCommand {
             var bytes: Int?
             /// Images whose vectors an older vsearch's features computed: `vsearch index` again recomputes them.
             var staleFeatures: Int
+            /// What made the learned vectors; nil for a colour-only catalog.
+            var learnedModel: EmbeddingDescriptor?
+            /// Images holding a learned vector of that model.
+            var learnedImages: Int
+            /// Whether the installed model (if any) made the catalog's learned vectors.
+            var installedModel: String?
 
             enum CodingKeys: String, CodingKey {
                 case location, images, fields, integrity, bytes
-                case staleFeatures = "stale_features"
+                case staleFeatures = "stale_features", learnedModel = "learned_model", learnedImages = "learned_images"
+                case installedModel = "installed_model"
             }
         }
 
@@ -148,11 +182,21 @@ struct CatalogCommand: AsyncParsableCommand {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
                 }
                 let stale = try await store.staleFeatureCount()
+                let installed = (try? catalog.learnedEmbedder()) ?? nil
                 let report = Report(location: catalog.location.description, images: try await store.count(),
                                     fields: try await store.schema().fields.mapValues(\.rawValue),
-                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale)
+                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale,
+                                    learnedModel: try await store.learnedModel(), learnedImages: try await store.learnedVectorCount(),
+                                    installedModel: installed?.descriptor.tag)
                 if json { Terminal.json(report); return }
                 Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
+                if let model = report.learnedModel {
+                    let matches = installed.map { $0.descriptor.contentHash == model.contentHash ? " (the installed model)" : " (the installed model is \($0.descriptor.tag): re-index to use it)" }
+                        ?? " (not installed here: `\(EmbeddingError.installCommand)`)"
+                    Terminal.out("learned   \(report.learnedImages) of \(report.images) images have \(model.dimension)-float vectors of \(model.tag)\(matches)")
+                } else {
+                    Terminal.out("learned   none: colour similarity only" + (installed != nil ? "; run `vsearch index` again to add learned vectors" : ""))
+                }
                 if stale > 0 {
                     Terminal.out("features  \(stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
                 }

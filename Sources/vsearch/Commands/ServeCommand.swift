@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SearchEngine
 import VisualSearch
 import VisualSearchServer
 
@@ -64,6 +65,10 @@ struct ServeCommand: AsyncParsableCommand {
     var thumbnailCache: String?
     @Option(name: .customLong("web-root"), help: ArgumentHelp("Serve the page's files from this folder instead of the built-in ones (for developing the page).", valueName: "folder"))
     var webRoot: String?
+    @Option(help: ArgumentHelp("The similarity of requests that name none (a request may add similarity=visual|color|fused). "
+                               + "Default: visual when the catalog has learned vectors and the model is installed, else color.",
+                               valueName: "visual|color|fused"))
+    var similarity: String?
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
     @OptionGroup(title: "Limits (running in production; see the README)") var limits: ServerLimitOptions
 
@@ -81,6 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--web-root \(webRoot): no such folder")
         }
         if webRoot != nil && noWebPage { throw ValidationError("--web-root and --no-web-page contradict each other") }
+        if let similarity { do { _ = try SimilarityMode(parsing: similarity) } catch { throw ValidationError(error.message) } }
         _ = try credentials()
     }
 
@@ -140,6 +146,17 @@ struct ServeCommand: AsyncParsableCommand {
         settings.recommendations = blending.blend
         settings.limits = limits.limits
         settings.servesMetrics = !limits.noMetrics
+        settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
+        // A missing or damaged model leaves the server colour-only: it starts, and says so.
+        var modelProblem: String?
+        do {
+            let learned = try catalog.learnedEmbedder()
+            try learned?.load()
+            settings.learned = learned
+            if learned == nil { modelProblem = "the learned similarity model is not installed" }
+        } catch {
+            modelProblem = error.description
+        }
         let configuration = settings
         let server: VisualSearchServer
         do { try catalog.checkLocation() } catch { throw CLIError.report(error) }
@@ -148,6 +165,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let images = (try? await server.store.count()) ?? 0
         let stale = (try? await server.store.staleFeatureCount()) ?? 0
+        let catalogModel = try? await server.store.learnedModel()
+        let similarityLine = await Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.learned,
+                                                       problem: modelProblem, images: images)
         let host = self.host
         let path = catalog.location.description
         let auth = configuration.credentials.isOpen
@@ -160,6 +180,8 @@ struct ServeCommand: AsyncParsableCommand {
                 say.info("listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)")
                 if configuration.servesWebPage { say.info("search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics") }
                 if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
+                say.info(similarityLine.info)
+                if let warning = similarityLine.warning { say.warning(warning) }
                 if stale > 0 {
                     say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
                                 + "feature vectors; run `vsearch index` on the same folder again to recompute just those")
@@ -170,6 +192,28 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCodes.unavailable
         }
         say.info("stopped")
+    }
+
+    /// What serve says at start about similarity: which one answers by
+    /// default, what the catalog holds, and what is missing.
+    static func similarityLine(server: VisualSearchServer, catalogModel: EmbeddingDescriptor?, installed: (any ImageEmbedder)?,
+                               problem: String?, images: Int) async -> (info: String, warning: String?) {
+        let learnedImages = (try? await server.store.learnedVectorCount()) ?? 0
+        let holds = catalogModel.map { "the catalog holds learned vectors of \($0.tag) for \(learnedImages) of \(Terminal.count(images, "image"))" }
+            ?? "the catalog holds colour vectors only"
+        let defaultMode = server.engine.defaultSimilarity(catalogModel: catalogModel)
+        let info = "similarity: \(defaultMode) by default (requests may add similarity=visual|color|fused); \(holds)"
+        if let problem {
+            return (info, "\(problem): serving colour similarity only; `\(EmbeddingError.installCommand)` enables visual similarity")
+        }
+        if catalogModel == nil, installed != nil {
+            return (info, "the catalog was indexed without the learned model: run `vsearch index` on its folder again to add learned vectors")
+        }
+        if let catalogModel, let installed, catalogModel.contentHash != installed.descriptor.contentHash {
+            return (info, "the catalog's learned vectors were made by \(catalogModel.tag), the installed model is \(installed.descriptor.tag): "
+                    + "uploads are answered by colour; run `vsearch index` again to recompute them")
+        }
+        return (info, nil)
     }
 
     /// serve's own lines on stderr: plain (`vsearch serve: …`, `warning: …`), or with

@@ -11,6 +11,24 @@ struct CatalogOptions: ParsableArguments {
                                + "Default: $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.", valueName: "path|url"))
     var catalog: String?
 
+    @Option(name: .customLong("model-dir"), help: ArgumentHelp("The learned similarity model's folder (holding model.json). "
+                                                               + "Default: $VSEARCH_MODEL_DIR, else the one `vsearch model install` made.", valueName: "path"))
+    var modelDirectory: String?
+
+    /// The installed learned model, its manifest read (it loads on first use);
+    /// nil when none is installed. A manifest that is there but wrong is an error.
+    func learnedEmbedder() throws(EmbeddingError) -> LearnedEmbedder? {
+        do {
+            return try LearnedEmbedder(modelDirectory: modelDirectory)
+        } catch {
+            switch error {
+            case .modelMissing, .runtimeUnavailable: if modelDirectory == nil { return nil }
+            default: break
+            }
+            throw error
+        }
+    }
+
     /// The location in effect.
     var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
 
@@ -46,6 +64,7 @@ struct CatalogOptions: ParsableArguments {
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
+        configuration.learned = try learnedEmbedder()
         return try await VisualSearchEngine(store: store, configuration: configuration)
     }
 }

@@ -36,6 +36,11 @@ struct QueryOptions: ParsableArguments {
     @Option(name: .customLong("score-max"), help: "Keep results scoring at most this (0...1).")
     var scoreMax: Float?
 
+    @Option(help: ArgumentHelp("What \"alike\" means: visual (a learned model: the same kind of thing), color (the same colours) "
+                               + "or fused. Default: visual for a catalog indexed with the model installed, else color.",
+                               valueName: "visual|color|fused"))
+    var similarity: String?
+
     @Flag(help: "Drop near-duplicate results from the page (the match count is counted before they are dropped).")
     var dedup = false
 
@@ -59,6 +64,7 @@ struct QueryOptions: ParsableArguments {
         parameters.deduplicates = dedup
         parameters.includesScore = true
         do {
+            parameters.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
             parameters.filters = try filters.map { (text) throws(VisualSearchError) in try Filter(parsing: text, acceptsEquals: true) }
             try parameters.validate()
         } catch {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageOps
+import SearchEngine
 import Tracking
 import VisualSearch
 
@@ -22,6 +23,9 @@ enum CLIError {
         case let error as ImageOpsError:
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.code(for: error)
+        case let error as EmbeddingError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.code(for: error.searchError)
         case let error as TrackingError:
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.ioError

@@ -23,6 +23,9 @@ enum ExitCodes {
     /// A remote service refused the credentials (EX_NOPERM).
     static let permission = ExitCode(77)
 
+    /// The learned similarity model (or ONNX Runtime) is not installed (EX_CONFIG): `vsearch model install` fixes it.
+    static let modelMissing = ExitCode(78)
+
     /// Stopped by SIGINT/SIGTERM after finishing the work in progress (128 + SIGINT).
     static let interrupted = ExitCode(130)
 
@@ -36,6 +39,12 @@ enum ExitCodes {
         case .catalogNotFound: noInput
         case .catalog, .storage: ioError
         case .unavailable, .overloaded: unavailable
+        case .learnedModel(let problem, _):
+            switch problem {
+            case .missing: modelMissing
+            case .damaged: ioError
+            case .mismatch, .notIndexed: dataError
+            }
         }
     }
 

@@ -15,6 +15,13 @@ import VisualSearch
 ///   the graph (up to `hnsw.max_scan_tuples`). The engine re-sorts the
 ///   relaxed order.
 ///
+/// Learned similarity (``NeighbourTarget/learned(_:)``) runs the same two
+/// ways on `learned::vector(N)`, whose HNSW expression index
+/// ``recordLearnedModel(_:)`` made; a fused target orders exactly by the
+/// fused score, and approximately by the union of both indexes' nearest
+/// (the engine re-scores them). An image without a learned vector scores as
+/// unrelated in the learned part, as in memory.
+///
 /// `auto` picks exact when the scope holds at most `exact_below` images or
 /// too few for the iterative scan to fill the page, has a score range (its
 /// total needs the scan anyway), or a page reaches deeper than
@@ -23,11 +30,11 @@ import VisualSearch
 extension PostgreSQLCatalogStore: NearestNeighbourStore {
     public func image(named imageName: String) async throws(VisualSearchError) -> Neighbour? {
         try await withConnection { connection in
-            let rows = try await connection.query("SELECT id, im_name, source, features::real[] FROM images WHERE im_name = \(imageName)",
+            let rows = try await connection.query("SELECT id, im_name, source, features::real[], learned::real[] FROM images WHERE im_name = \(imageName)",
                                                   logger: Self.silent)
             var found: Neighbour?
-            for try await (id, name, source, vector) in rows.decode((Int64, String, String, [Float]).self) {
-                found = Neighbour(id: id, name: name, source: source, vector: vector)
+            for try await (id, name, source, vector, learned) in rows.decode((Int64, String, String, [Float], [Float]?).self) {
+                found = Neighbour(id: id, name: name, source: source, vector: vector, learned: learned)
             }
             return found
         }
@@ -39,46 +46,91 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
         binds.append(imageNames)
-        let statement = PostgresQuery(unsafeSQL: "SELECT id, im_name, source, features::real[] FROM images WHERE im_name = ANY($\(binds.count)::text[]) AND \(condition)",
+        let statement = PostgresQuery(unsafeSQL: "SELECT id, im_name, source, features::real[], learned::real[] FROM images WHERE im_name = ANY($\(binds.count)::text[]) AND \(condition)",
                                       binds: binds)
         return try await withConnection { connection in
             let rows = try await connection.query(statement, logger: Self.silent)
             var found: [Neighbour] = []
-            for try await (id, name, source, vector) in rows.decode((Int64, String, String, [Float]).self) {
-                found.append(Neighbour(id: id, name: name, source: source, vector: vector))
+            for try await (id, name, source, vector, learned) in rows.decode((Int64, String, String, [Float], [Float]?).self) {
+                found.append(Neighbour(id: id, name: name, source: source, vector: vector, learned: learned))
             }
             return found
         }
     }
 
-    public func nearest(to vector: [Float], in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
+    public func nearest(to target: NeighbourTarget, in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
                         schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
         guard count > 0, matching > 0 else { return [] }
         let exact = settings.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scope.scoreRange != nil)
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
-        binds.append(vector)
-        let query = "$\(binds.count)::real[]::vector"
-        binds.append(count)
         // Exact: equal distances (the same photo under several names) break by
         // name in byte order, as the engine ranks them, so pages never overlap.
         // (A second sort key would keep the HNSW index from serving the approximate order.)
         // The vectors are converted to arrays after the LIMIT: converting every
         // row the scan sorts made an exact query 2.5 times slower (psql, 100k rows).
+        let select = "SELECT id, im_name, source, features, learned FROM images WHERE \(condition)"
+        let inner: String
+        switch target {
+        case .color(let vector), .learned(let vector):
+            let column = Self.column(of: target, dimension: vector.count)
+            binds.append(vector)
+            let query = "$\(binds.count)::real[]::vector"
+            binds.append(count)
+            inner = "\(select) ORDER BY \(exact ? "\(column) <#> \(query), im_name COLLATE \"C\"" : "\(column) <-> \(query)") LIMIT $\(binds.count)"
+        case .fused(let colour, let learned, _):
+            if exact {
+                let score = Self.scoreExpression(of: target, binds: &binds)
+                binds.append(count)
+                inner = "\(select) ORDER BY \(score) DESC, im_name COLLATE \"C\" LIMIT $\(binds.count)"
+            } else {
+                // Each index's nearest; their union is re-scored by the engine.
+                binds.append(count)
+                let limit = "$\(binds.count)"
+                binds.append(colour)
+                let colourQuery = "$\(binds.count)::real[]::vector"
+                binds.append(learned)
+                let learnedQuery = "$\(binds.count)::real[]::vector"
+                inner = "(\(select) ORDER BY features <-> \(colourQuery) LIMIT \(limit)) UNION "
+                    + "(\(select) ORDER BY \(Self.column(of: target, dimension: learned.count)) <-> \(learnedQuery) LIMIT \(limit))"
+            }
+        }
         let statement = PostgresQuery(unsafeSQL: """
-            SELECT id, im_name, source, features::real[] FROM (
-                SELECT id, im_name, source, features FROM images WHERE \(condition)
-                ORDER BY \(exact ? "features <#> \(query), im_name COLLATE \"C\"" : "features <-> \(query)") LIMIT $\(binds.count)
-            ) AS nearest
+            SELECT id, im_name, source, features::real[], learned::real[] FROM (\(inner)) AS nearest
             """, binds: binds)
         return try await withConnection { connection in
             var found: [Neighbour] = []
             found.reserveCapacity(count)
-            for try await (id, name, source, features) in try await connection.query(statement, logger: Self.silent)
-                .decode((Int64, String, String, [Float]).self) {
-                found.append(Neighbour(id: id, name: name, source: source, vector: features))
+            for try await (id, name, source, features, learned) in try await connection.query(statement, logger: Self.silent)
+                .decode((Int64, String, String, [Float], [Float]?).self) {
+                found.append(Neighbour(id: id, name: name, source: source, vector: features, learned: learned))
             }
             return found
+        }
+    }
+
+    /// The column (or the learned column's typed expression, which its HNSW index serves) a target's vector is compared with.
+    static func column(of target: NeighbourTarget, dimension: Int) -> String {
+        switch target {
+        case .color: "features"
+        case .learned, .fused: "learned::vector(\(dimension))"
+        }
+    }
+
+    /// The SQL of ``Similarity``'s score of each row against `target`, its vectors appended to `binds`:
+    /// `1 − distance/2`, a row without a learned vector at distance √2 in the learned part (dot product 0, as in memory).
+    static func scoreExpression(of target: NeighbourTarget, binds: inout PostgresBindings) -> String {
+        func score(_ vector: [Float], column: String) -> String {
+            binds.append(vector)
+            return "(1 - COALESCE(\(column) <-> $\(binds.count)::real[]::vector, sqrt(2)) / 2)"
+        }
+        switch target {
+        case .color(let vector): return score(vector, column: "features")
+        case .learned(let vector): return score(vector, column: column(of: target, dimension: vector.count))
+        case .fused(let colour, let learned, let weight):
+            let learnedScore = score(learned, column: column(of: target, dimension: learned.count))
+            let colourScore = score(colour, column: "features")
+            return "(\(Double(weight)) * \(learnedScore) + \(Double(1 - weight)) * \(colourScore))"
         }
     }
 
@@ -135,11 +187,20 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
             clauses.append("id <> $\(binds.count)")
         }
         if let range = scope.scoreRange {
-            binds.append(range.vector)
-            let vector = binds.count
-            binds.append(range.distances.lowerBound)
-            binds.append(range.distances.upperBound)
-            clauses.append("(features <-> $\(vector)::real[]::vector) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
+            switch range.target {
+            case .color(let vector), .learned(let vector):
+                binds.append(vector)
+                let vector = binds.count
+                binds.append(range.distances.lowerBound)
+                binds.append(range.distances.upperBound)
+                let column = column(of: range.target, dimension: range.target.dimension)
+                clauses.append("(\(column) <-> $\(vector)::real[]::vector) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
+            case .fused:
+                let score = scoreExpression(of: range.target, binds: &binds)
+                binds.append(Double(range.minimum))
+                binds.append(Double(range.maximum))
+                clauses.append("\(score) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
+            }
         }
         return clauses.isEmpty ? "TRUE" : clauses.joined(separator: " AND ")
     }

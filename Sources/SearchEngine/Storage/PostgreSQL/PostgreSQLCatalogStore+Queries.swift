@@ -47,17 +47,21 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    /// Every image's vector, name, source and palette, by id.
-    public func loadIndex() async throws(VisualSearchError) -> FeatureIndex {
+    /// Every image's vector, name, source and palette, by id; the learned
+    /// vectors too when `withLearned` and the catalog records a learned model.
+    public func loadIndex(withLearned: Bool) async throws(VisualSearchError) -> FeatureIndex {
         try await withConnection { connection in
-            var index = FeatureIndex(dimensions: ColorFeatures.dimensions)
+            let learnedDimension = withLearned ? try await Self.learnedModel(connection)?.dimension ?? 0 : 0
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension)
             let decoder = JSONDecoder()
-            let rows = try await connection.query("SELECT id, im_name, source, features::real[], palette::text FROM images ORDER BY id",
-                                                  logger: Self.silent)
-            for try await (id, name, source, vector, paletteText) in rows.decode((Int64, String, String, [Float], String).self) {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT id, im_name, source, features::real[], \(learnedDimension > 0 ? "learned::real[]" : "NULL::real[]"), palette::text
+                FROM images ORDER BY id
+                """), logger: Self.silent)
+            for try await (id, name, source, vector, learned, paletteText) in rows.decode((Int64, String, String, [Float], [Float]?, String).self) {
                 guard vector.count == index.dimensions else { continue }
                 let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
-                index.append(id: id, name: name, source: source, vector: vector, palette: palette)
+                index.append(id: id, name: name, source: source, vector: vector, learned: learned, palette: palette)
             }
             return index
         }

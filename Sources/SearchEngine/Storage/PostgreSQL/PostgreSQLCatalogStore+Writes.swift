@@ -80,6 +80,7 @@ extension PostgreSQLCatalogStore {
                 RETURNING id, im_name
                 """, logger: Self.silent)
             for try await (id, name) in rows.decode((Int64, String).self) { ids[name] = id }
+            try await Self.writeLearned(batch, connection: connection)
             try await Self.replaceValues(batch.compactMap { item in ids[item.imageName].map { ($0, item.metadata) } },
                                          schema: schema, connection: connection)
             try await Self.bumpVersion(connection)
@@ -153,6 +154,62 @@ extension PostgreSQLCatalogStore {
         for (offset, entry) in entries.enumerated() where entry.texts.contains(where: { $0.contains("\u{0}") }) {
             throw .invalidMetadata(row: offset + 1, field: "im_name", reason: "\(entry.imageName.replacingOccurrences(of: "\u{0}", with: "\\0")): "
                                    + "a name, source or value contains a NUL character, which PostgreSQL cannot store")
+        }
+    }
+
+    /// Writes the batch's learned vectors (NULL for an image without one),
+    /// checked against the recorded model's length, in the upsert's transaction.
+    static func writeLearned(_ batch: [CatalogItem], connection: PostgresConnection) async throws {
+        let dimension = try await learnedModel(connection)?.dimension
+        if let item = batch.first(where: { $0.learned != nil && $0.learned?.count != dimension }) {
+            throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values; "
+                + (dimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
+        }
+        guard dimension != nil else { return }
+        try await connection.query("""
+            UPDATE images SET learned = NULLIF(t.l, '')::vector
+            FROM unnest(\(batch.map(\.imageName))::text[], \(batch.map { $0.learned.map(vectorLiteral) ?? "" })::text[]) AS t(n, l)
+            WHERE images.im_name = t.n
+            """, logger: silent)
+    }
+
+    /// What made the catalog's learned vectors; nil when it has none.
+    public func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor? {
+        try await withConnection { connection in try await Self.learnedModel(connection) }
+    }
+
+    static func learnedModel(_ connection: PostgresConnection) async throws -> EmbeddingDescriptor? {
+        var descriptor: EmbeddingDescriptor?
+        for try await text in try await connection.query("SELECT descriptor FROM catalog_models WHERE role = 'learned'", logger: silent)
+            .decode(String.self) {
+            descriptor = try? JSONDecoder().decode(EmbeddingDescriptor.self, from: Data(text.utf8))
+        }
+        return descriptor
+    }
+
+    /// Records what makes the learned vectors. A new model clears the vectors
+    /// of the old one (the indexer recomputes every row) and, for a new
+    /// length, rebuilds the HNSW expression index on `learned::vector(N)`.
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
+        let text = String(decoding: (try? JSONEncoder().encode(descriptor)) ?? Data(), as: UTF8.self)
+        try await withTransaction { connection in
+            try await connection.query("LOCK TABLE catalog_models IN SHARE ROW EXCLUSIVE MODE", logger: Self.silent)
+            let current = try await Self.learnedModel(connection)
+            guard current != descriptor else { return }
+            if current != nil { try await connection.query("UPDATE images SET learned = NULL WHERE learned IS NOT NULL", logger: Self.silent) }
+            if current?.dimension != descriptor.dimension {
+                try await connection.query("DROP INDEX IF EXISTS images_learned_hnsw", logger: Self.silent)
+                // The length is an integer of ours, never user text.
+                try await connection.query(PostgresQuery(unsafeSQL: """
+                    CREATE INDEX images_learned_hnsw ON images USING hnsw ((learned::vector(\(descriptor.dimension))) vector_l2_ops)
+                    WITH (m = 16, ef_construction = 128)
+                    """), logger: Self.silent)
+            }
+            try await connection.query("""
+                INSERT INTO catalog_models (role, descriptor) VALUES ('learned', \(text))
+                ON CONFLICT (role) DO UPDATE SET descriptor = excluded.descriptor
+                """, logger: Self.silent)
+            try await Self.bumpVersion(connection)
         }
     }
 

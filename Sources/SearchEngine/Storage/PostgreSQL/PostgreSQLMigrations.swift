@@ -82,5 +82,12 @@ enum PostgreSQLMigrations {
             """,
             "CREATE INDEX insert_transactions_started ON insert_transactions (started_at)",
         ]),
+        Step(name: "v4: learned vectors", sql: [
+            // The learned embedding of each image, NULL when indexed without the model. The
+            // column has no fixed length (models differ); its HNSW index is an expression index
+            // on `learned::vector(N)` for the recorded model's N, made by recordLearnedModel.
+            "ALTER TABLE images ADD COLUMN learned vector",
+            "CREATE TABLE catalog_models (role TEXT PRIMARY KEY, descriptor TEXT NOT NULL)",
+        ]),
     ]
 }

@@ -182,6 +182,17 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 CREATE INDEX insert_transactions_started ON insert_transactions(started_at);
                 """)
         }
+        migrator.registerMigration("v4: learned vectors") { db in
+            // The learned embedding of each image (float32 BLOB, NULL when indexed
+            // without the model) and what made them, by role ('learned').
+            try db.execute(sql: """
+                ALTER TABLE images ADD COLUMN learned BLOB;
+                CREATE TABLE catalog_models (
+                    role TEXT PRIMARY KEY,
+                    descriptor TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -239,17 +250,23 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
         let now = Date().timeIntervalSince1970
         try write { db in
+            let learnedDimension = try SQLiteCatalogStore.learnedModel(db)?.dimension
             for item in items {
+                if let learned = item.learned, learned.count != learnedDimension {
+                    throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
+                        + (learnedDimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
+                }
                 let blob = item.features.withUnsafeBufferPointer { Data(buffer: $0) }
+                let learnedBlob = item.learned.map { $0.withUnsafeBufferPointer { Data(buffer: $0) } }
                 let palette = String(decoding: (try? JSONEncoder().encode(item.palette)) ?? Data("{\"entries\":[]}".utf8), as: UTF8.self)
                 let id = try Int64.fetchOne(db, sql: """
-                    INSERT INTO images (im_name, source, width, height, content_hash, features, palette, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO images (im_name, source, width, height, content_hash, features, learned, palette, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (im_name) DO UPDATE SET source = excluded.source, width = excluded.width,
                         height = excluded.height, content_hash = excluded.content_hash, features = excluded.features,
-                        palette = excluded.palette, updated_at = excluded.updated_at
+                        learned = excluded.learned, palette = excluded.palette, updated_at = excluded.updated_at
                     RETURNING id
-                    """, arguments: [item.imageName, item.source, item.width, item.height, item.contentHash, blob, palette, now, now])
+                    """, arguments: [item.imageName, item.source, item.width, item.height, item.contentHash, blob, learnedBlob, palette, now, now])
                 guard let id else { continue }
                 try SQLiteCatalogStore.replaceValues(of: id, with: item.metadata, schema: schema, in: db)
             }
@@ -338,21 +355,47 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         try db.execute(sql: "UPDATE catalog_state SET version = version + 1 WHERE id = 1")
     }
 
-    /// Loads every image's vectors into a ``FeatureIndex``.
-    public func loadIndex() throws(VisualSearchError) -> FeatureIndex {
+    /// Loads every image's vectors into a ``FeatureIndex``: the learned ones
+    /// too when `withLearned` and the catalog records a learned model (a row
+    /// whose learned vector is missing or of another length holds none).
+    public func loadIndex(withLearned: Bool = true) throws(VisualSearchError) -> FeatureIndex {
         try read { db in
-            var index = FeatureIndex(dimensions: ColorFeatures.dimensions)
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, palette FROM images ORDER BY id")
+            let learnedDimension = withLearned ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, \(learnedDimension > 0 ? "learned" : "NULL AS learned"), palette FROM images ORDER BY id")
             let decoder = JSONDecoder()
             while let row = try rows.next() {
                 let data: Data = row["features"]
                 let vector = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
                 guard vector.count == index.dimensions else { continue }
+                let learnedData: Data? = row["learned"]
+                let learned = learnedData.map { data in data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) } }
                 let paletteText: String = row["palette"]
                 let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
-                index.append(id: row["id"], name: row["im_name"], source: row["source"], vector: vector, palette: palette)
+                index.append(id: row["id"], name: row["im_name"], source: row["source"], vector: vector, learned: learned, palette: palette)
             }
             return index
+        }
+    }
+
+    /// What made the catalog's learned vectors; nil when it has none.
+    public func learnedModel() throws(VisualSearchError) -> EmbeddingDescriptor? {
+        try read { db in try SQLiteCatalogStore.learnedModel(db) }
+    }
+
+    static func learnedModel(_ db: Database) throws -> EmbeddingDescriptor? {
+        guard let text = try String.fetchOne(db, sql: "SELECT descriptor FROM catalog_models WHERE role = 'learned'") else { return nil }
+        return try? JSONDecoder().decode(EmbeddingDescriptor.self, from: Data(text.utf8))
+    }
+
+    /// Records what makes the learned vectors; moves the version when it changes.
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) throws(VisualSearchError) {
+        try write { db in
+            guard try SQLiteCatalogStore.learnedModel(db) != descriptor else { return }
+            let text = String(decoding: try JSONEncoder().encode(descriptor), as: UTF8.self)
+            try db.execute(sql: "INSERT INTO catalog_models (role, descriptor) VALUES ('learned', ?) ON CONFLICT (role) DO UPDATE SET descriptor = excluded.descriptor",
+                           arguments: [text])
+            try SQLiteCatalogStore.bumpVersion(db)
         }
     }
 

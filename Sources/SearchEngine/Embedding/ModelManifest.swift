@@ -1,0 +1,81 @@
+import Foundation
+
+/// A learned model's manifest (`model.json`, written by
+/// `scripts/install-model.sh` beside `model.onnx`): what the file is, where
+/// it came from and how pixels become its input — everything needed to
+/// reproduce one of its embeddings.
+public struct ModelManifest: Sendable, Hashable, Codable {
+    /// The model's name, e.g. `efficientnet-lite0`.
+    public var name: String
+    /// The recipe's version; changes whenever its vectors would.
+    public var version: String
+    /// `onnx`.
+    public var format: String
+    /// The model file, relative to the manifest's folder.
+    public var file: String
+    /// SHA-256 (hex) of the model file.
+    public var sha256: String
+    /// The tensor names.
+    public var inputName: String
+    public var outputName: String
+    /// The side of the square input, in pixels.
+    public var inputSize: Int
+    /// Per-channel (R, G, B) mean and standard deviation applied to pixel/255.
+    public var mean: [Float]
+    public var std: [Float]
+    /// The output's length before any projection.
+    public var dimension: Int
+    /// How an image becomes the square input: `squash` (resized to the square,
+    /// aspect not kept) or `center-crop` (shorter side to the square, centre cut).
+    public var resize: String
+    /// A fixed linear projection applied to the (unit) output, when shipped.
+    public var projection: Projection?
+    /// The licence of the weights.
+    public var license: String?
+
+    /// `projection.bin`: float32 little-endian, `mean` (dimension floats) then the
+    /// `outputDimension × dimension` matrix, row after row.
+    public struct Projection: Sendable, Hashable, Codable {
+        public var file: String
+        public var sha256: String
+        public var outputDimension: Int
+
+        enum CodingKeys: String, CodingKey {
+            case file, sha256, outputDimension = "output_dimension"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, version, format, file, sha256, mean, std, dimension, resize, projection, license
+        case inputName = "input_name", outputName = "output_name", inputSize = "input_size"
+    }
+
+    /// Reads and checks a manifest.
+    /// - Throws: ``EmbeddingError/modelDamaged(path:reason:)`` naming the file and what is wrong.
+    public static func read(at path: String) throws(EmbeddingError) -> ModelManifest {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .modelDamaged(path: path, reason: "cannot read the manifest")
+        }
+        let manifest: ModelManifest
+        do { manifest = try JSONDecoder().decode(ModelManifest.self, from: data) } catch {
+            throw .modelDamaged(path: path, reason: "the manifest is not valid: \(error)")
+        }
+        try manifest.check(path: path)
+        return manifest
+    }
+
+    func check(path: String) throws(EmbeddingError) {
+        guard format == "onnx" else { throw .modelDamaged(path: path, reason: "format \(format) is not onnx") }
+        guard (32...1024).contains(inputSize) else { throw .modelDamaged(path: path, reason: "input_size \(inputSize) is not in 32...1024") }
+        guard mean.count == 3, std.count == 3, std.allSatisfy({ $0 > 0 && $0.isFinite }), mean.allSatisfy(\.isFinite) else {
+            throw .modelDamaged(path: path, reason: "mean and std must be three finite numbers each, std positive")
+        }
+        guard dimension > 0 else { throw .modelDamaged(path: path, reason: "dimension \(dimension) is not positive") }
+        guard resize == "squash" || resize == "center-crop" else {
+            throw .modelDamaged(path: path, reason: "resize \(resize) is neither squash nor center-crop")
+        }
+        if let projection, !(1...dimension).contains(projection.outputDimension) || projection.outputDimension % 16 != 0 {
+            throw .modelDamaged(path: path, reason: "projection output_dimension \(projection.outputDimension) must be a multiple of 16 in 16...\(dimension)")
+        }
+    }
+}

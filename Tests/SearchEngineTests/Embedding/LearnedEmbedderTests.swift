@@ -1,0 +1,141 @@
+import Foundation
+import ImageOps
+import SearchEngine
+import TestSupport
+import Testing
+import VisualSearch
+
+/// The learned model, run in process: its vectors equal an independent
+/// PyTorch computation from the original weights, and a missing, damaged or
+/// wrong model is a typed error before anything is computed.
+@Suite(.enabled(if: LearnedModel.isRequired, "the learned model is not installed (scripts/install-model.sh)"))
+struct LearnedEmbedderTests {
+    static let fixtures = Repository.root + "/Tests/Fixtures/embeddings"
+
+    struct Reference: Decodable {
+        var image: String
+        var embedding: [Float]
+    }
+
+    static func reference(_ name: String) throws -> Reference {
+        let data = try #require(FileManager.default.contents(atPath: "\(fixtures)/reference-\(name).json"))
+        return try JSONDecoder().decode(Reference.self, from: data)
+    }
+
+    static func cosine(_ a: [Float], _ b: [Float]) -> Float {
+        let dot = zip(a, b).reduce(0) { $0 + $1.0 * $1.1 }
+        let norms = a.reduce(0) { $0 + $1 * $1 }.squareRoot() * b.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return dot / norms
+    }
+
+    /// Golden embeddings: a 224×224 PNG's model output equals PyTorch's (Tests/Fixtures/embeddings/README.md).
+    @Test(arguments: ["chelsea_cat", "coffee_cup"])
+    func goldenEmbedding(_ name: String) throws {
+        let embedder = try LearnedModel.embedder()
+        let reference = try Self.reference(name)
+        let pixels = try ImageDecoder.decode(fileAt: "\(Self.fixtures)/\(reference.image)").pixels
+        let output = try embedder.modelOutputs([pixels])[0]
+        #expect(output.count == 1280)
+        #expect(Self.cosine(output, reference.embedding) >= 0.999)
+        let largest = zip(output, reference.embedding).map { abs($0 - $1) }.max() ?? 1
+        #expect(largest < 1e-3, "largest difference \(largest)")
+        // The catalog's vector of the same file: the same output, normalised (and projected when the model ships a projection).
+        let item = try ImageFeatures.catalogItem(named: name, bytes: try FileIO.read("\(Self.fixtures)/\(reference.image)"),
+                                                 source: name, metadata: [:], learned: embedder)
+        #expect(item.learned == (try embedder.embed(pixels)))
+        #expect(item.contentHash.hasSuffix(ImageFeatures.learnedTag(of: embedder.descriptor)))
+    }
+
+    /// A batch gives each image the vector it gets alone; vectors have unit length.
+    @Test func batchesMatchSingles() throws {
+        let embedder = try LearnedModel.embedder()
+        let images = try ["chelsea_cat", "coffee_cup"].map { try ImageDecoder.decode(fileAt: "\(Self.fixtures)/\($0).png").pixels }
+        let together = try embedder.embed(images)
+        for (image, vector) in zip(images, together) {
+            let alone = try embedder.embed(image)
+            #expect(Self.cosine(alone, vector) > 0.99999)
+            #expect(abs(vector.reduce(0) { $0 + $1 * $1 } - 1) < 1e-4)
+        }
+        #expect(Self.cosine(together[0], together[1]) < 0.9, "a cat and a coffee cup are not alike")
+    }
+
+    /// The descriptor says what made the vectors, from the manifest's pinned checksums.
+    @Test func descriptor() throws {
+        let embedder = try LearnedModel.embedder()
+        let descriptor = embedder.descriptor
+        #expect(descriptor.name == "efficientnet-lite0")
+        #expect(descriptor.dimension == (embedder.manifest.projection?.outputDimension ?? 1280))
+        #expect(descriptor.contentHash.count == 64)
+        #expect(embedder.runtimeVersion == "1.23.2")
+        #expect(descriptor != ColourEmbedder().descriptor)
+    }
+
+    /// No model where it is looked for: a typed error naming the places and the install command.
+    @Test func missingModel() throws {
+        let empty = Repository.temporaryDirectory("no-model")
+        #expect {
+            _ = try ModelInstallation.locate(environment: ["HOME": empty], currentDirectory: empty, executable: nil)
+        } throws: { error in
+            guard case .modelMissing(let looked) = error as? EmbeddingError else { return false }
+            return looked.contains(empty + "/.build-tools/models/efficientnet-lite0/model.json")
+                && "\(error)".contains("vsearch model install")
+        }
+        #expect(throws: EmbeddingError.self) { _ = try LearnedEmbedder(modelDirectory: empty) }
+    }
+
+    /// A model file whose bytes changed (one flipped byte) is refused by its checksum, before any run.
+    @Test func damagedModel() throws {
+        let copy = try LearnedModel.copy()
+        let path = copy.modelDirectory + "/model.onnx"
+        var bytes = try FileIO.read(path)
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let embedder = try LearnedEmbedder(installation: copy)
+        #expect { try embedder.load() } throws: { error in
+            guard case .modelDamaged(let at, let reason) = error as? EmbeddingError else { return false }
+            return at == path && reason.contains("SHA-256")
+        }
+        #expect(throws: EmbeddingError.self) { _ = try embedder.embed(PixelBuffer(width: 8, height: 8, hasAlpha: false, fill: (1, 2, 3, 255))) }
+    }
+
+    /// A file that is not an ONNX model, pinned by its own checksum (a wrong file installed on purpose): the runtime's refusal, typed.
+    @Test func notAModel() throws {
+        let copy = try LearnedModel.copy()
+        let garbage = Array("this is not an ONNX model".utf8)
+        try Data(garbage).write(to: URL(fileURLWithPath: copy.modelDirectory + "/model.onnx"))
+        try editManifest(copy) { $0["sha256"] = SHA256Digest.hex(of: garbage) }
+        #expect { try LearnedEmbedder(installation: copy).load() } throws: { error in
+            guard case .modelDamaged(_, let reason) = error as? EmbeddingError else { return false }
+            return reason.contains("not a usable ONNX model")
+        }
+    }
+
+    /// A manifest whose numbers do not fit the model file is refused when the model loads.
+    @Test func manifestThatDoesNotFit() throws {
+        let copy = try LearnedModel.copy()
+        try editManifest(copy) { $0["input_size"] = 256 }
+        #expect { try LearnedEmbedder(installation: copy).load() } throws: { error in
+            guard case .modelDamaged(_, let reason) = error as? EmbeddingError else { return false }
+            return reason.contains("input")
+        }
+        try editManifest(copy) { $0["resize"] = "stretch" }
+        #expect(throws: EmbeddingError.self) { _ = try LearnedEmbedder(installation: copy) }
+    }
+
+    /// A runtime library that is not there: typed, naming the path.
+    @Test func missingRuntime() throws {
+        var copy = try LearnedModel.copy()
+        copy.runtimeLibrary = "/nonexistent/libonnxruntime.so.1"
+        #expect { try LearnedEmbedder(installation: copy).load() } throws: { error in
+            guard case .runtimeUnavailable(let path, _) = error as? EmbeddingError else { return false }
+            return path == "/nonexistent/libonnxruntime.so.1"
+        }
+    }
+
+    func editManifest(_ installation: ModelInstallation, _ edit: (inout [String: Any]) -> Void) throws {
+        let data = try #require(FileManager.default.contents(atPath: installation.manifestPath))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        edit(&object)
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: installation.manifestPath))
+    }
+}
