@@ -22,9 +22,16 @@ public protocol ImageEmbedder: Sendable {
     /// The vectors of `images`, in their order, each ``EmbeddingDescriptor/dimension`` long and of unit length.
     /// - Throws: ``EmbeddingError`` when the model fails to run.
     func embed(_ images: [PixelBuffer]) throws(EmbeddingError) -> [[Float]]
+
+    /// Makes sure the embedder can run (loads a model, checks its files), so a
+    /// job that would fail on every image fails before it writes anything.
+    func load() throws(EmbeddingError)
 }
 
 extension ImageEmbedder {
+    /// Nothing to load.
+    public func load() throws(EmbeddingError) {}
+
     /// The vector of one image.
     /// - Throws: ``EmbeddingError`` when the model fails to run.
     public func embed(_ image: PixelBuffer) throws(EmbeddingError) -> [Float] {

@@ -150,6 +150,8 @@ public struct Indexer: Sendable {
                        onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let start = Date()
         if let learned = configuration.learned {
+            // A model that cannot run fails the job here: nothing written, no model recorded.
+            do { try learned.load() } catch { throw error.searchError }
             try await store.recordLearnedModel(learned.descriptor)
         }
         let known = try await store.contentHashes()
