@@ -51,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tests only: TestClock, for admission's rules on a clock the test advances (issue 25).
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -141,6 +143,7 @@ let package = Package(
             dependencies: [
                 "VisualSearchServer", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
         .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "TestSupport"]),
