@@ -78,7 +78,8 @@ public struct VisualSearchServer: Sendable {
         self.logger = logger ?? Logger(label: "vsearch.serve")
         imageWork = engine.configuration.imageWork
         metrics = ServerMetrics()
-        admission = Admission(limits: configuration.limits, maxConcurrentLightRequests: configuration.maxConcurrentRequests)
+        admission = Admission(limits: configuration.limits, maxConcurrentLightRequests: configuration.maxConcurrentRequests,
+                              clock: configuration.admissionClock)
         thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, imageWork: imageWork, logger: self.logger)
     }
 

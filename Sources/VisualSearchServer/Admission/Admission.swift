@@ -2,17 +2,19 @@ import Foundation
 
 /// The server's admission control, shared by every request: the client
 /// table, one queue per ``RequestLane`` and the budget of body bytes in memory.
+/// Its rules keep time by `clock` (``AdmissionClock``): the client rate and the queue wait.
 final class Admission: Sendable {
     let clients: ClientLimiter
     let lanes: [RequestLane: AdmissionQueue]
     let bodies: BodyBudget
 
-    init(limits: ServerLimits, maxConcurrentLightRequests: Int) {
-        clients = ClientLimiter(limits: limits.clients)
+    init(limits: ServerLimits, maxConcurrentLightRequests: Int, clock: any Clock<Duration> = ContinuousClock()) {
+        let time = AdmissionClock(clock)
+        clients = ClientLimiter(limits: limits.clients, clock: time)
         let wait = Duration.milliseconds(Int64(limits.maxQueueWait * 1000))
         lanes = [
-            .light: AdmissionQueue(limit: maxConcurrentLightRequests, maxQueued: limits.maxQueuedRequests, maxWait: wait),
-            .image: AdmissionQueue(limit: limits.maxConcurrentImageRequests, maxQueued: limits.maxQueuedRequests, maxWait: wait),
+            .light: AdmissionQueue(limit: maxConcurrentLightRequests, maxQueued: limits.maxQueuedRequests, maxWait: wait, clock: time),
+            .image: AdmissionQueue(limit: limits.maxConcurrentImageRequests, maxQueued: limits.maxQueuedRequests, maxWait: wait, clock: time),
         ]
         bodies = BodyBudget(limit: limits.maxBodyBytesInFlight)
     }

@@ -3,13 +3,14 @@ import Synchronization
 
 /// Requests of one kind in flight, with a bounded queue in front: up to
 /// `limit` run; up to `maxQueued` more wait their turn (first come, first
-/// served) for at most `maxWait`; anything beyond is shed at once. A shed
-/// request is answered 503 with `Retry-After` — a fast, honest "not now"
-/// instead of a wait without bound.
+/// served) for at most `maxWait`, on the ``AdmissionClock`` given at init;
+/// anything beyond is shed at once. A shed request is answered 503 with
+/// `Retry-After` — a fast, honest "not now" instead of a wait without bound.
 final class AdmissionQueue: Sendable {
     let limit: Int
     let maxQueued: Int
     let maxWait: Duration
+    let clock: AdmissionClock
     let state = Mutex(State())
 
     struct State {
@@ -18,10 +19,11 @@ final class AdmissionQueue: Sendable {
         var nextID = 0
     }
 
-    init(limit: Int, maxQueued: Int, maxWait: Duration) {
+    init(limit: Int, maxQueued: Int, maxWait: Duration, clock: AdmissionClock = AdmissionClock()) {
         self.limit = max(1, limit)
         self.maxQueued = max(0, maxQueued)
         self.maxWait = maxWait
+        self.clock = clock
     }
 
     /// Requests running and waiting now.
@@ -46,8 +48,10 @@ final class AdmissionQueue: Sendable {
         case .shed: return false
         case .queued(let queued): id = queued
         }
-        let timer = Task { [weak self, maxWait] in
-            try? await Task.sleep(for: maxWait)
+        // The deadline is fixed before the waiter joins the queue: a clock advanced once it is queued always reaches it.
+        let deadline = clock.now + maxWait
+        let timer = Task { [weak self, clock] in
+            try? await clock.sleep(until: deadline)
             if !Task.isCancelled { self?.give(up: id) }
         }
         defer { timer.cancel() }

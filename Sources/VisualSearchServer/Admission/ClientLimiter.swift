@@ -14,19 +14,21 @@ import Synchronization
 /// clients in it plus one, so a newcomer always has room — and never more
 /// than the configured caps; and its token bucket, charged only then, bounds its rate.
 ///
-/// Refusals are the exception (``recordRefusal(_:now:)``): a request the
+/// Refusals are the exception (``recordRefusal(_:)``): a request the
 /// server had to refuse for what it sent (400, 413: a pixel bomb, a body over
 /// the limit) costs it work, so those are counted in a second bucket of the
 /// same rate and burst, in every lane, busy or not. A client that keeps
 /// sending what is refused is limited (429) once that bucket is empty, even
 /// while capacity is free; a client that sends what the server can answer never is.
+///
+/// Both buckets refill by the ``AdmissionClock`` given at init.
 final class ClientLimiter: Sendable {
     /// Whether a request may go on.
     enum Decision: Equatable {
         case admitted
         /// Over the rate: retry after this many seconds.
         case rateLimited(retryAfter: Int)
-        /// Over the rate of refused requests (``recordRefusal(_:now:)``): retry after this many seconds.
+        /// Over the rate of refused requests (``recordRefusal(_:)``): retry after this many seconds.
         case refusedTooOften(retryAfter: Int)
         /// Over the client's requests in flight (in the lane, for image requests).
         case tooManyInFlight(limit: Int, lane: RequestLane?)
@@ -36,7 +38,8 @@ final class ClientLimiter: Sendable {
         var tokens: Double
         /// The bucket refusals are charged to.
         var refusalTokens: Double
-        var refilled: ContinuousClock.Instant
+        /// When the buckets were last refilled (``AdmissionClock/now``).
+        var refilled: Duration
         var inFlight: [RequestLane: Int] = [:]
 
         var total: Int { inFlight.values.reduce(0, +) }
@@ -51,22 +54,25 @@ final class ClientLimiter: Sendable {
     }
 
     let limits: ClientLimits
+    let clock: AdmissionClock
     let state = Mutex(State())
     /// Forget clients idle this long once the table holds more than ``sweepThreshold`` of them.
     static let idleForgotten: Duration = .seconds(60)
     static let sweepThreshold = 4096
 
-    init(limits: ClientLimits) {
+    init(limits: ClientLimits, clock: AdmissionClock = AdmissionClock()) {
         self.limits = limits
+        self.clock = clock
     }
 
     /// Takes a slot for `client` in `lane` (of `slots`) — and a token when the
     /// lane is contended — or says why not. An admitted request must be
     /// ``release(_:lane:)``d when it ends.
-    func admit(_ client: String, lane: RequestLane = .light, slots: Int, now: ContinuousClock.Instant = .now) -> Decision {
+    func admit(_ client: String, lane: RequestLane = .light, slots: Int) -> Decision {
         state.withLock { state in
+            let now = clock.now  // read under the lock: the instants a client's entry sees only move forward
             if state.clients.count > Self.sweepThreshold {
-                state.clients = state.clients.filter { $0.value.total > 0 || $0.value.refilled.duration(to: now) < Self.idleForgotten }
+                state.clients = state.clients.filter { $0.value.total > 0 || now - $0.value.refilled < Self.idleForgotten }
             }
             var entry = refilled(state.clients[client], now: now)
             if limits.requestsPerSecond > 0 && entry.refusalTokens < 1 {  // keeps sending what is refused: limited in any lane
@@ -101,9 +107,10 @@ final class ClientLimiter: Sendable {
 
     /// Counts a request of `client` that the server refused for what it sent
     /// (400, 413) against its refusal bucket.
-    func recordRefusal(_ client: String, now: ContinuousClock.Instant = .now) {
+    func recordRefusal(_ client: String) {
         guard limits.requestsPerSecond > 0 else { return }
         state.withLock { state in
+            let now = clock.now
             var entry = refilled(state.clients[client], now: now)
             entry.refusalTokens = max(-Double(max(1, limits.burst)), entry.refusalTokens - 1)
             state.clients[client] = entry
@@ -111,11 +118,11 @@ final class ClientLimiter: Sendable {
     }
 
     /// A client's entry with both buckets refilled up to `now` (a new one full).
-    func refilled(_ existing: Client?, now: ContinuousClock.Instant) -> Client {
+    func refilled(_ existing: Client?, now: Duration) -> Client {
         let burst = Double(max(1, limits.burst))
         guard var entry = existing else { return Client(tokens: burst, refusalTokens: burst, refilled: now) }
         if limits.requestsPerSecond > 0 {
-            let elapsed = entry.refilled.duration(to: now)
+            let elapsed = now - entry.refilled
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond)
             entry.refusalTokens = min(burst, entry.refusalTokens + seconds * limits.requestsPerSecond)

@@ -100,7 +100,7 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
     }
 
     /// 400 and 413: refused for what the client sent, after the server read
-    /// and looked at it (``ClientLimiter/recordRefusal(_:now:)``).
+    /// and looked at it (``ClientLimiter/recordRefusal(_:)``).
     static func isRefusalOfWhatWasSent(_ status: Int) -> Bool {
         status == 400 || status == 413
     }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,12 +8,13 @@ import VisualSearch
 
 /// The pieces of admission on their own: the client table's token bucket and
 /// shares, a lane's bounded queue, which lane a request takes, who a client
-/// is and the body budget. Time is injected (`now:`): nothing here waits.
+/// is and the body budget. Time is a `TestClock` the test advances: nothing
+/// here waits on the wall clock.
 @Suite("Admission", .timeLimit(.minutes(1)))
 struct AdmissionTests {
     /// A limiter whose lanes (64 slots each) are contended: another client holds half the slots.
-    static func busy(_ limits: ClientLimits) -> ClientLimiter {
-        let limiter = ClientLimiter(limits: limits)
+    static func busy(_ limits: ClientLimits, clock: TestClock<Duration> = TestClock()) -> ClientLimiter {
+        let limiter = ClientLimiter(limits: limits, clock: AdmissionClock(clock))
         for lane in RequestLane.allCases {
             for _ in 0..<32 { _ = limiter.admit("other", lane: lane, slots: 64) }
         }
@@ -20,25 +22,27 @@ struct AdmissionTests {
     }
 
     @Test("in a busy lane, the token bucket: a burst, then one request per 1/rate seconds, with the wait as Retry-After")
-    func tokenBucket() {
-        let limiter = Self.busy(ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0))
-        let start = ContinuousClock.now
-        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start) == .admitted) }
-        #expect(limiter.admit("a", slots: 64, now: start) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("b", slots: 64, now: start) == .admitted, "another client has its own bucket")
-        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(499)) == .rateLimited(retryAfter: 1))
-        #expect(limiter.admit("a", slots: 64, now: start + .milliseconds(501)) == .admitted)
+    func tokenBucket() async {
+        let clock = TestClock()
+        let limiter = Self.busy(ClientLimits(requestsPerSecond: 2, burst: 3, maxConcurrent: 0), clock: clock)
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64) == .admitted) }
+        #expect(limiter.admit("a", slots: 64) == .rateLimited(retryAfter: 1))
+        #expect(limiter.admit("b", slots: 64) == .admitted, "another client has its own bucket")
+        await clock.advance(by: .milliseconds(499))
+        #expect(limiter.admit("a", slots: 64) == .rateLimited(retryAfter: 1))
+        await clock.advance(by: .milliseconds(2))
+        #expect(limiter.admit("a", slots: 64) == .admitted)
         // Refills never beyond the burst.
-        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) == .admitted) }
-        #expect(limiter.admit("a", slots: 64, now: start + .seconds(60)) != .admitted)
+        await clock.advance(by: .seconds(60))
+        for _ in 0..<3 { #expect(limiter.admit("a", slots: 64) == .admitted) }
+        #expect(limiter.admit("a", slots: 64) != .admitted)
     }
 
     @Test("a slow rate says how long to wait: 0.1 r/s → 10 s")
     func retryAfter() {
         let limiter = Self.busy(ClientLimits(requestsPerSecond: 0.1, burst: 1, maxConcurrent: 0))
-        let now = ContinuousClock.now
-        #expect(limiter.admit("a", slots: 64, now: now) == .admitted)
-        #expect(limiter.admit("a", slots: 64, now: now) == .rateLimited(retryAfter: 10))
+        #expect(limiter.admit("a", slots: 64) == .admitted)
+        #expect(limiter.admit("a", slots: 64) == .rateLimited(retryAfter: 10))
     }
 
     @Test("in a busy lane, requests in flight per client, and image requests apart: the next is refused until one is released")
@@ -54,14 +58,14 @@ struct AdmissionTests {
     }
 
     @Test("issue 24: a polite client on an idle server — 1,000 sequential requests at 54 a second — is never refused with the default limits")
-    func politeClient() {
-        let limiter = ClientLimiter(limits: ClientLimits())
-        let start = ContinuousClock.now
+    func politeClient() async {
+        let clock = TestClock()
+        let limiter = ClientLimiter(limits: ClientLimits(), clock: AdmissionClock(clock))
         var refused = 0
         for index in 0..<1000 {
-            let now = start + .microseconds(Int64(index) * 1_000_000 / 54)
+            await clock.advance(to: TestClock<Duration>.Instant(offset: .microseconds(Int64(index) * 1_000_000 / 54)))
             // One in flight at a time: its own request is all the lane holds.
-            if limiter.admit("address:127.0.0.1", slots: 64, now: now) == .admitted {
+            if limiter.admit("address:127.0.0.1", slots: 64) == .admitted {
                 limiter.release("address:127.0.0.1")
             } else {
                 refused += 1
@@ -69,65 +73,71 @@ struct AdmissionTests {
         }
         #expect(refused == 0)
         // Nor a client far faster, or with many requests at once, while the lane has room.
-        for _ in 0..<32 { #expect(limiter.admit("address:127.0.0.2", slots: 64, now: start) == .admitted) }
+        for _ in 0..<32 { #expect(limiter.admit("address:127.0.0.2", slots: 64) == .admitted) }
     }
 
     @Test("a client that keeps sending what is refused (400, 413) is limited even in a free lane; others and the refill are not affected")
-    func refusalsAreLimited() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100))
-        let start = ContinuousClock.now
+    func refusalsAreLimited() async {
+        let clock = TestClock()
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100), clock: AdmissionClock(clock))
         // A pixel-bomb sender: each bomb admitted (the image lane is free) and then refused with 413.
         for _ in 0..<100 {
-            #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start) == .admitted)
+            #expect(limiter.admit("bomber", lane: .image, slots: 16) == .admitted)
             limiter.release("bomber", lane: .image)
-            limiter.recordRefusal("bomber", now: start)
+            limiter.recordRefusal("bomber")
         }
-        #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start) == .refusedTooOften(retryAfter: 1))
-        #expect(limiter.admit("bomber", lane: .light, slots: 64, now: start) == .refusedTooOften(retryAfter: 1), "in every lane")
-        #expect(limiter.admit("polite", lane: .image, slots: 16, now: start) == .admitted, "another client is not touched")
+        #expect(limiter.admit("bomber", lane: .image, slots: 16) == .refusedTooOften(retryAfter: 1))
+        #expect(limiter.admit("bomber", lane: .light, slots: 64) == .refusedTooOften(retryAfter: 1), "in every lane")
+        #expect(limiter.admit("polite", lane: .image, slots: 16) == .admitted, "another client is not touched")
         limiter.release("polite", lane: .image)
         // 20 ms later a token has come back: one more request goes on.
-        #expect(limiter.admit("bomber", lane: .image, slots: 16, now: start + .milliseconds(20)) == .admitted)
+        await clock.advance(by: .milliseconds(20))
+        #expect(limiter.admit("bomber", lane: .image, slots: 16) == .admitted)
     }
 
     @Test("issue 24: in a contended lane a client keeps to its fair share, with room kept for a newcomer; its slots given back, it is admitted again")
-    func fairShare() {
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0))
-        let now = ContinuousClock.now
+    func fairShare() async {
+        let clock = TestClock()
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0),
+                                    clock: AdmissionClock(clock))
         // A lane of 8: the flooder takes half while it is free…
-        for _ in 0..<4 { #expect(limiter.admit("flooder", slots: 8, now: now) == .admitted) }
+        for _ in 0..<4 { #expect(limiter.admit("flooder", slots: 8) == .admitted) }
         // …and then, alone in a contended lane, its share is 8 / (1 + 1) = 4: it has them.
-        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 4, lane: nil))
+        #expect(limiter.admit("flooder", slots: 8) == .tooManyInFlight(limit: 4, lane: nil))
         // A newcomer is admitted: its share is 8 / (1 other + 2) = 2.
-        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
-        #expect(limiter.admit("newcomer", slots: 8, now: now) == .admitted)
-        #expect(limiter.admit("newcomer", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil))
+        #expect(limiter.admit("newcomer", slots: 8) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8) == .admitted)
+        #expect(limiter.admit("newcomer", slots: 8) == .tooManyInFlight(limit: 2, lane: nil))
         // Once the flooder gives a slot back it may take it again, not more.
         limiter.release("flooder")
-        #expect(limiter.admit("flooder", slots: 8, now: now) == .tooManyInFlight(limit: 2, lane: nil), "now 8 / (1 other + 2) = 2")
+        #expect(limiter.admit("flooder", slots: 8) == .tooManyInFlight(limit: 2, lane: nil), "now 8 / (1 other + 2) = 2")
         // The image lane counts apart, with the configured cap.
-        let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1))
-        for _ in 0..<8 { _ = capped.admit("other", lane: .image, slots: 16, now: now) }
-        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
-        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .tooManyInFlight(limit: 1, lane: .image))
+        let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1), clock: AdmissionClock(clock))
+        for _ in 0..<8 { _ = capped.admit("other", lane: .image, slots: 16) }
+        #expect(capped.admit("a", lane: .image, slots: 16) == .admitted)
+        #expect(capped.admit("a", lane: .image, slots: 16) == .tooManyInFlight(limit: 1, lane: .image))
         capped.release("a", lane: .image)
-        #expect(capped.admit("a", lane: .image, slots: 16, now: now) == .admitted)
+        #expect(capped.admit("a", lane: .image, slots: 16) == .admitted)
         // A flood of sequential requests in a contended lane still meets the rate: 100 of burst, then 50 a second.
-        let rated = Self.busy(ClientLimits())
+        let floodClock = TestClock()
+        let rated = Self.busy(ClientLimits(), clock: floodClock)
         var admitted = 0
-        for index in 0..<1000 where rated.admit("f", slots: 64, now: now + .milliseconds(Int64(index))) == .admitted {
+        for index in 0..<1000 {
+            await floodClock.advance(to: TestClock<Duration>.Instant(offset: .milliseconds(Int64(index))))
+            guard rated.admit("f", slots: 64) == .admitted else { continue }
             admitted += 1
             rated.release("f")
         }
         #expect(admitted == 100 + 49 || admitted == 100 + 50, "admitted \(admitted) in 1 s")
     }
 
-    @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time is shed")
+    @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time on the queue's clock is shed, not before")
     func queue() async throws {
-        let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30))
+        let clock = TestClock()
+        let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30), clock: AdmissionClock(clock))
         #expect(await queue.acquire())
         let waiter = Task { await queue.acquire() }
-        for _ in 0..<200 where queue.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await eventually { queue.counts.queued == 1 })
         #expect(queue.counts == (1, 1))
         #expect(await queue.acquire() == false, "the queue is full")
         queue.release()
@@ -136,11 +146,17 @@ struct AdmissionTests {
         queue.release()
         #expect(queue.counts == (0, 0))
 
-        let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .milliseconds(100))
+        let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .seconds(5), clock: AdmissionClock(clock))
         #expect(await short.acquire())
-        let start = ContinuousClock.now
-        #expect(await short.acquire() == false)
-        #expect(start.duration(to: .now) >= .milliseconds(90))
+        let late = Task { await short.acquire() }
+        #expect(await eventually { short.counts.queued == 1 })
+        // Its wait is counted on the queue's clock: a second short of the limit it still waits…
+        await clock.advance(by: .seconds(4))
+        try await Task.sleep(for: .milliseconds(50))  // room for a wrongly early shedding to show (can only hide a failure)
+        #expect(short.counts == (1, 1), "shed before its time ran out")
+        // …and past it, it is shed. (Strictly past: a timer that starts sleeping only now still wakes.)
+        await clock.advance(by: .milliseconds(1001))
+        #expect(await late.value == false)
         #expect(short.counts == (1, 0))
     }
 

@@ -22,11 +22,10 @@ struct AdmissionOnLoopbackTests {
         return connection
     }
 
-    /// Waits (a bounded number of short polls) until `count` of `connections` have an answer; returns how many have one.
+    /// Waits (``eventually(within:_:)``: a bound, not a measurement) until `count` of `connections` have an answer;
+    /// returns how many have one.
     static func answered(_ connections: [RawConnection], atLeast count: Int) async throws -> Int {
-        for _ in 0..<500 where connections.filter(\.hasAnswer).count < count {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually { connections.filter(\.hasAnswer).count >= count }
         return connections.filter(\.hasAnswer).count
     }
 
@@ -131,9 +130,7 @@ struct AdmissionOnLoopbackTests {
                 try Self.head(running, "/search", length: 1000,
                               headers: "Authorization: \(basic("ACCESS:wrong"))\r\nContent-Type: application/x-www-form-urlencoded\r\n")
             }
-            for _ in 0..<500 where (running.server.admission.lanes[.light]?.counts.running ?? 0) < 4 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            #expect(await eventually { (running.server.admission.lanes[.light]?.counts.running ?? 0) >= 4 }, "the wrong secrets never took their slots")
             let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat")]), headers: [("Authorization", basic("ACCESS:SECRET"))])
             #expect(search.status == 200, "\(search.status) \(search.errors)")
@@ -150,7 +147,7 @@ struct AdmissionOnLoopbackTests {
             var held: [RawConnection] = []
             for (index, path) in paths.enumerated() {
                 held.append(try Self.head(running, path, length: 100_000, from: "127.0.0.1"))
-                for _ in 0..<500 where Self.inFlight(running) < index + 1 { try await Task.sleep(for: .milliseconds(5)) }
+                _ = await eventually { Self.inFlight(running) >= index + 1 }
                 #expect(running.server.admission.lanes[.image]?.counts.running == index + 1, "\(path) was not admitted as an image request")
             }
             #expect(running.server.admission.lanes[.light]?.counts.running == 0)

@@ -57,6 +57,11 @@ final class RawConnection: @unchecked Sendable {
 
     deinit { close(socketDescriptor) }
 
+    /// Closes both directions now, as a client that gives up does (the descriptor itself is closed at deinit).
+    func hangUp() {
+        shutdown(socketDescriptor, Int32(SHUT_RDWR))
+    }
+
     /// Writes all of `text` (a request head: small enough never to block).
     func write(_ text: String) {
         _ = blockingWrite(Array(text.utf8))
