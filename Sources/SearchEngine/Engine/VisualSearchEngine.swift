@@ -327,7 +327,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let limits = configuration.limits
         let embedder = learned ? configuration.learned : nil
         let plan: ImageFeatures.QueryPlan
-        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits, side: embedder?.decodeSide ?? 0) } catch { throw .image(error) }
+        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits, learned: embedder) } catch { throw .image(error) }
         guard let pool = configuration.imageWork else {
             do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
         }

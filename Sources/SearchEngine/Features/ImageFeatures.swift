@@ -9,7 +9,8 @@ import ImageOps
 /// 4. **describe** the content (``ColorFeatures``), from the decoded pixels
 ///    under the trimmed rectangle, so trimming loses no resolution;
 /// 5. **embed** the same content with the learned model, when one is given
-///    (``ImageEmbedder``; the decode then keeps its input side).
+///    (``ImageEmbedder``; the decode then keeps its input side), from the
+///    whole picture: margins are trimmed for colour only.
 ///
 /// A query without a box also proposes where a product placed on a page is
 /// (``ObjectProposal``) and, unless that is the trimmed content again or holds
@@ -47,9 +48,12 @@ public enum ImageFeatures {
     /// - Throws: ``ImageOpsError`` naming `source`.
     public static func describe(named name: String, bytes: [UInt8], source: String, metadata: [String: String],
                                 limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(ImageOpsError) -> Described {
-        let side = max(ColorFeatures.workingSide, learned?.decodeSide ?? 0)
-        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(
-            minimumSize: PixelSize(width: side, height: side), limits: limits))
+        var minimumSize = PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide)
+        if let learned {
+            let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
+            minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full)))
+        }
+        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimumSize, limits: limits))
         // One small copy serves the trimming, the palette and (untrimmed images) the features.
         let small = ColorFeatures.workingCopy(of: decoded.pixels)
         let content = MarginTrimmer.content(of: small)
@@ -57,7 +61,9 @@ public enum ImageFeatures {
                                height: decoded.header.size.height, contentHash: fingerprint(of: bytes, learned: learned?.descriptor),
                                features: trimmedVector(decoded.pixels, small: small, content: content),
                                palette: DominantColors.palette(of: small), metadata: metadata)
-        return Described(item: item, content: learned == nil ? nil : trimmed(decoded.pixels, small: small, content: content))
+        // The learned vector sees the whole picture: trimming margins cost it copy-detection recall
+        // (bench/RESULTS.md, issue 25 table (a): 25 % downscales 0.98 → 0.94).
+        return Described(item: item, content: learned == nil ? nil : decoded.pixels)
     }
 
     /// What decoding a query image will take, read from its header alone:
@@ -77,9 +83,9 @@ public enum ImageFeatures {
     /// Plans a query's decode: reads the header, checks `limits` and picks
     /// the shrink-on-load target.
     /// - Throws: ``ImageOpsError`` naming `source`; a declared size beyond `limits` before anything is decoded.
-    /// - Parameter side: the pixels the region keeps (``ColorFeatures/workingSide``, or a learned model's input side).
+    /// - Parameter learned: a learned embedder whose input the decode must also keep.
     public static func plan(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
-                            limits: ImageLimits = .default, side wanted: Int = ColorFeatures.workingSide) throws(ImageOpsError) -> QueryPlan {
+                            limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(ImageOpsError) -> QueryPlan {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
@@ -88,7 +94,8 @@ public enum ImageFeatures {
         // banner then still has pixels for its own vector); on its longer side inside a box, so a
         // thin box never asks for a full-size decode.
         let side = box == nil ? min(region.width, region.height) : max(region.width, region.height)
-        let scale = min(1, Double(max(ColorFeatures.workingSide, wanted)) / Double(max(1, side)))
+        let scale = max(min(1, Double(ColorFeatures.workingSide) / Double(max(1, side))),
+                        learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
         return QueryPlan(header: header, region: region, minimumSize: minimum)
@@ -101,7 +108,7 @@ public enum ImageFeatures {
     public static func query(_ bytes: [UInt8], box: PixelBox?, source: String = "query image",
                              limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(FeaturesError) -> QueryFeatures {
         let plan: QueryPlan
-        do { plan = try self.plan(bytes, box: box, source: source, limits: limits, side: learned?.decodeSide ?? 0) } catch { throw .image(error) }
+        do { plan = try self.plan(bytes, box: box, source: source, limits: limits, learned: learned) } catch { throw .image(error) }
         return try query(bytes, box: box, plan: plan, source: source, limits: limits, learned: learned)
     }
 
@@ -136,7 +143,7 @@ public enum ImageFeatures {
         let small = ColorFeatures.workingCopy(of: pixels)
         let content = MarginTrimmer.content(of: small)
         var vectors = [trimmedVector(pixels, small: small, content: content)]
-        var regions = [trimmed(pixels, small: small, content: content)]
+        var regions = [pixels]  // the learned vector sees the whole region, as catalog images are embedded
         // A box is the user's own region: no proposal inside it. A proposal that is the trimmed
         // content again, or holds it (the page inside a frame), would add nothing but false matches.
         if box == nil, let proposal = ObjectProposal.region(in: small), !proposal.contains(content),
@@ -181,7 +188,7 @@ public enum ImageFeatures {
         storedHash.hasSuffix(learnedTag(of: descriptor))
     }
 
-    /// The vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
+    /// The colour vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
     static func trimmedVector(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> [Float] {
         if content.width == small.width && content.height == small.height { return ColorFeatures.vector(of: small) }
         return ColorFeatures.vector(of: trimmed(pixels, small: small, content: content))
@@ -241,5 +248,17 @@ public struct QueryFeatures: Sendable, Hashable {
         self.vectors = vectors
         self.learned = learned
         self.region = region
+    }
+}
+
+extension PixelSize {
+    /// This size scaled by `factor`, rounded up, at least 1×1.
+    func scaled(by factor: Double) -> PixelSize {
+        PixelSize(width: max(1, Int((Double(width) * factor).rounded(.up))), height: max(1, Int((Double(height) * factor).rounded(.up))))
+    }
+
+    /// The smallest size at least as large as both.
+    func covering(_ other: PixelSize) -> PixelSize {
+        PixelSize(width: max(width, other.width), height: max(height, other.height))
     }
 }

@@ -6,8 +6,8 @@ public enum VectorSpace: Sendable, Hashable {
 
 /// Every catalog image's feature vector in one contiguous `Float` array,
 /// scanned with `SIMD16<Float>` dot products — and, for a catalog with
-/// learned vectors, their matrix beside it (``VectorSpace/learned``; an image
-/// without one holds zeros there, so it scores as unrelated). Vectors have unit length, so
+/// learned vectors, their ``QuantizedMatrix`` beside it (``VectorSpace/learned``,
+/// scored by cosine; an image without one scores as unrelated). Vectors have unit length, so
 /// the dot product ranks exactly like the Euclidean distance
 /// (‖a−b‖² = 2 − 2·a·b) and maps to a score with ``Similarity/score(dot:)``.
 public struct FeatureIndex: Sendable {
@@ -19,19 +19,20 @@ public struct FeatureIndex: Sendable {
     public private(set) var palettes: [DominantColors] = []
     /// `count × dimensions` floats, row after row.
     public private(set) var vectors: [Float] = []
+    /// The learned vectors, when the index holds them.
+    public private(set) var learned: QuantizedMatrix?
     /// Floats per learned vector; 0 when the index holds none.
-    public private(set) var learnedDimensions: Int
-    /// `count × learnedDimensions` floats, row after row.
-    public private(set) var learnedVectors: [Float] = []
+    public var learnedDimensions: Int { learned?.dimensions ?? 0 }
     /// How many rows hold a learned vector.
-    public private(set) var learnedCount = 0
+    public var learnedCount: Int { learned?.filled ?? 0 }
     private(set) var rowByName: [String: Int] = [:]
     private(set) var rowByID: [Int64: Int] = [:]
 
-    /// An empty index; with `learnedDimensions`, one that holds learned vectors too.
-    public init(dimensions: Int, learnedDimensions: Int = 0) {
+    /// An empty index; with `learnedDimensions`, one that holds learned vectors too
+    /// (and, with `keepsExactLearned`, those vectors exactly as given, beside their `Int8` form).
+    public init(dimensions: Int, learnedDimensions: Int = 0, keepsExactLearned: Bool = false) {
         self.dimensions = dimensions
-        self.learnedDimensions = learnedDimensions
+        learned = learnedDimensions > 0 ? QuantizedMatrix(dimensions: learnedDimensions, keepsExact: keepsExactLearned) : nil
     }
 
     /// An index over bare vectors (`count × dimensions` floats), named by
@@ -39,7 +40,7 @@ public struct FeatureIndex: Sendable {
     public init(dimensions: Int, vectors: [Float]) {
         precondition(dimensions > 0 && vectors.count % dimensions == 0)
         self.dimensions = dimensions
-        learnedDimensions = 0
+        learned = nil
         let count = vectors.count / dimensions
         ids = (0..<count).map(Int64.init)
         names = (0..<count).map { String($0) }
@@ -55,14 +56,7 @@ public struct FeatureIndex: Sendable {
     public mutating func append(id: Int64, name: String, source: String, vector: [Float], learned: [Float]? = nil,
                                 palette: DominantColors) {
         precondition(vector.count == dimensions, "vector has \(vector.count) floats, expected \(dimensions)")
-        if learnedDimensions > 0 {
-            if let learned, learned.count == learnedDimensions {
-                learnedVectors.append(contentsOf: learned)
-                learnedCount += 1
-            } else {
-                learnedVectors.append(contentsOf: repeatElement(0, count: learnedDimensions))
-            }
-        }
+        self.learned?.append(learned)
         rowByName[name] = ids.count
         rowByID[id] = ids.count
         ids.append(id)
@@ -83,25 +77,24 @@ public struct FeatureIndex: Sendable {
         Array(vectors[(row * dimensions)..<((row + 1) * dimensions)])
     }
 
-    /// The learned vector of a row; nil when the row (or the index) has none.
+    /// The learned vector of a row as a query searches with it (unit length; its
+    /// cosine with its own row is 1) — or exactly as stored, when the index keeps
+    /// them; nil when the row (or the index) has none.
     public func learnedVector(at row: Int) -> [Float]? {
-        guard learnedDimensions > 0 else { return nil }
-        let vector = Array(learnedVectors[(row * learnedDimensions)..<((row + 1) * learnedDimensions)])
-        return vector.contains { $0 != 0 } ? vector : nil
+        learned?.vector(at: row)
     }
 
-    /// A space's floats per vector and its matrix.
-    @inline(__always)
-    func matrix(_ space: VectorSpace) -> (dimensions: Int, vectors: [Float]) {
+    /// The similarity of `query` to the given rows (all when `nil`): dot products in
+    /// colour space, cosines in the learned space (0 for rows without a learned vector).
+    public func dotProducts(with query: [Float], rows: [Int]? = nil, space: VectorSpace) -> [Float] {
         switch space {
-        case .color: (dimensions, vectors)
-        case .learned: (learnedDimensions, learnedVectors)
+        case .color: dotProducts(with: query, rows: rows)
+        case .learned: learned?.cosines(with: query, rows: rows) ?? [Float](repeating: 0, count: rows?.count ?? count)
         }
     }
 
     /// Dot products of `query` with the given rows (all rows when `nil`).
-    public func dotProducts(with query: [Float], rows: [Int]? = nil, space: VectorSpace = .color) -> [Float] {
-        let (dimensions, vectors) = matrix(space)
+    public func dotProducts(with query: [Float], rows: [Int]? = nil) -> [Float] {
         precondition(query.count == dimensions)
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
@@ -128,10 +121,25 @@ public struct FeatureIndex: Sendable {
     /// For each of the given rows (all rows when `nil`), the largest of its
     /// dot products with `queries`: a query searched with several vectors
     /// (``QueryFeatures``) in one pass over the vectors.
-    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil, space: VectorSpace = .color) -> [Float] {
-        let (dimensions, vectors) = matrix(space)
+    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil, space: VectorSpace) -> [Float] {
+        switch space {
+        case .color:
+            return bestDotProducts(with: queries, rows: rows)
+        case .learned:
+            var best: [Float] = []
+            for query in queries {
+                let each = dotProducts(with: query, rows: rows, space: .learned)
+                best = best.isEmpty ? each : zip(best, each).map { max($0, $1) }
+            }
+            return best
+        }
+    }
+
+    /// For each of the given rows (all rows when `nil`), the largest of its
+    /// dot products with `queries` in colour space.
+    public func bestDotProducts(with queries: [[Float]], rows: [Int]? = nil) -> [Float] {
         precondition(!queries.isEmpty && queries.allSatisfy { $0.count == dimensions })
-        if queries.count == 1 { return dotProducts(with: queries[0], rows: rows, space: space) }
+        if queries.count == 1 { return dotProducts(with: queries[0], rows: rows) }
         let flat = queries.flatMap { $0 }
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
@@ -152,10 +160,17 @@ public struct FeatureIndex: Sendable {
         }
     }
 
-    /// The dot product of two stored rows, without copying either vector.
-    public func dot(_ a: Int, _ b: Int, space: VectorSpace = .color) -> Float {
-        let (dimensions, vectors) = matrix(space)
-        return vectors.withUnsafeBufferPointer { base in
+    /// The similarity of two stored rows in `space`: their dot product in colour, their cosine in the learned space.
+    public func dot(_ a: Int, _ b: Int, space: VectorSpace) -> Float {
+        switch space {
+        case .color: dot(a, b)
+        case .learned: learned?.cosine(a, b) ?? 0
+        }
+    }
+
+    /// The dot product of two stored colour rows, without copying either vector.
+    public func dot(_ a: Int, _ b: Int) -> Float {
+        vectors.withUnsafeBufferPointer { base in
             guard let start = base.baseAddress else { return 0 }
             return FeatureIndex.dot(start + a * dimensions, start + b * dimensions, dimensions)
         }

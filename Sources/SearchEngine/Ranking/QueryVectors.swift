@@ -6,8 +6,8 @@ import VisualSearch
 ///
 /// Every mode's score is ``Similarity``'s `1 − d/2` of unit vectors; `fused`
 /// is `w·learned + (1 − w)·colour` of the same region, the best region
-/// counting. A catalog image without a learned vector scores as unrelated
-/// (its learned vector reads as zeros: 0.29) in the learned part.
+/// counting. Learned scores are of the cosine (``QuantizedMatrix``); a catalog
+/// image without a learned vector scores as unrelated (cosine 0: 0.29) in the learned part.
 struct QueryVectors: Sendable {
     var mode: SimilarityMode
     /// Colour vectors (``ColorFeatures``), never empty.
@@ -52,14 +52,12 @@ extension FeatureIndex {
         case .color:
             return bestDotProducts(with: query.colour, rows: rows).map(Similarity.score(dot:))
         case .visual:
-            guard learnedDimensions > 0 else { return [Float](repeating: Similarity.score(dot: 0), count: rows?.count ?? count) }
             return bestDotProducts(with: query.learned, rows: rows, space: .learned).map(Similarity.score(dot:))
         case .fused:
             var best: [Float] = []
             for region in 0..<query.count {
                 let colour = dotProducts(with: query.colour[region], rows: rows)
-                let learned = learnedDimensions > 0 ? dotProducts(with: query.learned[region], rows: rows, space: .learned)
-                    : [Float](repeating: 0, count: colour.count)
+                let learned = dotProducts(with: query.learned[region], rows: rows, space: .learned)
                 let combined = zip(colour, learned).map { query.combine(colour: Similarity.score(dot: $0), learned: Similarity.score(dot: $1)) }
                 best = best.isEmpty ? combined : zip(best, combined).map { max($0, $1) }
             }
@@ -70,8 +68,7 @@ extension FeatureIndex {
     /// The score between two rows as `mode` measures it (for dedup).
     func score(_ a: Int, _ b: Int, as query: QueryVectors) -> Float {
         let colour = query.mode == .visual ? 0 : Similarity.score(dot: dot(a, b))
-        let learned = query.mode == .color || learnedDimensions == 0 ? Similarity.score(dot: 0)
-            : Similarity.score(dot: dot(a, b, space: .learned))
+        let learned = query.mode == .color ? Similarity.score(dot: 0) : Similarity.score(dot: dot(a, b, space: .learned))
         return query.combine(colour: colour, learned: learned)
     }
 }

@@ -55,7 +55,7 @@ public struct CatalogCopy: Sendable {
         try await target.declare(schema)
         if let model = try await source.learnedModel() { try await target.recordLearnedModel(model) }
 
-        let index = try await source.loadIndex()
+        let index = try await source.loadIndex(learned: .exact)
         let exported = Dictionary(try await source.export().map { ($0.imageName, $0) }, uniquingKeysWith: { first, _ in first })
         var items: [CatalogItem] = []
         items.reserveCapacity(batchSize)
@@ -120,7 +120,7 @@ public struct CatalogCopy: Sendable {
         if targetValues != summary.values { problems.append("\(targetValues) metadata values, not \(summary.values)") }
         let differentRecords = targetExport.filter { exported[$0.imageName] != $0 }.count
         if differentRecords > 0 { problems.append("\(differentRecords) images with another source, size or metadata") }
-        let targetIndex = try await target.loadIndex()
+        let targetIndex = try await target.loadIndex(learned: .exact)
         var differentFeatures = 0
         for row in 0..<index.count {
             guard let other = targetIndex.row(named: index.names[row]),

@@ -14,9 +14,14 @@ public struct CatalogItem: Sendable, Hashable {
     public var contentHash: String
     /// The colour feature vector (``ColorFeatures``).
     public var features: [Float]
-    /// The learned embedding (``LearnedEmbedder``), unit length; nil when
-    /// the image was indexed without the model.
+    /// The learned embedding (``LearnedEmbedder``); nil when the image was
+    /// indexed without the model. Stores keep its ``storedLearned`` form.
     public var learned: [Float]?
+
+    /// What every store keeps of ``learned``: the vector rounded to its `Int8`
+    /// form and scaled to unit length (``QuantizedMatrix/unitVector(of:)``), so the
+    /// in-memory index, PostgreSQL and a copy all hold and score the same numbers.
+    public var storedLearned: [Float]? { learned.flatMap(QuantizedMatrix.unitVector(of:)) }
     /// The dominant colours.
     public var palette: DominantColors
     /// Metadata values as text, checked against the schema.

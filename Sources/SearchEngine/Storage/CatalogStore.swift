@@ -51,9 +51,9 @@ public protocol CatalogStore: Sendable {
     /// A counter moved by every committed change, by any process.
     func version() async throws(VisualSearchError) -> Int
     /// Every image's vector, name, source and palette, in a stable order;
-    /// with the learned vectors of the ``learnedModel()`` too, when
-    /// `withLearned` and the catalog has them.
-    func loadIndex(withLearned: Bool) async throws(VisualSearchError) -> FeatureIndex
+    /// with the learned vectors of the ``learnedModel()`` too, as `learned`
+    /// says, when the catalog has them.
+    func loadIndex(learned: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex
 
     /// What made the catalog's learned vectors (``LearnedEmbedder``); nil when it has none.
     func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor?
@@ -81,6 +81,16 @@ public protocol CatalogStore: Sendable {
     func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
     /// An insert transaction's last saved progress; nil for an unknown id.
     func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
+}
+
+/// Which learned vectors ``CatalogStore/loadIndex(learned:)`` loads.
+public enum LearnedVectorLoading: Sendable, Hashable {
+    /// None: a colour-only index.
+    case none
+    /// In their `Int8` form (``QuantizedMatrix``): what an engine searches.
+    case compact
+    /// Exactly as stored too (a catalog copy writes them).
+    case exact
 }
 
 /// How many insert transactions a store keeps for `/insert/status`.
@@ -144,7 +154,7 @@ public struct ExportedImage: Sendable, Hashable, Codable {
 extension CatalogStore {
     /// Every image's vectors, learned ones included when the catalog has them.
     public func loadIndex() async throws(VisualSearchError) -> FeatureIndex {
-        try await loadIndex(withLearned: true)
+        try await loadIndex(learned: .compact)
     }
 
     /// How many images hold a learned vector of the catalog's ``learnedModel()``.

@@ -26,15 +26,23 @@ struct EngineOnPostgreSQLTests {
     }
 
     /// The same catalog in SQLite and in PostgreSQL (with `parameters` in its URL).
+    /// With `learned`, every image but each seventh also has a learned vector of ``Items/learnedModel(dimension:hash:)``
+    /// (the copies share img00005's, as their colour vector).
     static func engines(_ count: Int, parameters: String,
-                        configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration())
+                        configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration(), learned: Bool = false)
         async throws -> (sqlite: VisualSearchEngine, postgres: VisualSearchEngine) {
-        let items = items(count)
+        var items = items(count)
+        if learned {
+            for index in items.indices where index % 7 != 6 {
+                items[index].learned = Items.learnedVector(items[index].imageName.hasPrefix("copy") ? 5 : index)
+            }
+        }
         let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("knn") + "/catalog.sqlite", creating: true)
         let postgres = try await PostgreSQLCatalogStore.open(
             try PostgreSQLSettings(url: try PostgreSQLTestDatabase.freshURL("&pool_size=3&connect_timeout=30&" + parameters)), creating: true)
         for store in [sqlite, postgres] as [any CatalogStore] {
             try await store.declare(schema)
+            if learned { try await store.recordLearnedModel(Items.learnedModel()) }
             for batch in stride(from: 0, to: items.count, by: 500) {
                 try await store.upsert(Array(items[batch..<min(items.count, batch + 500)]), schema: schema)
             }
@@ -95,6 +103,58 @@ struct EngineOnPostgreSQLTests {
         await #expect(throws: VisualSearchError.imageNotFound("nope")) {
             try await postgres.search(SearchRequest(imageName: "nope"))
         }
+    }
+
+    @Test("learned vectors: knn=exact answers visual and fused searches and recommendations exactly as the in-memory scan over SQLite")
+    func learnedExactEqualsInMemory() async throws {
+        let (sqlite, postgres) = try await Self.engines(300, parameters: "knn=exact", learned: true)
+        // img00006 has no learned vector (each seventh); img00005 has 25 copies with the same vectors.
+        for mode in [SimilarityMode.visual, .fused] {
+            for query in ["img00000", "img00005", "img00137"] {
+                for (label, configure) in Self.parameterSets {
+                    var parameters = SearchParameters()
+                    parameters.includesScore = true
+                    parameters.similarity = mode
+                    configure(&parameters)
+                    let search = SearchRequest(imageName: query, parameters: parameters)
+                    let inMemory = try await sqlite.search(search)
+                    #expect(inMemory.similarity == mode)
+                    #expect(try Self.json(await postgres.search(search)) == Self.json(inMemory), "\(mode) search \(query) \(label)")
+                    let recommend = RecommendationsRequest(imageName: query, parameters: parameters)
+                    #expect(try Self.json(await postgres.recommendations(recommend)) == Self.json(await sqlite.recommendations(recommend)),
+                            "\(mode) recommendations \(query) \(label)")
+                }
+            }
+            var parameters = SearchParameters()
+            parameters.similarity = mode
+            for engine in [sqlite, postgres] {
+                await #expect {
+                    _ = try await engine.search(SearchRequest(imageName: "img00006", parameters: parameters))
+                } throws: { error in
+                    guard case .learnedModel(.notIndexed, _) = error as? VisualSearchError else { return false }
+                    return true
+                }
+            }
+        }
+    }
+
+    @Test("learned vectors through the HNSW index: full pages, nearly what the exact scan finds")
+    func learnedApproximateIsNearlyExact() async throws {
+        let (sqlite, postgres) = try await Self.engines(2000, parameters: "knn=approximate&ef_search=100", learned: true)
+        var overlap = 0, total = 0
+        for query in ["img00000", "img00137", "img01234", "img01999"] {
+            for mode in [SimilarityMode.visual, .fused] {
+                var parameters = SearchParameters()
+                parameters.similarity = mode
+                parameters.limit = 20
+                let exact = try await sqlite.search(SearchRequest(imageName: query, parameters: parameters)).result.map(\.imageName)
+                let approximate = try await postgres.search(SearchRequest(imageName: query, parameters: parameters)).result.map(\.imageName)
+                #expect(approximate.count == 20, "\(mode) \(query)")
+                overlap += Set(exact).intersection(approximate).count
+                total += exact.count
+            }
+        }
+        #expect(Double(overlap) >= 0.9 * Double(total), "recall \(overlap) of \(total)")
     }
 
     @Test("with collector events, knn=exact blends recommendations exactly as the in-memory scan over SQLite")

@@ -171,16 +171,16 @@ struct LearnedSimilarityTests {
         withModel.learned = try LearnedModel.embedder()
         let first = try await Indexer(store: store, configuration: withModel).run(directory: folder)
         #expect(first.indexed == 3)
-        #expect(try store.loadIndex(withLearned: true).learnedCount == 3)
+        #expect(try store.loadIndex(learned: .compact).learnedCount == 3)
         #expect(try await store.learnedVectorCount() == 3)
         let colourOnly = try await Indexer(store: store).run(directory: folder)
         #expect(colourOnly.unchanged == 3 && colourOnly.indexed == 0)
-        #expect(try store.loadIndex(withLearned: true).learnedCount == 3)
+        #expect(try store.loadIndex(learned: .compact).learnedCount == 3)
         var other = Indexer.Configuration()
         other.learned = OtherModel(wrapping: try LearnedModel.embedder())
         let recomputed = try await Indexer(store: store, configuration: other).run(directory: folder)
         #expect(recomputed.indexed == 3)
-        #expect(try store.learnedModel() == OtherModel().descriptor)
+        #expect(try store.learnedModel() == other.learned?.descriptor)
     }
 
     /// A model that cannot load writes nothing: no row, no recorded model.
@@ -210,7 +210,7 @@ struct OtherModel: ImageEmbedder {
         EmbeddingDescriptor(name: "other-model", version: "1", dimension: wrapped?.descriptor.dimension ?? 1280,
                             preprocessing: "none", contentHash: String(repeating: "ab", count: 32))
     }
-    var decodeSide: Int { wrapped?.decodeSide ?? 224 }
+    func decodeScale(for size: PixelSize) -> Double { wrapped?.decodeScale(for: size) ?? 1 }
     func embed(_ images: [PixelBuffer]) throws(EmbeddingError) -> [[Float]] {
         guard let wrapped else { throw .inference(reason: "other-model has no weights") }
         return try wrapped.embed(images)

@@ -117,6 +117,50 @@ struct CatalogStoreConformanceTests {
         #expect(try await seeded.matching([Filter(field: "brand", value: "zeta")]) == ["a", "d"])
     }
 
+    @Test("learned vectors: the recorded model, vectors kept in their stored (Int8, unit) form exactly (or none), a wrong length is refused, another model clears them", arguments: StoreFactory.all)
+    func learnedVectors(factory: StoreFactory) async throws {
+        let sut = try await factory.make()
+        let store = sut.store
+        try await store.declare(Self.schema)
+        #expect(try await store.learnedModel() == nil)
+        var withVector = Items.item("a", seed: 1)
+        withVector.learned = Items.learnedVector(1)
+        // Without a recorded model a learned vector is refused, before anything is written.
+        await #expect(throws: VisualSearchError.self) { try await store.upsert([withVector], schema: Self.schema) }
+        #expect(try await store.count() == 0)
+
+        let model = Items.learnedModel()
+        let before = try await store.version()
+        try await store.recordLearnedModel(model)
+        #expect(try await store.version() > before, "engines see the new model")
+        try await store.recordLearnedModel(model)
+        let recorded = try await store.version()
+        #expect(try await sut.openAnother().learnedModel() == model)
+        try await store.upsert([withVector, Items.item("b", seed: 2)], schema: Self.schema)
+        #expect(try await store.version() > recorded)
+        let index = try await store.loadIndex(learned: .exact)
+        #expect(index.learnedDimensions == 64 && index.learnedCount == 1)
+        let rowA = try #require(index.row(named: "a")), rowB = try #require(index.row(named: "b"))
+        #expect(index.learnedVector(at: rowA) == withVector.storedLearned)
+        #expect(zip(try #require(withVector.storedLearned), Items.learnedVector(1)).allSatisfy { abs($0 - $1) < 0.01 })
+        #expect(index.learnedVector(at: rowB) == nil)
+        #expect(try await store.loadIndex(learned: .none).learnedDimensions == 0)
+
+        var wrong = Items.item("c", seed: 3)
+        wrong.learned = Items.learnedVector(3, dimension: 32)
+        await #expect(throws: VisualSearchError.self) { try await store.upsert([wrong], schema: Self.schema) }
+        #expect(try await store.count() == 2)
+
+        // Another model of another length: the old vectors are gone, the new length is accepted.
+        try await store.recordLearnedModel(Items.learnedModel(dimension: 32, hash: String(repeating: "77", count: 32)))
+        #expect(try await store.loadIndex().learnedCount == 0)
+        try await store.upsert([wrong], schema: Self.schema)
+        let after = try await store.loadIndex(learned: .exact)
+        let row = try #require(after.row(named: "c"))
+        #expect(after.learnedDimensions == 32)
+        #expect(after.learnedVector(at: row) == wrong.storedLearned)
+    }
+
     @Test("imageNames pages through the names in byte order: upper case before lower, accents after ASCII", arguments: StoreFactory.all)
     func imageNamesPage(factory: StoreFactory) async throws {
         let seeded = try await Self.seeded(factory)

@@ -64,6 +64,23 @@ enum Items {
         ])
     }
 
+    /// A unit vector of `dimension` floats for the learned space, different for each seed (and from the colour vector of the same seed).
+    static func learnedVector(_ seed: Int, dimension: Int = 64) -> [Float] {
+        var state = UInt64(seed) &* 0xD1B5_4A32_D192_ED03 &+ 7
+        var values: [Float] = (0..<dimension).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Float(state >> 40) / Float(1 << 24) - 0.5
+        }
+        let norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        for i in values.indices { values[i] /= norm }
+        return values
+    }
+
+    /// A learned model's descriptor for storage tests (no file behind it).
+    static func learnedModel(dimension: Int = 64, hash: String = String(repeating: "5e", count: 32)) -> EmbeddingDescriptor {
+        EmbeddingDescriptor(name: "test-model", version: "1", dimension: dimension, preprocessing: "none", contentHash: hash)
+    }
+
     static func item(_ name: String, seed: Int = 0, source: String? = nil, hash: String? = nil,
                      metadata: [String: String] = [:]) -> CatalogItem {
         CatalogItem(imageName: name, source: source ?? "/images/\(name).jpg", width: 100 + seed, height: 50 + seed,

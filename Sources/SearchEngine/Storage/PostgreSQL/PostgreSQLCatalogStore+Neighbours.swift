@@ -77,7 +77,10 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
             binds.append(vector)
             let query = "$\(binds.count)::real[]::vector"
             binds.append(count)
-            inner = "\(select) ORDER BY \(exact ? "\(column) <#> \(query), im_name COLLATE \"C\"" : "\(column) <-> \(query)") LIMIT $\(binds.count)"
+            // Exact: an image without a learned vector is at dot product 0, as in memory (the approximate
+            // order comes from the HNSW index, which holds only images with one).
+            let exactOrder = column == "features" ? "\(column) <#> \(query)" : "COALESCE(\(column) <#> \(query), 0)"
+            inner = "\(select) ORDER BY \(exact ? "\(exactOrder), im_name COLLATE \"C\"" : "\(column) <-> \(query)") LIMIT $\(binds.count)"
         case .fused(let colour, let learned, _):
             if exact {
                 let score = Self.scoreExpression(of: target, binds: &binds)
@@ -194,7 +197,8 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
                 binds.append(range.distances.lowerBound)
                 binds.append(range.distances.upperBound)
                 let column = column(of: range.target, dimension: range.target.dimension)
-                clauses.append("(\(column) <-> $\(vector)::real[]::vector) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
+                // An image without a learned vector is at distance √2 (dot product 0), as in memory.
+                clauses.append("COALESCE(\(column) <-> $\(vector)::real[]::vector, sqrt(2)) BETWEEN $\(binds.count - 1) AND $\(binds.count)")
             case .fused:
                 let score = scoreExpression(of: range.target, binds: &binds)
                 binds.append(Double(range.minimum))

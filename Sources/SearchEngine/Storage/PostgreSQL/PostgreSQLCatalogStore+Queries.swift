@@ -48,11 +48,12 @@ extension PostgreSQLCatalogStore {
     }
 
     /// Every image's vector, name, source and palette, by id; the learned
-    /// vectors too when `withLearned` and the catalog records a learned model.
-    public func loadIndex(withLearned: Bool) async throws(VisualSearchError) -> FeatureIndex {
+    /// vectors too as `loading` says, when the catalog records a learned model.
+    public func loadIndex(learned loading: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex {
         try await withConnection { connection in
-            let learnedDimension = withLearned ? try await Self.learnedModel(connection)?.dimension ?? 0 : 0
-            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension)
+            let learnedDimension = loading != .none ? try await Self.learnedModel(connection)?.dimension ?? 0 : 0
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension,
+                                     keepsExactLearned: loading == .exact)
             let decoder = JSONDecoder()
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
                 SELECT id, im_name, source, features::real[], \(learnedDimension > 0 ? "learned::real[]" : "NULL::real[]"), palette::text

@@ -168,7 +168,7 @@ extension PostgreSQLCatalogStore {
         guard dimension != nil else { return }
         try await connection.query("""
             UPDATE images SET learned = NULLIF(t.l, '')::vector
-            FROM unnest(\(batch.map(\.imageName))::text[], \(batch.map { $0.learned.map(vectorLiteral) ?? "" })::text[]) AS t(n, l)
+            FROM unnest(\(batch.map(\.imageName))::text[], \(batch.map { $0.storedLearned.map(vectorLiteral) ?? "" })::text[]) AS t(n, l)
             WHERE images.im_name = t.n
             """, logger: silent)
     }
@@ -188,16 +188,21 @@ extension PostgreSQLCatalogStore {
     }
 
     /// Records what makes the learned vectors. A new model clears the vectors
-    /// of the old one (the indexer recomputes every row) and, for a new
-    /// length, rebuilds the HNSW expression index on `learned::vector(N)`.
+    /// of the old one (the indexer recomputes every row) and rebuilds the HNSW
+    /// expression index on `learned::vector(N)` for its length N.
     public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
         let text = String(decoding: (try? JSONEncoder().encode(descriptor)) ?? Data(), as: UTF8.self)
         try await withTransaction { connection in
             try await connection.query("LOCK TABLE catalog_models IN SHARE ROW EXCLUSIVE MODE", logger: Self.silent)
             let current = try await Self.learnedModel(connection)
             guard current != descriptor else { return }
-            if current != nil { try await connection.query("UPDATE images SET learned = NULL WHERE learned IS NOT NULL", logger: Self.silent) }
-            if current?.dimension != descriptor.dimension {
+            if current != nil {
+                // Dropping the column (and its index) rather than setting it NULL: an index built in
+                // this transaction would still see the old rows' vectors of the old length.
+                try await connection.query("ALTER TABLE images DROP COLUMN learned", logger: Self.silent)
+                try await connection.query("ALTER TABLE images ADD COLUMN learned vector", logger: Self.silent)
+            }
+            if current?.dimension != descriptor.dimension || current != nil {
                 try await connection.query("DROP INDEX IF EXISTS images_learned_hnsw", logger: Self.silent)
                 // The length is an integer of ours, never user text.
                 try await connection.query(PostgresQuery(unsafeSQL: """

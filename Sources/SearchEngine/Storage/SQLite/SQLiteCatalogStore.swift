@@ -257,7 +257,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                         + (learnedDimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
                 }
                 let blob = item.features.withUnsafeBufferPointer { Data(buffer: $0) }
-                let learnedBlob = item.learned.map { $0.withUnsafeBufferPointer { Data(buffer: $0) } }
+                let learnedBlob = item.storedLearned.map { $0.withUnsafeBufferPointer { Data(buffer: $0) } }
                 let palette = String(decoding: (try? JSONEncoder().encode(item.palette)) ?? Data("{\"entries\":[]}".utf8), as: UTF8.self)
                 let id = try Int64.fetchOne(db, sql: """
                     INSERT INTO images (im_name, source, width, height, content_hash, features, learned, palette, created_at, updated_at)
@@ -356,12 +356,12 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// Loads every image's vectors into a ``FeatureIndex``: the learned ones
-    /// too when `withLearned` and the catalog records a learned model (a row
+    /// too as `loading` says, when the catalog records a learned model (a row
     /// whose learned vector is missing or of another length holds none).
-    public func loadIndex(withLearned: Bool = true) throws(VisualSearchError) -> FeatureIndex {
+    public func loadIndex(learned loading: LearnedVectorLoading = .compact) throws(VisualSearchError) -> FeatureIndex {
         try read { db in
-            let learnedDimension = withLearned ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
-            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension)
+            let learnedDimension = loading != .none ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension, keepsExactLearned: loading == .exact)
             let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, \(learnedDimension > 0 ? "learned" : "NULL AS learned"), palette FROM images ORDER BY id")
             let decoder = JSONDecoder()
             while let row = try rows.next() {
