@@ -18,6 +18,7 @@ enum WebPageFiles {
         ("query-view.js", PackageResources.query_view_js),
         ("query.js", PackageResources.query_js),
         ("results.js", PackageResources.results_js),
+        ("similarity.js", PackageResources.similarity_js),
         ("state.js", PackageResources.state_js),
         ("style.css", PackageResources.style_css),
         ("tracking.js", PackageResources.tracking_js),

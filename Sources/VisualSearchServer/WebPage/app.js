@@ -10,6 +10,7 @@ import { renderCards, renderPager, renderSkeleton, setGridState } from './result
 import { renderChips, renderFacets, setupTextSearch } from './facets.js';
 import { facetFields, renderFieldChooser, requestedFields, setFields, shownFields } from './fields.js';
 import { createDetail } from './detail.js';
+import { createSimilaritySwitch, showAnswered } from './similarity.js';
 import { setupKeys } from './keys.js';
 import * as tracking from './tracking.js';
 
@@ -20,6 +21,7 @@ const statusLine = byId('status');
 const heading = byId('results-heading');
 const facetsPanel = byId('facets');
 const chips = byId('active-filters');
+const similarityLabel = byId('similarity-label');
 
 let state = parseState(location.search);
 let controller = null;
@@ -63,6 +65,12 @@ const detail = createDetail({
     window.scrollTo({ top: 0 });
     navigate(withQuery(state, { q: 'similar', imName }));
   },
+  similarity: () => state.similarity, // "You may also like" follows the switch
+});
+
+// Another similarity re-runs the same query (box and filters kept) from its first page.
+const similaritySwitch = createSimilaritySwitch({
+  onChoose: (similarity) => navigate({ ...state, similarity, page: 1 }),
 });
 
 const textSearch = setupTextSearch(setFilter);
@@ -140,6 +148,7 @@ function searchParams(s) {
     score: true,
     fl: requestedFields(),
     fq: s.fq,
+    similarity: s.q === 'color' ? '' : s.similarity, // '' is left out: the server's default answers
     ...(facets.length ? { facets, facets_show_count: true, facets_limit: 10 } : {}),
   };
 }
@@ -212,6 +221,9 @@ function show(data, s) {
     grid.replaceChildren(el('li', { class: 'empty', text: s.page > 1 ? 'No results on this page.' : 'No results.' }));
   }
   setGridState(grid, 'ready', { reqid, total });
+  const answered = searching && s.q !== 'color' ? data.similarity : ''; // a colour search is by colour, nothing to say
+  similaritySwitch.answered(answered);
+  showAnswered(similarityLabel, grid, answered);
   renderPager({ page: s.page, limit: PAGE_SIZE, total, count: items.length });
   renderFacets(facetsPanel, searching ? (data.facets || []) : null, s, setFilter);
   byId('result-count').textContent = items.length ? `${offset + 1}–${offset + items.length} of ${total}` : `0 of ${total}`;
@@ -238,6 +250,8 @@ function showFailure(error) {
   setStatus('');
   grid.replaceChildren();
   setGridState(grid, 'error', { reqid: error.body && error.body.reqid ? String(error.body.reqid) : '', total: null });
+  similaritySwitch.answered(''); // still usable: another similarity may answer
+  showAnswered(similarityLabel, grid, '');
   byId('result-count').textContent = '';
   byId('reqid').textContent = error.body && error.body.reqid ? `reqid ${error.body.reqid}` : '';
   renderPager({ page: state.page, limit: PAGE_SIZE, total: 0, count: 0 });
@@ -256,6 +270,8 @@ async function run() {
 
   showError('');
   queryView.show(s, pictureFor(s));
+  similaritySwitch.show(s);
+  showAnswered(similarityLabel, grid, '');
   showQueryInInputs(s);
   renderChips(chips, s, setFilter);
   facetsToggle.textContent = s.fq.length ? `Filters (${s.fq.length})` : 'Filters';

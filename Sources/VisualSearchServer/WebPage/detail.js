@@ -3,6 +3,7 @@
 import * as api from './api.js';
 import { el, imageUrl } from './dom.js';
 import { renderCards } from './results.js';
+import { showAnswered } from './similarity.js';
 import * as tracking from './tracking.js';
 
 const COLOR = /^#[0-9a-f]{6}$/i;
@@ -19,14 +20,15 @@ function metadataRow(field, value) {
   return el('tr', { dataset: { field } }, el('th', { scope: 'row', text: field }), cell);
 }
 
-/** onSimilar(imName): make this item the query. */
-export function createDetail({ onSimilar }) {
+/** onSimilar(imName): make this item the query; similarity(): the one chosen ('' = the server's default). */
+export function createDetail({ onSimilar, similarity = () => '' }) {
   const dialog = document.getElementById('detail');
   const name = document.getElementById('detail-name');
   const image = document.getElementById('detail-image');
   const table = document.getElementById('detail-metadata');
   const recs = document.getElementById('detail-recommendations');
   const similar = document.getElementById('detail-similar');
+  const recsLabel = document.getElementById('detail-similarity');
   const tracker = tracking.createViewTracker();
   let current = '';
   let controller = null;
@@ -44,6 +46,7 @@ export function createDetail({ onSimilar }) {
     tracker.reset();
     recs.replaceChildren(); // no hidden .result items linger outside #results
     recs.dataset.state = 'idle';
+    showAnswered(recsLabel, recs, '');
   });
   similar.addEventListener('click', () => {
     dialog.close();
@@ -71,9 +74,13 @@ export function createDetail({ onSimilar }) {
   async function loadRecommendations(imName, signal) {
     recs.dataset.state = 'loading';
     recs.replaceChildren();
+    showAnswered(recsLabel, recs, '');
     try {
-      const data = await api.recommendations({ im_name: imName, limit: RECS, score: true, fl: ['brand', 'description'] }, signal);
+      const data = await api.recommendations({
+        im_name: imName, limit: RECS, score: true, fl: ['brand', 'description'], similarity: similarity(),
+      }, signal);
       const items = data.result || [];
+      showAnswered(recsLabel, recs, data.similarity);
       tracking.resultLoad(data.reqid);
       renderCards(recs, items, {
         queryId: data.reqid, tracker, sizes: '(max-width: 600px) 45vw, 160px', eagerCount: 0,

@@ -2,13 +2,25 @@
 
 export const PAGE_SIZE = 24;
 
+/** The similarities a person can ask for (`similarity=` on the API and in the page's URL). */
+export const SIMILARITIES = ['visual', 'color', 'fused'];
+
+/** `visual|color|fused` (`colour` read as `color`), or '' for anything else: the server's default. */
+export function parseSimilarity(text) {
+  const value = String(text || '').toLowerCase();
+  const mode = value === 'colour' ? 'color' : value;
+  return SIMILARITIES.includes(mode) ? mode : '';
+}
+
 /**
  * q: null (catalog browser) | 'similar' | 'upload' | 'url' | 'color'
  * box: [x1, y1, x2, y2] in the query image's pixels, or null (the whole picture)
  * fq: ['field:value', …] (one per field)
+ * similarity: '' (the server's default) | 'visual' | 'color' | 'fused' — what ranks image queries and the detail's
+ *   recommendations; a colour search is always by colour and its URL does not carry it
  */
 export function emptyState() {
-  return { q: null, imName: '', imId: '', imUrl: '', color: '', box: null, fq: [], page: 1 };
+  return { q: null, imName: '', imId: '', imUrl: '', color: '', box: null, fq: [], page: 1, similarity: '' };
 }
 
 export function parseBox(text) {
@@ -33,6 +45,7 @@ export function parseState(search) {
   else if (q === 'color' && /^[0-9a-f]{6}$/i.test(color)) Object.assign(state, { q, color: color.toLowerCase() });
   if (state.q && state.q !== 'color') state.box = parseBox(params.get('box'));
   state.fq = normaliseFilters(params.getAll('fq'));
+  state.similarity = parseSimilarity(params.get('similarity'));
   const page = Number.parseInt(params.get('page') || '1', 10);
   state.page = Number.isFinite(page) && page >= 1 ? page : 1;
   return state;
@@ -48,6 +61,7 @@ export function toSearch(state) {
   if (state.q === 'color') params.set('color', state.color);
   if (state.box) params.set('box', state.box.join(','));
   for (const f of state.fq) params.append('fq', f);
+  if (state.similarity && state.q && state.q !== 'color') params.set('similarity', state.similarity);
   if (state.page > 1) params.set('page', String(state.page));
   const text = params.toString();
   return text ? `?${text}` : '';
@@ -80,7 +94,7 @@ export function withFilter(state, field, value) {
   return { ...state, fq, page: 1 };
 }
 
-/** A new query keeps the filters and starts on page 1 with no box. */
+/** A new query keeps the filters and the similarity chosen, and starts on page 1 with no box. */
 export function withQuery(state, query) {
-  return { ...emptyState(), fq: state.fq, ...query };
+  return { ...emptyState(), fq: state.fq, similarity: state.similarity, ...query };
 }
