@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageOps
 import SearchEngine
 import VisualSearch
 
@@ -14,7 +15,7 @@ struct ModelCommand: AsyncParsableCommand {
         puts them in .build-tools/ of this clone (or ~/.cache/vsearch, or --dir), where every command \
         finds them; `info` prints exactly how an embedding is made, so anyone can reproduce one.
         """,
-        subcommands: [Install.self, Info.self]
+        subcommands: [Install.self, Info.self, Embed.self]
     )
 
     struct Install: ParsableCommand {
@@ -119,6 +120,69 @@ struct ModelCommand: AsyncParsableCommand {
                 runtime     ONNX Runtime \(report.runtimeVersion) (\(report.runtimeLibrary))
                 licence     \(report.license ?? "-")
                 """)
+        }
+    }
+}
+
+extension ModelCommand {
+    /// `vsearch model embed FILE...`: each image's learned vector, as the catalog computes it.
+    struct Embed: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print each image's learned vector (JSON lines), exactly as `vsearch index` computes it.",
+            discussion: """
+            One decode with shrink-on-load, colour managed to sRGB, then the model (see `vsearch model info`). \
+            --raw prints the model's output before normalising and projecting (what an independent \
+            implementation reproduces from `model info`). Images are embedded --batch at a time on one thread. \
+            Exit code 1 when a file fails (the others are printed), 78 when the model is not installed.
+            """
+        )
+        @Argument(help: "Image files.") var files: [String]
+        @Option(name: .customLong("model-dir"), help: ArgumentHelp("The model's folder (holding model.json).", valueName: "path"))
+        var modelDirectory: String?
+        @Flag(help: "The model's raw output (before L2 normalisation and the projection).") var raw = false
+        @Option(help: "Images per run of the model.") var batch = 8
+
+        func validate() throws {
+            guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
+        }
+
+        struct Line: Encodable {
+            var file: String
+            var dimension: Int
+            var vector: [Float]
+        }
+
+        func run() throws {
+            let embedder: LearnedEmbedder
+            do {
+                embedder = try LearnedEmbedder(modelDirectory: modelDirectory)
+                try embedder.load()
+            } catch {
+                throw CLIError.report(error)
+            }
+            var failed = 0
+            for start in stride(from: 0, to: files.count, by: batch) {
+                var names: [String] = [], pixels: [PixelBuffer] = []
+                for file in files[start..<min(files.count, start + batch)] {
+                    do throws(ImageOpsError) {
+                        let bytes = try FileIO.read(file)
+                        let described = try ImageFeatures.describe(named: file, bytes: bytes, source: file, metadata: [:], learned: embedder)
+                        guard let content = described.content else { continue }
+                        names.append(file)
+                        pixels.append(content)
+                    } catch {
+                        failed += 1
+                        Terminal.err("error: \(error.description)\n")
+                    }
+                }
+                do {
+                    let vectors = raw ? try embedder.modelOutputs(pixels) : try embedder.embed(pixels)
+                    for (file, vector) in zip(names, vectors) { Terminal.jsonLine(Line(file: file, dimension: vector.count, vector: vector)) }
+                } catch {
+                    throw CLIError.report(error)
+                }
+            }
+            if failed > 0 { throw ExitCodes.partialFailure }
         }
     }
 }
