@@ -102,6 +102,22 @@ return {inner: width, scroll: document.documentElement.scrollWidth, body: docume
         wide: wide.slice(0, 6)};
 """
 
+SIMILARITY_JS = """
+const box = document.querySelector('#similarity');
+const label = document.querySelector('#similarity-label');
+const checked = box ? box.querySelector('input[type=radio][name=similarity]:checked') : null;
+const grid = document.querySelector('#results');
+return {shown: !!box && !box.hidden && box.getClientRects().length > 0, answered: box ? box.dataset.similarity || '' : null,
+        checked: checked ? checked.value : '', label: label && !label.hidden ? label.textContent.trim() : '',
+        grid: grid ? grid.dataset.similarity || '' : null};
+"""
+
+# The API requests the page made (Resource Timing keeps every fetch with its URL) whose path is arguments[0].
+REQUESTS_JS = """
+return performance.getEntriesByType('resource').map(e => e.name)
+  .filter(n => { try { return new URL(n).pathname === arguments[0]; } catch { return false; } });
+"""
+
 INJECTION_JS = """
 const found = [];
 for (const e of document.querySelectorAll('*')) {
@@ -159,6 +175,24 @@ def wait_results(driver, before=None, min_loaded=0, timeout=TIMEOUT, what="resul
 
 def detail(driver):
     return driver.execute_script(DETAIL_JS)
+
+
+def similarity(driver):
+    return driver.execute_script(SIMILARITY_JS)
+
+
+def show_results_from_query(driver):
+    """Scrolls the query view to the top and waits for the result pictures on screen (a screenshot's view)."""
+    driver.execute_script("document.querySelector('#query-view').scrollIntoView({block: 'start'})")
+    wait_for(driver, "the result pictures on screen to load", lambda d: d.execute_script("""
+        return [...document.querySelectorAll('#results img.result-image')].filter(i => {
+          const r = i.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; })
+          .every(i => i.complete && i.naturalWidth > 0);"""))
+
+
+def requests_to(driver, path):
+    """The URLs of the page's requests to path since the last performance.clearResourceTimings()."""
+    return driver.execute_script(REQUESTS_JS, path)
 
 
 def find_result(driver, name, scope="#results"):
@@ -375,7 +409,7 @@ class PageTest:
         """The first page of names the API gives for the search a page URL describes."""
         q = params(url)
         data = {"limit": str(PAGE_LIMIT), "page": q.get("page", ["1"])[0]}
-        for name in ("box", "im_id", "im_name", "color", "im_url"):
+        for name in ("box", "im_id", "im_name", "color", "im_url", "similarity"):
             if name in q:
                 data[name] = q[name][0]
         data["fq"] = q.get("fq", []) + ([extra_fq] if extra_fq else [])
@@ -414,6 +448,8 @@ class PageTest:
                 self.step("paging", self.check_paging)
                 self.step("shareable-url", self.check_shareable)
                 self.step("colour", self.check_colour)
+                self.step("similarity", self.check_similarity)
+                self.step("similarity-colour-only", self.check_similarity_colour_only, allowed_console=[r"status of 400"])
                 self.step("click-counted", self.check_click_counted)
                 self.step("analytics", self.check_analytics)
                 self.step("keyboard", self.check_keyboard)
@@ -724,7 +760,126 @@ class PageTest:
         check(len(now["names"]) >= 5 and now["loaded"] >= 5, f"{len(now['names'])} results, {now['loaded']} pictures loaded")
         expected = self.same_query_from_api(url)
         check(now["names"] == expected, f"the page shows {now['names'][:6]}, the API {expected[:6]}")
-        return f"#2a9d8f: {len(now['names'])} results, {now['loaded']} pictures loaded, same as the API"
+        shown = similarity(d)
+        check(not shown["shown"] and not shown["label"], f"a colour search shows the similarity switch or a label: {shown}")
+        return f"#2a9d8f: {len(now['names'])} results, {now['loaded']} pictures loaded, same as the API; no similarity switch"
+
+    def check_similarity(self):
+        """Learned similarity by default ("Looks like"), the switch to colours re-runs the query with similarity=color,
+        the detail's recommendations follow it, a reload keeps it, the keyboard moves it."""
+        d = self.driver
+        name = "tp_clothes_hats_sombrero"  # hats look like hats; by colour it finds guitars and spices
+        default = self.api(f"/search?im_name={name}&limit={PAGE_LIMIT}")
+        check(default.get("similarity") == "visual",
+              f"the API answers similarity={default.get('similarity')!r} for a search on the test catalog, expected visual: the "
+              f"catalog has no learned vectors — install the model (scripts/install-model.sh) before running the browser tests")
+        labels = {"visual": "Looks like", "color": "Same colours", "fused": "Looks like + colours"}
+
+        def expect(mode, where, requested=None):
+            state = wait_for(d, f"#similarity[data-similarity={mode}] ({where})",
+                             lambda d: (lambda s: s if s and s["answered"] == mode else False)(similarity(d)),
+                             last=similarity)
+            check(state["shown"], f"{where}: #similarity is not shown")
+            check(state["checked"] == (requested or mode), f"{where}: the checked switch is {state['checked']!r}, expected {requested or mode!r}")
+            check(state["label"] == labels[mode], f"{where}: #similarity-label says {state['label']!r}, expected {labels[mode]!r}")
+            check(state["grid"] == mode, f"{where}: #results[data-similarity={state['grid']!r}], expected {mode}")
+            return state
+
+        self.open(f"/?q=similar&im_name={name}")
+        visual = wait_results(d, min_loaded=5, what="the search similar to a catalog image")
+        expect("visual", "by default")
+        check(one(d.current_url, "similarity") is None, f"the default put similarity= in the URL: {d.current_url}")
+        check(visual["names"] == [r["im_name"] for r in default["result"]],
+              f"the page shows {visual['names'][:6]}, the API's default {[r['im_name'] for r in default['result']][:6]}")
+        show_results_from_query(d)
+        self.shot("visual")
+
+        d.execute_script("performance.clearResourceTimings()")
+        click(d, by_id(d, "similarity-color"))
+        colour = wait_results(d, visual, min_loaded=5, what="the search after choosing Same colours")
+        expect("color", "after choosing Same colours")
+        url = d.current_url
+        check(one(url, "similarity") == "color" and one(url, "im_name") == name and one(url, "q") == "similar",
+              f"the URL is not q=similar&im_name={name}&similarity=color: {url}")
+        sent = requests_to(d, "/search")
+        check(sent and all(query_of(u).get("similarity") == ["color"] for u in sent),
+              f"the page's /search requests after the switch: {sent} (expected similarity=color in each)")
+        check(colour["names"] != visual["names"], f"the results did not change: {colour['names'][:6]}")
+        expected = self.same_query_from_api(url)
+        check(colour["names"] == expected, f"the page shows {colour['names'][:6]}, the API with similarity=color {expected[:6]}")
+        show_results_from_query(d)
+        self.shot("colour")
+
+        d.execute_script("performance.clearResourceTimings()")
+        opened = colour["names"][1]
+        click_result(d, opened)
+        recs = wait_for(d, f"#detail of {opened} with recommendations ranked by colour",
+                        lambda d: (lambda s: s if s and s["open"] and opened in s["name"] and s["recState"] == "ready" else False)(detail(d)),
+                        last=detail)
+        shown = d.execute_script("""const l = document.querySelector('#detail-similarity');
+            return {label: l && !l.hidden ? l.textContent.trim() : '', list: document.querySelector('#detail-recommendations').dataset.similarity || ''};""")
+        check(shown == {"label": labels["color"], "list": "color"},
+              f"#detail-similarity / #detail-recommendations[data-similarity]: {shown}, expected {labels['color']!r} / color")
+        sent = requests_to(d, "/recommendations")
+        check(sent and all(query_of(u).get("similarity") == ["color"] for u in sent),
+              f"the detail's /recommendations requests: {sent} (expected similarity=color)")
+        by_id(d, "detail-close").click()
+        wait_for(d, "#detail closed", lambda d: not detail(d)["open"])
+
+        d.refresh()
+        again = wait_results(d, min_loaded=5, what="the page reloaded")
+        expect("color", "after a reload")
+        check(one(d.current_url, "similarity") == "color", f"the reload lost similarity=color: {d.current_url}")
+        check(again["names"] == colour["names"], f"after the reload {again['names'][:6]}, before {colour['names'][:6]}")
+
+        focused, presses = tab_until(d, lambda a: a["id"].startswith("similarity-"))
+        check(focused["id"] == "similarity-color", f"Tab reaches #{focused['id']} first, expected the checked #similarity-color")
+        press(d, Keys.ARROW_LEFT)
+        keyed = wait_results(d, again, min_loaded=5, what="the search after ArrowLeft on the switch")
+        expect("visual", "after ArrowLeft")
+        check(one(d.current_url, "similarity") == "visual", f"ArrowLeft did not put similarity=visual in the URL: {d.current_url}")
+        check(keyed["names"] == visual["names"], f"Looks like again shows {keyed['names'][:6]}, by default {visual['names'][:6]}")
+        still = d.execute_script(ACTIVE_JS)["id"]
+        click(d, by_id(d, "similarity-color"))  # the screenshot: colours chosen
+        wait_results(d, keyed, min_loaded=5, what="Same colours again")
+        expect("color", "Same colours again")
+        return (f"{name}: Looks like by default {visual['names'][1:4]}; Same colours → similarity=color in the URL and the "
+                f"/search and /recommendations requests, {colour['names'][1:4]}; kept on reload; Tab ({presses}) reaches the switch, "
+                f"ArrowLeft → Looks like (focus {'stays on #' + still if still else 'lost'})")
+
+    def check_similarity_colour_only(self):
+        """On a catalog indexed without the learned model: colours by default, "Looks like" shows the server's error
+        and the switch still works."""
+        d = self.driver
+        catalog = os.path.join(self.work, "colour-only.sqlite")
+        index(self.binary, os.path.join(self.corpus, "images"), os.path.join(self.corpus, "catalog.csv"), catalog, ["--color-only"])
+        server = self.serve(catalog, "colour-only")
+        base = server.base
+        try:
+            self.open("/?q=similar&im_name=coffee_cup", base)
+            before = wait_results(d, min_loaded=3, what="a search on a colour-only catalog")
+            state = wait_for(d, "#similarity[data-similarity=color]", lambda d: (lambda s: s if s and s["answered"] == "color" else False)(similarity(d)),
+                             last=similarity)
+            check(state["checked"] == "color" and state["label"] == "Same colours", f"the default on a colour-only catalog: {state}")
+            click(d, by_id(d, "similarity-visual"))
+            failed = wait_for(d, "#results[data-state=error] with #error", lambda d: (lambda r: r if r and r["state"] == "error" and r["error"] else False)(results(d)),
+                              last=lambda d: describe(results(d)))
+            check("learned" in failed["error"].lower(), f"#error says {failed['error']!r}, expected the server's message about learned similarity")
+            check(one(d.current_url, "similarity") == "visual", f"the URL after choosing Looks like: {d.current_url}")
+            state = similarity(d)
+            check(state["shown"] and state["checked"] == "visual" and state["answered"] == "" and not state["label"],
+                  f"after the error: {state} (expected the switch shown, visual checked, nothing answered, no label)")
+            self.shot("error")
+            click(d, by_id(d, "similarity-color"))
+            now = wait_results(d, min_loaded=3, what="Same colours after the error")
+            state = wait_for(d, "#similarity[data-similarity=color] again", lambda d: (lambda s: s if s and s["answered"] == "color" else False)(similarity(d)),
+                             last=similarity)
+            check(not results(d)["error"], "#error is still shown after a search that answered")
+            check(now["names"] == before["names"], f"Same colours shows {now['names'][:5]}, the default {before['names'][:5]}")
+        finally:
+            server.stop()
+        return (f"colour-only catalog: Same colours by default; Looks like → #error {failed['error'][:90]!r}…, switch still "
+                f"shown; Same colours again → {len(now['names'])} results")
 
     def check_click_counted(self):
         d = self.driver
@@ -960,7 +1115,8 @@ class PageTest:
 
             for path, where in [("/?q=url&im_url=" + urllib.parse.quote("javascript:window.__xss=4", safe=""), "im_url=javascript:"),
                                 ("/?q=color&color=" + urllib.parse.quote('"><img src=x onerror=window.__xss=9>', safe=""), "a hostile color="),
-                                ("/?q=similar&im_name=cup&box=" + urllib.parse.quote("1,2,3,<script>", safe=""), "a hostile box=")]:
+                                ("/?q=similar&im_name=cup&box=" + urllib.parse.quote("1,2,3,<script>", safe=""), "a hostile box="),
+                                ("/?q=similar&im_name=cup&similarity=" + urllib.parse.quote('"><img src=x onerror=window.__xss=10>', safe=""), "a hostile similarity=")]:
                 self.open(path, base)
                 wait_for(d, f"the page to settle on {where}", lambda d: (lambda s: s and s["state"] in ("ready", "error", "idle"))(results(d)))
                 safe(where)
