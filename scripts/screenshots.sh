@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Refreshes docs/screenshots/ (shown in the README) from a run of the browser tests
 # (Tests/Browser/page_test.py): search after an upload with a box, facets, detail with
-# recommendations, colour search, phone width, analytics. PNGs are shrunk with pngquant
-# (Debian's package, installed when missing) to stay under ~300 KB each.
+# recommendations, one search by "Looks like" and by "Same colours", colour search, phone width,
+# analytics. PNGs are shrunk with pngquant (Debian's package, installed when missing) to stay
+# under ~300 KB each.
 #
 # Usage:
 #   scripts/screenshots.sh                 run the browser tests with .build/release/vsearch
@@ -58,6 +59,8 @@ copy() {  # $1: the run's screenshot (step name, NN- prefix left out), $2: the n
 copy box search-box.png
 copy facet facets.png
 copy detail-open detail.png
+copy similarity-visual similarity-visual.png
+copy similarity-colour similarity-colour.png
 copy colour colour.png
 copy phone-width-search phone.png
 copy phone-width-detail phone-detail.png
