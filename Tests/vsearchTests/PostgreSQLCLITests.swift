@@ -87,10 +87,17 @@ struct PostgreSQLCLITests {
         #expect(summary?["images"] as? Int == 102 && summary?["events"] as? Int == 3 && (summary?["values"] as? Int ?? 0) > 400)
 
         // The copy answers as the original, and its collector holds the events (track and events stats on PostgreSQL).
-        for query in [["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--get-all-fl"], ["color", "c45b3b"]] {
+        // The learned vectors came along (the catalog was indexed with the model installed): visual, fused and
+        // uploads answer the same from PostgreSQL (exact k-NN on a catalog this small).
+        for query in [["similar", "chelsea_cat", "--fq", "category:food", "--facets", "brand", "--get-all-fl"], ["color", "c45b3b"],
+                      ["similar", "tp_clothes_hats_sombrero", "--similarity", "visual"], ["recommend", "coffee_cup", "--similarity", "fused"],
+                      ["search", "--image", CLI.repository + "/corpus/images/tp_hobbies_music_string_cello.jpg", "--similarity", "visual"]] {
             let local = try CLI.run(query + ["--catalog", sqlite, "--json"]), remote = try CLI.run(query + ["--catalog", postgres, "--json"])
             #expect(try Self.answer(local) == Self.answer(remote), "\(query)")
         }
+        let learned = try CLI.run(["catalog", "stats", "--catalog", postgres, "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(learned.stdout.utf8)) as? [String: Any])?["learned_images"] as? Int == 102,
+                "\(learned.stdout) \(learned.stderr)")
         let tracked = try CLI.run(["track", "add_to_cart", "--query-id", "q1", "--pid", "chelsea_cat", "--img-url", "http://x/y.jpg",
                                    "--pos", "1", "--catalog", postgres])
         #expect(tracked.status == 0, "\(tracked.stderr)")
