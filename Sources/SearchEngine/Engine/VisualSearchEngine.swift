@@ -114,6 +114,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         loader = QueryImageLoader(policy: configuration.imageSources, cache: QueryImageCache(directory: cacheDirectory), limits: configuration.limits)
         var indexing = configuration.indexing
         if indexing.learned == nil { indexing.learned = configuration.learned }
+        indexing.recordsLearnedModel = false  // inserts follow the catalog's model; only `vsearch index` sets it
         jobs = InsertJobs(indexer: Indexer(store: store, configuration: indexing), loader: loader)
         _ = try await snapshot()
     }

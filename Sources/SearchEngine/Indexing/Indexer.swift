@@ -38,6 +38,12 @@ public struct Indexer: Sendable {
         public var shard: Shard = .whole
         /// The learned embedder; nil (colour only) by default.
         public var learned: (any ImageEmbedder)?
+        /// Whether a run may record ``learned`` as the catalog's model (and so make
+        /// it the model of every image). `true` by default (`vsearch index`); the
+        /// data API's inserts set `false`: they add learned vectors only to a catalog
+        /// already made by the same model, and colour vectors alone otherwise, so a
+        /// single insert never switches a colour-only catalog to visual similarity.
+        public var recordsLearnedModel = true
         public init() {}
     }
 
@@ -149,13 +155,20 @@ public struct Indexer: Sendable {
     public func ingest(_ sources: [Source], updatesMetadataOfUnchanged: Bool, isCancelled: @escaping @Sendable () -> Bool = { false },
                        onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let start = Date()
-        if let learned = configuration.learned {
-            // A model that cannot run fails the job here: nothing written, no model recorded.
-            do { try learned.load() } catch { throw error.searchError }
-            try await store.recordLearnedModel(learned.descriptor)
+        var usable = configuration.learned
+        if let embedder = usable {
+            if configuration.recordsLearnedModel {
+                // A model that cannot run fails the job here: nothing written, no model recorded.
+                do { try embedder.load() } catch { throw error.searchError }
+                try await store.recordLearnedModel(embedder.descriptor)
+            } else if try await store.learnedModel() != embedder.descriptor {
+                usable = nil
+            } else {
+                do { try embedder.load() } catch { throw error.searchError }
+            }
         }
+        let learned = usable
         let known = try await store.contentHashes()
-        let learned = configuration.learned
         onEvent(.started(total: sources.count))
         var indexed = 0, unchanged = 0, committed = 0, done = 0
         var failures: [String] = []

@@ -38,7 +38,7 @@ struct ModelCommand: AsyncParsableCommand {
                 throw ExitCodes.modelMissing
             }
             var arguments = [script]
-            if let dir = dir ?? ModelInstaller.defaultFolder(script: script) { arguments += ["--dir", dir] }
+            if let dir { arguments += ["--dir", dir] }
             if force { arguments.append("--force") }
             let status = ModelInstaller.run("/bin/bash", arguments)
             if status != 0 {
@@ -150,6 +150,22 @@ extension ModelCommand {
             var file: String
             var dimension: Int
             var vector: [Float]
+
+            /// The line as `Terminal.jsonLine` writes it (keys sorted, each float as its shortest
+            /// round-trip text without a trailing `.0`), built directly: JSONEncoder's boxing of
+            /// 512 floats cost more than the image's colour side. Nil when a value is not finite.
+            var text: String? {
+                guard vector.allSatisfy(\.isFinite),
+                      let name = try? JSONEncoder.forFileNames.encode(file) else { return nil }
+                var text = "{\"dimension\":\(dimension),\"file\":" + String(decoding: name, as: UTF8.self) + ",\"vector\":["
+                text.reserveCapacity(text.utf8.count + vector.count * 13 + 2)
+                for (index, value) in vector.enumerated() {
+                    if index > 0 { text += "," }
+                    let number = value.description
+                    text += number.hasSuffix(".0") ? String(number.dropLast(2)) : number
+                }
+                return text + "]}"
+            }
         }
 
         func run() throws {
@@ -166,10 +182,9 @@ extension ModelCommand {
                 for file in files[start..<min(files.count, start + batch)] {
                     do throws(ImageOpsError) {
                         let bytes = try FileIO.read(file)
-                        let described = try ImageFeatures.describe(named: file, bytes: bytes, source: file, metadata: [:], learned: embedder)
-                        guard let content = described.content else { continue }
+                        // The same decode as `vsearch index`, without the colour side it also computes.
+                        pixels.append(try ImageFeatures.learnedContent(of: bytes, source: file, learned: embedder))
                         names.append(file)
-                        pixels.append(content)
                     } catch {
                         failed += 1
                         Terminal.err("error: \(error.description)\n")
@@ -177,13 +192,25 @@ extension ModelCommand {
                 }
                 do {
                     let vectors = raw ? try embedder.modelOutputs(pixels) : try embedder.embed(pixels)
-                    for (file, vector) in zip(names, vectors) { Terminal.jsonLine(Line(file: file, dimension: vector.count, vector: vector)) }
+                    for (file, vector) in zip(names, vectors) {
+                        let line = Line(file: file, dimension: vector.count, vector: vector)
+                        if let text = line.text { Terminal.out(text) } else { Terminal.jsonLine(line) }
+                    }
                 } catch {
                     throw CLIError.report(error)
                 }
             }
             if failed > 0 { throw ExitCodes.partialFailure }
         }
+    }
+}
+
+extension JSONEncoder {
+    /// Encodes a file name as `Terminal.jsonLine` would (slashes unescaped).
+    static var forFileNames: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
     }
 }
 
@@ -202,9 +229,6 @@ enum ModelInstaller {
         candidates.append((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent("scripts/install-model.sh"))
         return candidates.first { FileManager.default.fileExists(atPath: $0) }
     }
-
-    /// Where to install when no --dir is given: the script's own default (the clone's .build-tools).
-    static func defaultFolder(script: String) -> String? { nil }
 
     /// Runs a program with stdout and stderr passed through; its exit status.
     static func run(_ program: String, _ arguments: [String]) -> Int32 {

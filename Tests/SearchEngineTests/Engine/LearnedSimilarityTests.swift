@@ -183,6 +183,34 @@ struct LearnedSimilarityTests {
         #expect(try store.learnedModel() == other.learned?.descriptor)
     }
 
+    /// Data API inserts follow the catalog's model: learned vectors in a catalog the same model made,
+    /// colour alone in a colour-only one (one insert never switches a catalog to visual similarity).
+    @Test func insertsFollowTheCatalogsModel() async throws {
+        let uploads = Repository.temporaryDirectory("learned-uploads")
+        try FileManager.default.copyItem(atPath: Repository.images + "/tp_clothes_hats_tophat.jpg", toPath: uploads + "/tophat.jpg")
+        let input = Repository.temporaryDirectory("learned-insert-input")
+        try FileManager.default.copyItem(atPath: Repository.images + "/coffee_cup.jpg", toPath: input + "/coffee_cup.jpg")
+        for learnedCatalog in [false, true] {
+            let store = try SQLiteCatalogStore(path: Repository.temporaryDirectory("learned-insert") + "/catalog.sqlite", creating: true)
+            var indexing = Indexer.Configuration()
+            indexing.learned = learnedCatalog ? try LearnedModel.embedder() : nil
+            _ = try await Indexer(store: store, configuration: indexing).run(directory: input)
+            var configuration = VisualSearchEngine.Configuration()
+            configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
+            configuration.queryCacheDirectory = Repository.temporaryDirectory("learned-insert-cache")
+            configuration.learned = try LearnedModel.embedder()
+            let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+            let response = try await engine.insert(InsertRequest(items: [InsertItem(imageName: "tophat", imageURL: "file://" + uploads + "/tophat.jpg")]))
+            let id = try #require(response.transactionID)
+            while try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished != true {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try store.count() == 2)
+            #expect(try store.learnedModel() == (learnedCatalog ? try LearnedModel.embedder().descriptor : nil))
+            #expect(try await store.learnedVectorCount() == (learnedCatalog ? 2 : 0))
+        }
+    }
+
     /// A model that cannot load writes nothing: no row, no recorded model.
     @Test func brokenModelWritesNothing() async throws {
         let copy = try LearnedModel.copy()
