@@ -68,27 +68,27 @@ public final class InferenceSession: @unchecked Sendable {
     public func run(_ input: [Float], shape: [Int]) throws(OnnxRuntimeError) -> (values: [Float], shape: [Int]) {
         precondition(shape.reduce(1, *) == input.count, "input has \(input.count) floats, shape \(shape) needs \(shape.reduce(1, *))")
         let api = runtime.api
-        var input = input
         var dimensions = shape.map(Int64.init)
-        var tensor: OpaquePointer?
-        let created = input.withUnsafeMutableBytes { bytes in
-            api.pointee.CreateTensorWithDataAsOrtValue(runtime.memoryInfo, bytes.baseAddress, bytes.count, &dimensions,
-                                                       dimensions.count, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &tensor)
-        }
-        try runtime.check(created, "CreateTensorWithDataAsOrtValue")
-        defer { if let tensor { api.pointee.ReleaseValue(tensor) } }
         var output: OpaquePointer?
-        let status = inputName.withCString { inputName in
-            outputName.withCString { outputName in
-                var inputNames: [UnsafePointer<CChar>?] = [inputName]
-                var outputNames: [UnsafePointer<CChar>?] = [outputName]
-                var inputs: [OpaquePointer?] = [tensor]
-                return api.pointee.Run(session, nil, &inputNames, &inputs, 1, &outputNames, 1, &output)
+        // The tensor points into `input`'s storage, created and run inside its closure. The C API takes a
+        // mutable pointer, but a run never writes its inputs (a `var` copy would copy the whole batch).
+        let (status, call) = input.withUnsafeBytes { bytes -> (OpaquePointer?, String) in
+            var tensor: OpaquePointer?
+            if let failed = api.pointee.CreateTensorWithDataAsOrtValue(
+                runtime.memoryInfo, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count, &dimensions,
+                dimensions.count, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &tensor) { return (failed, "CreateTensorWithDataAsOrtValue") }
+            defer { if let tensor { api.pointee.ReleaseValue(tensor) } }
+            let status = inputName.withCString { inputName in
+                outputName.withCString { outputName in
+                    var inputNames: [UnsafePointer<CChar>?] = [inputName]
+                    var outputNames: [UnsafePointer<CChar>?] = [outputName]
+                    var inputs: [OpaquePointer?] = [tensor]
+                    return api.pointee.Run(session, nil, &inputNames, &inputs, 1, &outputNames, 1, &output)
+                }
             }
+            return (status, "Run")
         }
-        // `input` must outlive the run: the tensor points into its storage.
-        withExtendedLifetime(input) {}
-        try runtime.check(status, "Run")
+        try runtime.check(status, call)
         guard let output else { throw .runtime(call: "Run", reason: "no output returned") }
         defer { api.pointee.ReleaseValue(output) }
         let outputShape = try Self.shape(of: output, api: api, runtime: runtime)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Separable, fixed-point image resampling — the hot loop of thumbnails,
 /// upload preparation and indexing.
 ///
@@ -82,6 +84,31 @@ public enum Resampler {
         }
     }
 
+    struct WeightsKey: Hashable {
+        var inSize: Int
+        var outSize: Int
+        var filter: ResamplingFilter
+    }
+
+    /// At most this many weight tables are kept; the cache is emptied when
+    /// full. A catalog's pictures come in a handful of sizes, so most images
+    /// reuse the tables of an earlier one (a Lanczos-3 table costs two `sin`
+    /// per tap: a tenth of a millisecond per 1-MP picture indexed).
+    static let weightsCapacity = 32
+    private static let weightsCache = Mutex<[WeightsKey: Weights]>([:])
+
+    /// The weight table for one axis, made on first use.
+    static func weights(inSize: Int, outSize: Int, filter: ResamplingFilter) -> Weights {
+        let key = WeightsKey(inSize: inSize, outSize: outSize, filter: filter)
+        if let cached = weightsCache.withLock({ $0[key] }) { return cached }
+        let weights = Weights(inSize: inSize, outSize: outSize, filter: filter)
+        weightsCache.withLock { tables in
+            if tables.count >= weightsCapacity { tables.removeAll(keepingCapacity: true) }
+            tables[key] = weights
+        }
+        return weights
+    }
+
     /// Resamples to exactly `size` (aspect is the caller's business).
     /// Returns the input unchanged when the size already matches.
     ///
@@ -96,8 +123,8 @@ public enum Resampler {
         let hasAlpha = image.hasAlpha
         var working = hasAlpha ? premultiplied(image) : image
         let inSize = working.size
-        let horizontal = size.width != inSize.width ? Weights(inSize: inSize.width, outSize: size.width, filter: filter) : nil
-        let vertical = size.height != inSize.height ? Weights(inSize: inSize.height, outSize: size.height, filter: filter) : nil
+        let horizontal = size.width != inSize.width ? weights(inSize: inSize.width, outSize: size.width, filter: filter) : nil
+        let vertical = size.height != inSize.height ? weights(inSize: inSize.height, outSize: size.height, filter: filter) : nil
         if let horizontal, let vertical, verticalFirstIsCheaper(from: inSize, to: size, horizontal: horizontal, vertical: vertical) {
             working = verticalPass(working, height: size.height, weights: vertical)
             working = horizontalPass(working, width: size.width, weights: horizontal)

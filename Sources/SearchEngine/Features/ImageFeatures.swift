@@ -48,12 +48,7 @@ public enum ImageFeatures {
     /// - Throws: ``ImageOpsError`` naming `source`.
     public static func describe(named name: String, bytes: [UInt8], source: String, metadata: [String: String],
                                 limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(ImageOpsError) -> Described {
-        var minimumSize = PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide)
-        if let learned {
-            let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
-            minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full)))
-        }
-        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimumSize, limits: limits))
+        let decoded = try catalogDecode(bytes, source: source, limits: limits, learned: learned)
         // One small copy serves the trimming, the palette and (untrimmed images) the features.
         let small = ColorFeatures.workingCopy(of: decoded.pixels)
         let content = MarginTrimmer.content(of: small)
@@ -64,6 +59,30 @@ public enum ImageFeatures {
         // The learned vector sees the whole picture: trimming margins cost it copy-detection recall
         // (bench/RESULTS.md, issue 25 table (a): 25 % downscales 0.98 → 0.94).
         return Described(item: item, content: learned == nil ? nil : decoded.pixels)
+    }
+
+    /// The pixels a catalog image's learned vector is computed from — exactly
+    /// those ``describe(named:bytes:source:metadata:limits:learned:)`` hands
+    /// over (the same decode, shrink-on-load included) — without computing the
+    /// colour side or the fingerprint: for `vsearch model embed`, which prints
+    /// only the learned vector.
+    /// - Throws: ``ImageOpsError`` naming `source`.
+    public static func learnedContent(of bytes: [UInt8], source: String, limits: ImageLimits = .default,
+                                      learned: any ImageEmbedder) throws(ImageOpsError) -> PixelBuffer {
+        try catalogDecode(bytes, source: source, limits: limits, learned: learned).pixels
+    }
+
+    /// A catalog image's one decode: shrink-on-load to what the colour side
+    /// needs (``ColorFeatures/workingSide`` on each side) and, with a learned
+    /// embedder, to what its input needs too.
+    static func catalogDecode(_ bytes: [UInt8], source: String, limits: ImageLimits,
+                              learned: (any ImageEmbedder)?) throws(ImageOpsError) -> DecodedImage {
+        var minimumSize = PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide)
+        if let learned {
+            let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
+            minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full)))
+        }
+        return try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimumSize, limits: limits))
     }
 
     /// What decoding a query image will take, read from its header alone:

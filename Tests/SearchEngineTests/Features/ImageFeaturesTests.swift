@@ -68,6 +68,19 @@ struct ImageFeaturesTests {
         #expect(thin.vectors.count == 1 && thin.region.height == 1)
     }
 
+    @Test("`model embed`'s pixels are the catalog's: learnedContent decodes exactly as describe does, without the colour side")
+    func learnedContentIsTheCatalogs() throws {
+        // A model that fits the picture inside 224 (as EfficientNet-Lite0's `pad` does): on wide pictures the
+        // colour side's 128 on the shorter side asks for more, and both decodes must take the larger.
+        let model = PadModel(side: 224)
+        for file in try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted() {
+            let bytes = Repository.bytes(file)
+            let described = try ImageFeatures.describe(named: "x", bytes: bytes, source: file, metadata: [:], learned: model)
+            let content = try ImageFeatures.learnedContent(of: bytes, source: file, learned: model)
+            #expect(described.content == content, "\(file)")
+        }
+    }
+
     @Test("the same bytes give the same vector when indexed and when searched without a box")
     func indexAndQueryAgree() throws {
         for file in try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted() {
@@ -109,4 +122,14 @@ struct ImageFeaturesTests {
         #expect(ImageFeatures.isCurrent(stored))
         #expect(!ImageFeatures.isCurrent(ContentHash.of(bytes)))
     }
+}
+
+/// A stand-in for a learned model that needs `side` pixels on the picture's longer side (nothing is embedded).
+struct PadModel: ImageEmbedder {
+    var side: Int
+    var descriptor: EmbeddingDescriptor {
+        EmbeddingDescriptor(name: "pad-model", version: "1", dimension: 1, preprocessing: "none", contentHash: String(repeating: "cd", count: 32))
+    }
+    func decodeScale(for size: PixelSize) -> Double { min(1, Double(side) / Double(max(1, max(size.width, size.height)))) }
+    func embed(_ images: [PixelBuffer]) throws(EmbeddingError) -> [[Float]] { images.map { _ in [1] } }
 }
