@@ -182,17 +182,36 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return response
     }
 
-    /// Find similar by a feature vector computed elsewhere (a ``ColorFeatures``
-    /// vector, unit length): the filters, ranking and response of ``search(_:)``.
-    public func vectorSearch(_ vector: [Float], parameters: SearchParameters = SearchParameters()) async throws(VisualSearchError) -> SearchResponse {
-        guard vector.count == ColorFeatures.dimensions else {
-            throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
-        }
+    /// Find similar by a vector computed elsewhere: a ``ColorFeatures`` vector
+    /// (`similarity` `.color`), or a learned one in the space of the catalog's
+    /// model (`.visual`; no model is needed to search with it); the filters,
+    /// ranking and response of ``search(_:)``. Used by the benchmarks (`vsearch debug query-vectors`).
+    public func vectorSearch(_ vector: [Float], similarity: SimilarityMode = .color,
+                             parameters: SearchParameters = SearchParameters()) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
+        let query: QueryVectors
+        switch similarity {
+        case .color:
+            guard vector.count == ColorFeatures.dimensions else {
+                throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
+            }
+            query = QueryVectors(mode: .color, colour: [vector], learned: nil, fusedWeight: configuration.fusedWeight)
+        case .visual:
+            guard let model = snapshot.learnedModel else {
+                throw .learnedModel(.notIndexed, reason: "the catalog holds no learned vectors (similarity=visual)")
+            }
+            guard vector.count == model.dimension else {
+                throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, the catalog's model (\(model.tag)) makes \(model.dimension)")
+            }
+            // Visual scores use the learned vector only; the colour slot is never read.
+            query = QueryVectors(mode: .visual, colour: [[Float](repeating: 0, count: ColorFeatures.dimensions)], learned: [vector],
+                                 fusedWeight: configuration.fusedWeight)
+        case .fused:
+            throw .invalidParameter(name: "similarity", reason: "a vector search is color or visual: fused needs both vectors of one image")
+        }
         var parameters = parameters
-        parameters.similarity = .color
-        return try await similar(to: QueryVectors(mode: .color, colour: [vector], learned: nil, fusedWeight: configuration.fusedWeight),
-                                 excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
+        parameters.similarity = similarity
+        return try await similar(to: query, excluding: nil, method: "search", parameters: parameters, snapshot: snapshot)
     }
 
     public func colorSearch(_ request: ColorSearchRequest) async throws(VisualSearchError) -> SearchResponse {
