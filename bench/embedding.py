@@ -42,8 +42,11 @@ quality 90, 4:2:0); (b) uses bench/work/index-1mp/: those 135 plus 65 of them mi
 by shared object and symbol) of `vsearch model embed --batch 1` and of `vsearch index --jobs 1`, both pinned to
 core 1, over N and 2N images (difference / N, so startup cancels). Needs `perf` (Debian `linux-perf`).
 
-The machine is shared: the run waits until the 1-minute load average is below `--max-load` (1.5) and records
-the load average before and after, and the highest seen between configurations.
+The machine is shared: the run waits until the 1-minute load average is below `--max-load` (1.5), and before
+each repetition until other processes use fewer than `--max-others` cores (0.2, over 3 s; /proc/stat); it
+records the load average before and after, the highest seen between configurations, and the other processes'
+CPU during every measured run (the machine's busy time less the run's own, per second of wall time; niced
+processes apart, as they yield the core).
 """
 import argparse
 import datetime
@@ -117,15 +120,37 @@ class Load:
         return v
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy (all cores) since boot at normal priority, from /proc/stat.
+    Niced processes' user time (`nice` in /proc/stat) is left out — the scheduler gives them little of a core that a
+    normal-priority run wants (nice 10: ~10 %) — and counted apart in NICED (their system time is in busy)."""
+    fields = open("/proc/stat").readline().split()[1:]
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def niced_seconds():
+    return int(open("/proc/stat").readline().split()[2]) / os.sysconf("SC_CLK_TCK")
+
+
+# Other processes' CPU during each measured run, in cores: (machine busy − the run's own CPU) / wall.
+OTHERS = {"a": [], "b": []}
+NICED = {"a": [], "b": []}
+PART = ["a"]
+
+
 def run(cmd, core=None, stdout=subprocess.DEVNULL):
     """Runs cmd; returns (cpu seconds of the process and its children, wall seconds, stdout text or None)."""
     if core is not None:
         cmd = ["taskset", "-c", str(core)] + cmd
     out = tempfile.TemporaryFile() if stdout is None else None
+    b0, n0 = busy_seconds(), niced_seconds()
     w0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=out if out else stdout, stderr=subprocess.PIPE, env=dict(os.environ, **ENV1))
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - w0
+    OTHERS[PART[0]].append(max(0.0, busy_seconds() - b0 - ru.ru_utime - ru.ru_stime) / wall)
+    NICED[PART[0]].append((niced_seconds() - n0) / wall)
     err = p.stderr.read().decode(errors="replace")
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
@@ -222,6 +247,19 @@ def profile(vs, model_dir, files, index_dirs):
     return per(embed, n), per(idx, 100)
 
 
+def wait_idle(max_cores, wait_minutes):
+    """Waits (up to wait_minutes) until other processes use less than max_cores over 3 s; returns what they used."""
+    deadline = time.time() + wait_minutes * 60
+    while True:
+        b0, w0 = busy_seconds(), time.perf_counter()
+        time.sleep(3)
+        used = (busy_seconds() - b0) / (time.perf_counter() - w0)
+        if used < max_cores or time.time() > deadline:
+            return used
+        print(f"other processes use {used:.2f} cores: waiting", file=sys.stderr, flush=True)
+        time.sleep(10)
+
+
 def med(xs):
     return statistics.median(xs)
 
@@ -238,6 +276,8 @@ def main():
     ap.add_argument("--count", type=int, default=100, help="N of (a): files per single pass")
     ap.add_argument("--max-load", type=float, default=1.5)
     ap.add_argument("--wait", type=float, default=30, help="minutes to wait for the load to drop")
+    ap.add_argument("--max-others", type=float, default=0.2,
+                    help="before each repetition, wait (up to --wait minutes) until other processes use fewer cores")
     ap.add_argument("--skip-index", action="store_true")
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--profile", action="store_true", help="also perf-profile vsearch's stages (needs perf)")
@@ -288,6 +328,8 @@ def main():
 
     load = Load()
     start_load = wait_quiet(a.max_load, a.wait, load)
+    OTHERS["a"].clear()
+    NICED["a"].clear()
     start_time = datetime.datetime.utcnow()
     loadavg_start = open("/proc/loadavg").read().split()[:3]
 
@@ -301,6 +343,7 @@ def main():
     per_image = {k: [] for k in configs}
     startup = {k: [] for k in configs}
     for rep in range(a.runs):
+        wait_idle(a.max_others, a.wait)
         for name, make in configs.items():
             cpu = {}
             for key, lst, js in (("1x", files, single), ("2x", files + files, double)):
@@ -328,7 +371,7 @@ def main():
             return run(peer_cmd(simd_py, index_lists[n], 8, a.model_dir), core=1)[:2]
 
         def peer_two():
-            w0 = time.perf_counter()
+            b0, n0, w0 = busy_seconds(), niced_seconds(), time.perf_counter()
             procs = []
             for core, part in zip((0, 1), parts):
                 procs.append(subprocess.Popen(["taskset", "-c", str(core)] + peer_cmd(simd_py, part, 8, a.model_dir),
@@ -337,14 +380,19 @@ def main():
             for p in procs:
                 _, status, ru = os.wait4(p.pid, 0)
                 cpu += ru.ru_utime + ru.ru_stime
-            return cpu, time.perf_counter() - w0
+            wall = time.perf_counter() - w0
+            OTHERS["b"].append(max(0.0, busy_seconds() - b0 - cpu) / wall)
+            NICED["b"].append((niced_seconds() - n0) / wall)
+            return cpu, wall
 
         kinds = {"vsearch index --jobs 2": lambda n: vsearch_index(2, n, None),
                  "vsearch index --jobs 1 (core 1)": lambda n: vsearch_index(1, n, 1),
                  "peer, one thread (core 1)": peer_index}
         index = {k: {100: [], 200: []} for k in kinds}
         index["peer, two processes (both cores)"] = {200: []}
+        PART[0] = "b"
         for rep in range(a.runs):
+            wait_idle(a.max_others, a.wait)
             for k, f in kinds.items():
                 for n in (100, 200):
                     index[k][n].append(f(n))
@@ -368,7 +416,12 @@ def main():
          f"Run {start_time:%Y-%m-%d %H:%M}–{end_time:%H:%M} UTC by `python3 bench/embedding.py --runs {a.runs}` "
          f"on {benchlib.machine()}. Load average (1, 5, 15 min) before: {' '.join(loadavg_start)}, after: "
          f"{' '.join(loadavg_end)}; 1-min highest seen during the run {max(load.seen):.2f} (the run itself keeps "
-         f"one core busy in (a), up to two in (b)). vsearch: `{version}`, binary built {built} UTC from "
+         f"one core busy in (a), up to two in (b)). Other processes' CPU during the measured runs (machine busy time "
+         f"less the run's own, /proc/stat): (a) median {med(OTHERS['a']):.2f} cores, highest {max(OTHERS['a']):.2f}"
+         + (f"; (b) median {med(OTHERS['b']):.2f}, highest {max(OTHERS['b']):.2f}" if OTHERS['b'] else "")
+         + f" (each repetition waited for them to use < {a.max_others} cores); niced processes besides: (a) median "
+         f"{med(NICED['a']):.2f} cores" + (f", (b) {med(NICED['b']):.2f}" if NICED['b'] else "") + "."
+         f" vsearch: `{version}`, binary built {built} UTC from "
          f"{benchlib.git_rev()}. Peer: Python {sys.version.split()[0]}, Pillow-SIMD {peer_info['pillow']}, "
          f"onnxruntime {peer_info['ort']}, numpy {np.__version__}. Same model.onnx (EfficientNet-Lite0, "
          f"{a.model_dir.replace(ROOT + '/', '')}). Method: the docstring of bench/embedding.py.", "",
