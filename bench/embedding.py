@@ -46,7 +46,7 @@ The machine is shared: the run waits until the 1-minute load average is below `-
 each repetition until other processes use fewer than `--max-others` cores (0.2, over 3 s; /proc/stat); it
 records the load average before and after, the highest seen between configurations, and the other processes'
 CPU during every measured run (the machine's busy time less the run's own, per second of wall time; niced
-processes apart, as they yield the core).
+processes included: with autogroup scheduling they do not yield to another session).
 """
 import argparse
 import datetime
@@ -121,15 +121,15 @@ class Load:
 
 
 def busy_seconds():
-    """CPU seconds the whole machine has spent busy (all cores) since boot at normal priority, from /proc/stat.
-    Niced processes' user time (`nice` in /proc/stat) is left out — the scheduler gives them little of a core that a
-    normal-priority run wants (nice 10: ~10 %) — and counted apart in NICED (their system time is in busy)."""
+    """CPU seconds the whole machine has spent busy (all cores) since boot, from /proc/stat. Niced processes count:
+    with the kernel's autogroup scheduling a niced process in another session still takes its group's share."""
     fields = open("/proc/stat").readline().split()[1:]
     user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields[:8])
-    return (user + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def niced_seconds():
+    """The niced part (user time of processes with nice > 0) of busy_seconds."""
     return int(open("/proc/stat").readline().split()[2]) / os.sysconf("SC_CLK_TCK")
 
 
@@ -419,10 +419,10 @@ def main():
          f"one core busy in (a), up to two in (b)). Other processes' CPU during the measured runs (machine busy time "
          f"less the run's own, /proc/stat): (a) median {med(OTHERS['a']):.2f} cores, highest {max(OTHERS['a']):.2f}"
          + (f"; (b) median {med(OTHERS['b']):.2f}, highest {max(OTHERS['b']):.2f}" if OTHERS['b'] else "")
-         + f" (each repetition waited for them to use < {a.max_others} cores); niced processes besides: (a) median "
+         + f" (each repetition waited for them to use < {a.max_others} cores); of it niced: (a) median "
          f"{med(NICED['a']):.2f} cores" + (f", (b) {med(NICED['b']):.2f}" if NICED['b'] else "") + "."
-         f" vsearch: `{version}`, binary built {built} UTC from "
-         f"{benchlib.git_rev()}. Peer: Python {sys.version.split()[0]}, Pillow-SIMD {peer_info['pillow']}, "
+         f" vsearch: `{version}`, `{os.path.relpath(vs, ROOT)}` built {built} UTC (work tree at "
+         f"{benchlib.git_rev()}). Peer: Python {sys.version.split()[0]}, Pillow-SIMD {peer_info['pillow']}, "
          f"onnxruntime {peer_info['ort']}, numpy {np.__version__}. Same model.onnx (EfficientNet-Lite0, "
          f"{a.model_dir.replace(ROOT + '/', '')}). Method: the docstring of bench/embedding.py.", "",
          f"**(a) Decode + preprocess + embed a 1-MP JPEG, one core** ({len(files)} JPEGs 1280×800 of "
