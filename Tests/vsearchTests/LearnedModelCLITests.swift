@@ -104,6 +104,14 @@ struct LearnedModelCLITests {
         #expect(again.status == 0 && again.stderr.contains("102 unchanged"), "\(again.stderr)")
         let text = try CLI.run(["catalog", "stats", "--catalog", catalog])
         #expect(text.stdout.contains("learned   102 of 102 images"), "\(text.stdout)")
+        // `vsearch info` with no file: the catalog, its vectors, the default similarity and the installed model.
+        let info = try CLI.run(["info", "--catalog", catalog, "--json"])
+        let setup = try Self.object(info.stdout)
+        #expect(setup["images"] as? Int == 102 && setup["learned_images"] as? Int == 102 && setup["default_similarity"] as? String == "visual")
+        #expect((setup["installed_model"] as? [String: Any])?["sha256"] as? String == (setup["learned_model"] as? [String: Any])?["sha256"] as? String)
+        let plain = try CLI.run(["info", "--catalog", catalog])
+        #expect(plain.status == 0 && plain.stdout.contains("colour + learned (efficientnet-lite0@") && plain.stdout.contains("similarity visual"),
+                "\(plain.stdout)")
     }
 
     @Test("the command line and vsearch serve answer alike in every similarity; the server says what it serves")

@@ -1,13 +1,21 @@
 import ArgumentParser
 import Foundation
 import ImageOps
+import SearchEngine
+import VisualSearch
 
-/// `vsearch info FILE...`: what each file is and whether it decodes.
-struct InfoCommand: ParsableCommand {
+/// `vsearch info FILE...`: what each file is and whether it decodes; with no
+/// file, what this vsearch has: the catalog, its vectors and the learned model.
+struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Show each image's format, size and orientation, and whether it decodes.",
+        abstract: "Show each image's format, size and orientation, and whether it decodes; with no file, the catalog and the learned model.",
         discussion: """
+        With no file: vsearch's version, the catalog (--catalog, else $VSEARCH_CATALOG, else \
+        .vsearch/catalog.sqlite) — its images, whether they have learned vectors and of which model — and \
+        the learned model installed here (or how to install it). --json gives the same as one object.
+
+
         The format is recognised from the file's bytes, not its name. Each file's line gives its format, size, \
         orientation, alpha (yes or no), colour profile (or none), artist and copyright when present, and any \
         decoding warnings; --json gives the same as JSON lines. Errors go to stderr. Exit code 66 when a file \
@@ -16,10 +24,68 @@ struct InfoCommand: ParsableCommand {
     )
 
     @Argument(help: "Image files.")
-    var files: [String]
+    var files: [String] = []
+
+    @OptionGroup var catalog: CatalogOptions
 
     @Flag(help: "Print JSON lines, one per file.")
     var json = false
+
+    /// What `vsearch info` with no file reports.
+    struct Setup: Encodable {
+        var version: String
+        var catalog: String
+        var images: Int?
+        var catalogError: String?
+        var learnedModel: EmbeddingDescriptor?
+        var learnedImages: Int?
+        var installedModel: EmbeddingDescriptor?
+        var modelProblem: String?
+        var defaultSimilarity: SimilarityMode?
+
+        enum CodingKeys: String, CodingKey {
+            case version, catalog, images
+            case catalogError = "catalog_error", learnedModel = "learned_model", learnedImages = "learned_images"
+            case installedModel = "installed_model", modelProblem = "model_problem", defaultSimilarity = "default_similarity"
+        }
+    }
+
+    /// The catalog and the model, for `vsearch info` without files.
+    func setup() async -> Setup {
+        var report = Setup(version: VSearch.version, catalog: catalog.location.description)
+        do {
+            report.installedModel = try catalog.learnedEmbedder()?.descriptor
+            if report.installedModel == nil { report.modelProblem = "not installed: `\(EmbeddingError.installCommand)`" }
+        } catch {
+            report.modelProblem = error.description
+        }
+        do {
+            let store = try await catalog.openUnreported()
+            report.images = try await store.count()
+            report.learnedModel = try await store.learnedModel()
+            report.learnedImages = try await store.learnedVectorCount()
+            let matches = report.learnedModel != nil && report.learnedModel?.contentHash == report.installedModel?.contentHash
+            report.defaultSimilarity = matches ? VisualSearchEngine.defaultLearnedMode : .color
+        } catch {
+            report.catalogError = (error as? VisualSearchError)?.description ?? "\(error)"
+        }
+        return report
+    }
+
+    func printSetup() async {
+        let report = await setup()
+        if json { Terminal.json(report); return }
+        Terminal.out("vsearch   \(report.version)")
+        if let error = report.catalogError {
+            Terminal.out("catalog   \(report.catalog): \(error)")
+        } else {
+            Terminal.out("catalog   \(report.catalog): \(Terminal.count(report.images ?? 0, "image"))")
+            Terminal.out("vectors   colour" + (report.learnedModel.map { " + learned (\($0.tag), \(report.learnedImages ?? 0) of \(report.images ?? 0) images)" } ?? " only"))
+            Terminal.out("default   similarity \(report.defaultSimilarity?.rawValue ?? "color")")
+        }
+        Terminal.out("model     " + (report.installedModel.map { "\($0.tag), \($0.dimension) floats (`vsearch model info` for the details)" }
+                                      ?? report.modelProblem ?? "not installed"))
+    }
 
     struct Report: Encodable {
         var file: String
@@ -37,7 +103,11 @@ struct InfoCommand: ParsableCommand {
         var error: String?
     }
 
-    func run() throws {
+    func run() async throws {
+        guard !files.isEmpty else {
+            await printSetup()
+            return
+        }
         var failures = 0, missing = 0
         for file in files {
             var report = Report(file: file, ok: false)
