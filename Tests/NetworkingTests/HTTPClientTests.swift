@@ -145,7 +145,7 @@ struct HTTPClientTests {
             return await task.value
         }
         #expect(result.failure == .cancelled)
-        #expect(elapsed < 10, "took \(elapsed) s")
+        #expect(elapsed < 20, "took \(elapsed) s: not cancelled well before the 30 s timeout")
         #expect(stub.requests.count == 1)
     }
 

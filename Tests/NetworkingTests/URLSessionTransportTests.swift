@@ -115,7 +115,7 @@ struct URLSessionTransportTests {
             return await task.value
         }
         #expect(result.failure == .cancelled)
-        #expect(elapsed < 10, "took \(elapsed) s")
+        #expect(elapsed < 20, "took \(elapsed) s: not cancelled well before the 30 s timeout")
         #expect(stub.requests.count == 1)
     }
 

@@ -81,21 +81,19 @@ public enum Corpus {
         return parameters
     }
 
+    /// Each catalog is made by one task that every caller awaits: an actor method that awaited the indexing
+    /// itself would let every caller arriving meanwhile start its own (actors are re-entrant at `await`).
     actor Shared {
         static let instance = Shared()
-        var path: String?
-        var learnedPath: String?
+        var made: Task<String, Never>?
+        var learnedMade: Task<String, any Error>?
         func learnedCatalog() async throws -> String {
-            if let learnedPath { return learnedPath }
-            let made = try await Corpus.makeLearnedCatalog()
-            learnedPath = made
-            return made
+            if learnedMade == nil { learnedMade = Task { try await Corpus.makeLearnedCatalog() } }
+            return try await learnedMade!.value
         }
         func catalog() async -> String {
-            if let path { return path }
-            let made = await Corpus.makeCatalog()
-            path = made
-            return made
+            if made == nil { made = Task { await Corpus.makeCatalog() } }
+            return await made!.value
         }
     }
 }

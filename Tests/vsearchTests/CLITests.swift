@@ -37,7 +37,28 @@ struct CLITests {
 
     static let launching = Mutex(())
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Run {
+    /// Runs blocking work — a child's pipes read to the end, its exit awaited — on a thread of its own and
+    /// resumes when it is done. Swift Testing runs tests on the cooperative pool, two threads wide on a
+    /// two-core machine: two suites each waiting synchronously for a long child (an index with the learned
+    /// model, the browser run) stalled every in-process server for 20 s in a CI run. (Issue 26 moves these
+    /// helpers to swift-subprocess.)
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    /// Waits for `process` to end without holding a cooperative thread.
+    static func waitForExit(_ process: Process) async {
+        nonisolated(unsafe) let process = process
+        _ = try? await offPool { process.waitUntilExit() }
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) async throws -> Run {
+        try await offPool { try runBlocking(arguments, environment: environment, directory: directory) }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String], directory: String?) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -67,20 +88,22 @@ struct CLITests {
 
     /// Runs the binary with a stdout nobody reads (`vsearch … | head -0`): the pipe's read end is
     /// closed before the child starts, so its first write to stdout meets EPIPE. Returns how it ended and its stderr.
-    static func runIntoClosedPipe(_ arguments: [String]) throws -> (reason: Process.TerminationReason, status: Int32, stderr: String) {
-        var descriptors: [Int32] = [0, 0]
-        guard pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
-        close(descriptors[0])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
-        let err = Pipe()
-        process.standardError = err
-        try CLITests.launch(process)
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationReason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+    static func runIntoClosedPipe(_ arguments: [String]) async throws -> (reason: Process.TerminationReason, status: Int32, stderr: String) {
+        try await offPool {
+            var descriptors: [Int32] = [0, 0]
+            guard pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
+            close(descriptors[0])
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+            process.standardOutput = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
+            let err = Pipe()
+            process.standardError = err
+            try CLITests.launch(process)
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationReason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+        }
     }
 
     static func temporaryDirectory() -> String {
@@ -108,16 +131,16 @@ struct CLITests {
     }
 
     @Test("--version names the codec libraries")
-    func version() throws {
-        let run = try Self.run(["--version"])
+    func version() async throws {
+        let run = try await Self.run(["--version"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("libjpeg-turbo 2.") && run.stdout.contains("libpng 1.6"))
     }
 
     @Test("thumbs: makes the thumbnails, reports the bad file by name, exits 1, leaves no partial files")
-    func thumbsWithFailure() throws {
+    func thumbsWithFailure() async throws {
         let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/out"
-        let run = try Self.run(["thumbs", input, output, "--jobs", "2"])
+        let run = try await Self.run(["thumbs", input, output, "--jobs", "2"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("broken.jpg") && run.stderr.contains("truncated JPEG"))
         #expect(run.stderr.contains("4 sources: 3 processed, 0 up to date, 1 failed"))
@@ -129,10 +152,10 @@ struct CLITests {
     }
 
     @Test("thumbs: a re-run skips up-to-date sources; --json reports them")
-    func thumbsResume() throws {
+    func thumbsResume() async throws {
         let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/out"
-        _ = try Self.run(["thumbs", input, output])
-        let run = try Self.run(["thumbs", input, output, "--json"])
+        _ = try await Self.run(["thumbs", input, output])
+        let run = try await Self.run(["thumbs", input, output, "--json"])
         #expect(run.status == 1)
         let summary = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
         #expect(summary?["up_to_date"] as? Int == 3)
@@ -141,10 +164,10 @@ struct CLITests {
     }
 
     @Test("thumbs: --fit width, --sizes and --format png are honoured; all good means exit 0")
-    func thumbsOptions() throws {
+    func thumbsOptions() async throws {
         let input = Self.temporaryDirectory(), output = Self.temporaryDirectory()
         try FileManager.default.copyItem(atPath: Self.repository + "/corpus/images/grace_hopper.jpg", toPath: input + "/g.jpg")
-        let run = try Self.run(["thumbs", input, output, "--fit", "width", "--sizes", "100,300", "--format", "png"])
+        let run = try await Self.run(["thumbs", input, output, "--fit", "width", "--sizes", "100,300", "--format", "png"])
         #expect(run.status == 0, "\(run.stderr)")
         let thumbs = Self.files(under: output).filter { $0.hasSuffix(".png") }
         #expect(thumbs.count == 2)
@@ -152,20 +175,20 @@ struct CLITests {
     }
 
     @Test("thumbs: invalid options are usage errors (exit 64) with a message")
-    func thumbsUsage() throws {
-        let run = try Self.run(["thumbs", "a", "b", "--sizes", "400,abc"])
+    func thumbsUsage() async throws {
+        let run = try await Self.run(["thumbs", "a", "b", "--sizes", "400,abc"])
         #expect(run.status == 64)
         #expect(run.stderr.contains("--sizes"))
-        #expect(try Self.run(["thumbs", "a", "b", "--quality", "150"]).status == 64)
-        let missing = try Self.run(["thumbs", "/nonexistent/in", Self.temporaryDirectory()])
+        #expect(try await Self.run(["thumbs", "a", "b", "--quality", "150"]).status == 64)
+        let missing = try await Self.run(["thumbs", "/nonexistent/in", Self.temporaryDirectory()])
         #expect(missing.status == 66, "a missing input is EX_NOINPUT, as everywhere")
         #expect(missing.stderr.contains("/nonexistent/in"))
     }
 
     @Test("prepare: standard preset, box scaled into the upload, JSON report")
-    func prepare() throws {
+    func prepare() async throws {
         let output = Self.temporaryDirectory() + "/upload.jpg"
-        let run = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", output,
+        let run = try await Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", output,
                                 "--box", "100,50,400,300", "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
@@ -178,19 +201,19 @@ struct CLITests {
     }
 
     @Test("prepare: --high-quality never enlarges; --crop uploads only the box")
-    func prepareVariants() throws {
+    func prepareVariants() async throws {
         let directory = Self.temporaryDirectory()
-        let high = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/h.jpg", "--high-quality"])
+        let high = try await Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/h.jpg", "--high-quality"])
         #expect(high.status == 0 && high.stdout.contains("640×427"))
-        let crop = try Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/c.jpg",
+        let crop = try await Self.run(["prepare", Self.repository + "/corpus/images/falcon9_rocket.jpg", directory + "/c.jpg",
                                  "--box", "0,0,100,200", "--crop"])
         #expect(crop.status == 0 && crop.stdout.contains("100×200"))
     }
 
     @Test("prepare: a folder is prepared into a mirrored folder of JPEGs; failures are listed and exit 1")
-    func prepareFolder() throws {
+    func prepareFolder() async throws {
         let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/uploads"
-        let run = try Self.run(["prepare", input, output, "--high-quality", "--json", "--jobs", "2"])
+        let run = try await Self.run(["prepare", input, output, "--high-quality", "--json", "--jobs", "2"])
         #expect(run.status == 1)
         let reports = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(reports.count == 4)
@@ -199,18 +222,18 @@ struct CLITests {
         #expect(files.contains("astronaut.jpg") && files.contains("coffee_cup.jpg") && files.contains("sub/large.jpg"))
         #expect(!files.contains("broken.jpg"))
         #expect(try ImageDecoder.decode(fileAt: output + "/sub/large.jpg").pixels.size == PixelSize(width: 1024, height: 768))
-        #expect(try Self.run(["prepare", input, output, "--box", "1,1,2,2"]).status == 64)
+        #expect(try await Self.run(["prepare", input, output, "--box", "1,1,2,2"]).status == 64)
     }
 
     @Test("prepare: a bad image exits 65 naming the file and writes nothing")
-    func prepareBadInput() throws {
+    func prepareBadInput() async throws {
         let output = Self.temporaryDirectory() + "/never.jpg"
         let path = Self.repository + "/Tests/Fixtures/badinput/wrongformat/html.png"
-        let run = try Self.run(["prepare", path, output])
+        let run = try await Self.run(["prepare", path, output])
         #expect(run.status == 65)
         #expect(run.stderr.contains(path) && run.stderr.contains("not an image vsearch reads"))
         #expect(!FileManager.default.fileExists(atPath: output))
-        #expect(try Self.run(["prepare", path, output, "--box", "5,5,1,1"]).status == 64)
+        #expect(try await Self.run(["prepare", path, output, "--box", "5,5,1,1"]).status == 64)
     }
 
     /// 2000×1500 JPEGs: enough work (several seconds) to interrupt mid-run.
@@ -246,28 +269,28 @@ struct CLITests {
     }
 
     @Test("thumbs: kill -9 mid-run, then a re-run finishes the job and leaves no temporary file")
-    func killAndResume() throws {
+    func killAndResume() async throws {
         let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
         let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
-        Thread.sleep(forTimeInterval: 0.5)
+        try await Task.sleep(for: .seconds(0.5))
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await Self.waitForExit(process)
         #expect(process.terminationReason == .uncaughtSignal)
-        let rerun = try Self.run(["thumbs", input, output, "--jobs", "2"])
+        let rerun = try await Self.run(["thumbs", input, output, "--jobs", "2"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         try Self.expectCompleteOutput(output, sources: Self.largeInputCount)
     }
 
     @Test("thumbs: SIGINT stops after the images in progress (exit 130), and a re-run continues")
-    func interruptAndResume() throws {
+    func interruptAndResume() async throws {
         let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
         let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
-        Thread.sleep(forTimeInterval: 0.5)
+        try await Task.sleep(for: .seconds(0.5))
         kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        await Self.waitForExit(process)
         #expect(process.terminationStatus == 130)
         #expect(!Self.files(under: output).contains { $0.contains(".tmp-") })
-        let rerun = try Self.run(["thumbs", input, output, "--json"])
+        let rerun = try await Self.run(["thumbs", input, output, "--json"])
         #expect(rerun.status == 0)
         let summary = try JSONSerialization.jsonObject(with: Data(rerun.stdout.utf8)) as? [String: Any]
         #expect((summary?["up_to_date"] as? Int ?? 0) > 0, "the interrupted run's work is kept")
@@ -275,10 +298,10 @@ struct CLITests {
     }
 
     @Test("info: reports every file and exits 1 when one fails, without dying")
-    func info() throws {
+    func info() async throws {
         let bad = Self.repository + "/Tests/Fixtures/badinput/bombs/png_bomb_20000x20000_1bit.png"
         let good = Self.repository + "/Tests/Fixtures/badinput/valid/exif_orientation_6.jpg"
-        let run = try Self.run(["info", good, bad, "--json"])
+        let run = try await Self.run(["info", good, bad, "--json"])
         #expect(run.status == 1)
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 2)

@@ -10,39 +10,39 @@ struct EngineCLITests {
 
     static func catalogPath() -> String { CLI.temporaryDirectory() + "/catalog.sqlite" }
 
-    static func indexCorpus(_ catalog: String) throws {
-        let run = try CLI.run(["index", CLI.repository + "/corpus/images", "--metadata", CLI.repository + "/corpus/catalog.csv",
+    static func indexCorpus(_ catalog: String) async throws {
+        let run = try await CLI.run(["index", CLI.repository + "/corpus/images", "--metadata", CLI.repository + "/corpus/catalog.csv",
                                "--catalog", catalog])
         #expect(run.status == 0, "\(run.stderr)")
     }
 
     @Test("index prints durable batches and a summary; a second run decodes nothing")
-    func index() throws {
+    func index() async throws {
         let catalog = Self.catalogPath()
-        let first = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--batch-size", "40"])
+        let first = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--batch-size", "40"])
         #expect(first.status == 0)
         let committed = first.stderr.split(separator: "\n").filter { $0.hasPrefix("committed ") }
         #expect(committed == ["committed 40", "committed 80", "committed 102"])
         #expect(first.stderr.contains("102 files: 102 indexed, 0 unchanged, 0 failed"))
         #expect(first.stdout.isEmpty, "progress and summaries go to stderr")
-        let second = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--json"])
+        let second = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--json"])
         let summary = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
         #expect(summary?["indexed"] as? Int == 0 && summary?["unchanged"] as? Int == 102 && summary?["catalog_count"] as? Int == 102)
     }
 
     @Test("search --json prints the ViSearch response; the table shows names, scores and fields; --html writes a page")
-    func search() throws {
+    func search() async throws {
         let catalog = Self.catalogPath()
-        try Self.indexCorpus(catalog)
+        try await Self.indexCorpus(catalog)
         let html = CLI.temporaryDirectory() + "/results.html"
-        let json = try CLI.run(["search", "--image", CLI.repository + "/corpus/images/falcon9_rocket.jpg", "--catalog", catalog,
+        let json = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/falcon9_rocket.jpg", "--catalog", catalog,
                                 "--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--facets-show-count", "--json", "--limit", "3"])
         #expect(json.status == 0, "\(json.stderr)")
         let response = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(response?["status"] as? String == "OK" && response?["method"] as? String == "uploadsearch")
         #expect(((response?["result"] as? [[String: Any]])?.first)?["im_name"] as? String == "falcon9_rocket")
         #expect(response?["im_id"] is String && response?["facets"] is [Any])
-        let table = try CLI.run(["similar", "chelsea_cat", "--catalog", catalog, "--fl", "price", "--html", html])
+        let table = try await CLI.run(["similar", "chelsea_cat", "--catalog", catalog, "--fl", "price", "--html", html])
         #expect(table.status == 0)
         #expect(table.stdout.contains("1  chelsea_cat") && table.stdout.contains("1.0000"))
         let page = try String(contentsOfFile: html, encoding: .utf8)
@@ -50,49 +50,49 @@ struct EngineCLITests {
     }
 
     @Test("recommend, color and catalog stats/remove/export")
-    func otherCommands() throws {
+    func otherCommands() async throws {
         let catalog = Self.catalogPath()
-        try Self.indexCorpus(catalog)
-        let recommend = try CLI.run(["recommend", "coffee_cup", "--catalog", catalog, "--json"])
+        try await Self.indexCorpus(catalog)
+        let recommend = try await CLI.run(["recommend", "coffee_cup", "--catalog", catalog, "--json"])
         #expect(recommend.status == 0 && !recommend.stdout.contains("\"im_name\" : \"coffee_cup\""))
-        let color = try CLI.run(["color", "#C45B3B", "--catalog", catalog, "--limit", "3"])
+        let color = try await CLI.run(["color", "#C45B3B", "--catalog", catalog, "--limit", "3"])
         #expect(color.status == 0 && color.stdout.contains("colorsearch #c45b3b"))
-        let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+        let stats = try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
         #expect(report?["images"] as? Int == 102 && report?["integrity"] as? String == "ok" && report?["stale_features"] as? Int == 0)
-        #expect(try CLI.run(["catalog", "remove", "astronaut", "--catalog", catalog]).stdout.contains("removed 1 of 1"))
-        let export = try CLI.run(["catalog", "export", "--catalog", catalog])
+        #expect(try await CLI.run(["catalog", "remove", "astronaut", "--catalog", catalog]).stdout.contains("removed 1 of 1"))
+        let export = try await CLI.run(["catalog", "export", "--catalog", catalog])
         #expect(export.stdout.split(separator: "\n").count == 101)
     }
 
     @Test("errors: unknown field and bad values exit 64, unknown im_name 65, foreign catalog 74 — each with a message")
-    func errors() throws {
+    func errors() async throws {
         let catalog = Self.catalogPath()
-        try Self.indexCorpus(catalog)
-        let unknown = try CLI.run(["similar", "astronaut", "--catalog", catalog, "--fq", "nope=1"])
+        try await Self.indexCorpus(catalog)
+        let unknown = try await CLI.run(["similar", "astronaut", "--catalog", catalog, "--fq", "nope=1"])
         #expect(unknown.status == 64 && unknown.stderr.contains("Unknown field nope"))
-        let notFound = try CLI.run(["similar", "ghost", "--catalog", catalog, "--json"])
+        let notFound = try await CLI.run(["similar", "ghost", "--catalog", catalog, "--json"])
         #expect(notFound.status == 65 && notFound.stdout.contains("\"status\" : \"fail\""))
-        #expect(try CLI.run(["color", "notacolour", "--catalog", catalog]).status == 64)
-        #expect(try CLI.run(["similar", "astronaut", "--catalog", catalog, "--page", "0"]).status == 64)
-        let foreign = try CLI.run(["catalog", "stats", "--catalog", CLI.repository + "/Package.swift"])
+        #expect(try await CLI.run(["color", "notacolour", "--catalog", catalog]).status == 64)
+        #expect(try await CLI.run(["similar", "astronaut", "--catalog", catalog, "--page", "0"]).status == 64)
+        let foreign = try await CLI.run(["catalog", "stats", "--catalog", CLI.repository + "/Package.swift"])
         #expect(foreign.status == 74 && foreign.stderr.contains("Package.swift"))
     }
 
     @Test("the catalog location comes from --catalog, else $VSEARCH_CATALOG, else .vsearch/catalog.sqlite")
-    func catalogLocation() throws {
+    func catalogLocation() async throws {
         let viaEnvironment = CLI.temporaryDirectory() + "/env.sqlite"
-        let run = try CLI.run(["index", CLI.repository + "/corpus/images", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
+        let run = try await CLI.run(["index", CLI.repository + "/corpus/images", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
         #expect(run.status == 0)
         #expect(FileManager.default.fileExists(atPath: viaEnvironment))
-        let stats = try CLI.run(["catalog", "stats", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
+        let stats = try await CLI.run(["catalog", "stats", "--json"], environment: ["VSEARCH_CATALOG": viaEnvironment])
         #expect(stats.stdout.contains("\"images\" : 102"))
     }
 
     @Test("search --im-url fetches from a real HTTP server on loopback; a 404 is bad input (65)")
-    func httpURL() throws {
+    func httpURL() async throws {
         let catalog = Self.catalogPath()
-        try Self.indexCorpus(catalog)
+        try await Self.indexCorpus(catalog)
         let port = Int.random(in: 20000...60000)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -103,13 +103,13 @@ struct EngineCLITests {
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }  // SIGKILL: a test runner may start children with SIGTERM blocked
         var run = CLITests.Run(status: -1, stdout: "", stderr: "")
         for _ in 0..<50 {  // wait for the server to listen
-            run = try CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
+            run = try await CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
             if run.status == 0 { break }
-            Thread.sleep(forTimeInterval: 0.1)
+            try await Task.sleep(for: .seconds(0.1))
         }
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\"im_name\" : \"chelsea_cat\""))
-        let missing = try CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
+        let missing = try await CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
         #expect(missing.status == 65 && missing.stderr.contains("404"))
     }
 
@@ -130,9 +130,9 @@ struct EngineCLITests {
     }
 
     @Test("kill -9 at random moments, 20 times: the catalog always opens, integrity ok, every acknowledged batch present; a re-run completes exactly")
-    func killDuringIndexing() throws {
+    func killDuringIndexing() async throws {
         let (folder, count) = try Self.largeFolder()
-        try Self.killWhileIndexing(folder: folder, count: count, catalog: Self.catalogPath(), rounds: 20, pause: 0.02...0.25)
+        try await Self.killWhileIndexing(folder: folder, count: count, catalog: Self.catalogPath(), rounds: 20, pause: 0.02...0.25)
     }
 
     /// Starts `vsearch index folder --catalog catalog` and kills it with
@@ -141,7 +141,7 @@ struct EngineCLITests {
     /// acknowledged) or opens with integrity ok and holds every batch the
     /// process acknowledged (`committed N`). Then a re-run completes the job
     /// and another one decodes nothing. Any catalog location works.
-    static func killWhileIndexing(folder: String, count: Int, catalog: String, rounds: Int, pause: ClosedRange<Double>) throws {
+    static func killWhileIndexing(folder: String, count: Int, catalog: String, rounds: Int, pause: ClosedRange<Double>) async throws {
         var generator = SystemRandomNumberGenerator()
         var before = 0
         for round in 0..<rounds {
@@ -152,14 +152,14 @@ struct EngineCLITests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = err
             try CLITests.launch(process)
-            Thread.sleep(forTimeInterval: Double.random(in: pause, using: &generator))
+            try await Task.sleep(for: .seconds(Double.random(in: pause, using: &generator)))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await CLI.waitForExit(process)
             let printed = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let acknowledged = printed.split(separator: "\n").compactMap { line in
                 line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
             }.last ?? 0
-            let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+            let stats = try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
             if stats.status == 66 {
                 #expect(acknowledged == 0, "round \(round): acknowledged \(acknowledged) with no catalog")
                 continue
@@ -172,18 +172,18 @@ struct EngineCLITests {
             #expect(after <= count)
             before = after
         }
-        let finish = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        let finish = try await CLI.run(["index", folder, "--catalog", catalog, "--json"])
         #expect(finish.status == 0, "\(finish.stderr)")
-        let again = try CLI.run(["index", folder, "--catalog", catalog, "--json"])
+        let again = try await CLI.run(["index", folder, "--catalog", catalog, "--json"])
         let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
         #expect(summary?["indexed"] as? Int == 0 && summary?["catalog_count"] as? Int == count)
     }
 
     @Test("readers keep answering while another process indexes (WAL)")
-    func concurrentReaders() throws {
+    func concurrentReaders() async throws {
         let (folder, _) = try Self.largeFolder()
         let catalog = Self.catalogPath()
-        try Self.indexCorpus(catalog)
+        try await Self.indexCorpus(catalog)
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: CLI.binary)
         writer.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "3", "--jobs", "1"]
@@ -192,11 +192,11 @@ struct EngineCLITests {
         try CLITests.launch(writer)
         var answered = 0
         while writer.isRunning && answered < 30 {
-            let run = try CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])
+            let run = try await CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])
             #expect(run.status == 0, "\(run.stderr)")
             answered += 1
         }
-        writer.waitUntilExit()
+        await CLI.waitForExit(writer)
         #expect(writer.terminationStatus == 0)
         #expect(answered > 0)
     }

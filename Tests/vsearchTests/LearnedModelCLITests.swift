@@ -17,8 +17,8 @@ struct LearnedModelCLITests {
     }
 
     @Test("model info --json says how an embedding is made; its checksum is the file's")
-    func info() throws {
-        let run = try CLI.run(["model", "info", "--json"])
+    func info() async throws {
+        let run = try await CLI.run(["model", "info", "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let info = try Self.object(run.stdout)
         #expect(info["name"] as? String == "efficientnet-lite0")
@@ -27,7 +27,7 @@ struct LearnedModelCLITests {
         #expect((info["mean"] as? [Double])?.count == 3 && (info["std"] as? [Double])?.count == 3)
         let sha = try #require(info["sha256"] as? String)
         let file = try #require(info["file"] as? String)
-        let digest = try CLI.run(["model", "embed", "--raw", CLI.repository + "/Tests/Fixtures/embeddings/coffee_cup.png"])
+        let digest = try await CLI.run(["model", "embed", "--raw", CLI.repository + "/Tests/Fixtures/embeddings/coffee_cup.png"])
         #expect(digest.status == 0)
         let shaOfFile = try Self.sha256(file)
         #expect(sha == shaOfFile)
@@ -46,9 +46,9 @@ struct LearnedModelCLITests {
     }
 
     @Test("model embed --raw reproduces PyTorch's embedding of the fixture (cosine ≥ 0.999)")
-    func embedReproducesTheReference() throws {
+    func embedReproducesTheReference() async throws {
         let fixtures = CLI.repository + "/Tests/Fixtures/embeddings"
-        let run = try CLI.run(["model", "embed", "--raw", fixtures + "/chelsea_cat.png", fixtures + "/coffee_cup.png"])
+        let run = try await CLI.run(["model", "embed", "--raw", fixtures + "/chelsea_cat.png", fixtures + "/coffee_cup.png"])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -59,27 +59,27 @@ struct LearnedModelCLITests {
             let norms = (vector.reduce(0) { $0 + $1 * $1 } * reference.reduce(0) { $0 + $1 * $1 }).squareRoot()
             #expect(dot / norms >= 0.999, "\(name)")
         }
-        let unit = try CLI.run(["model", "embed", fixtures + "/chelsea_cat.png"])
+        let unit = try await CLI.run(["model", "embed", fixtures + "/chelsea_cat.png"])
         #expect((try Self.object(unit.stdout)["dimension"] as? Int) == 512)
     }
 
     @Test("no model where it is asked for: 78 and the install command; the catalog is left alone")
-    func missingModel() throws {
+    func missingModel() async throws {
         let catalog = EngineCLITests.catalogPath()
         let nowhere = CLI.temporaryDirectory() + "/no-model"
-        let index = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--model-dir", nowhere])
+        let index = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--model-dir", nowhere])
         #expect(index.status == 78 && index.stderr.contains("vsearch model install"), "\(index.stderr)")
         #expect(!FileManager.default.fileExists(atPath: catalog))
-        let info = try CLI.run(["model", "info", "--model-dir", nowhere])
+        let info = try await CLI.run(["model", "info", "--model-dir", nowhere])
         #expect(info.status == 78 && info.stderr.contains("vsearch model install"))
-        try EngineCLITests.indexCorpus(catalog)
-        let upload = try CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--catalog", catalog,
+        try await EngineCLITests.indexCorpus(catalog)
+        let upload = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--catalog", catalog,
                                   "--similarity", "visual", "--model-dir", nowhere])
         #expect(upload.status == 78 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")
     }
 
     @Test("a damaged model: a typed error, exit 74, and no catalog is created")
-    func damagedModel() throws {
+    func damagedModel() async throws {
         let copy = CLI.temporaryDirectory() + "/model"
         try FileManager.default.copyItem(atPath: Self.modelFolder, toPath: copy)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: copy + "/model.onnx"))
@@ -87,38 +87,38 @@ struct LearnedModelCLITests {
         try handle.write(contentsOf: Data([0x42, 0x42, 0x42]))
         try handle.close()
         let catalog = EngineCLITests.catalogPath()
-        let index = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--model-dir", copy])
+        let index = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--model-dir", copy])
         #expect(index.status == 74 && index.stderr.contains("SHA-256") && index.stderr.contains("--force"), "\(index.stderr)")
         #expect(!FileManager.default.fileExists(atPath: catalog))
     }
 
     @Test("catalog stats says what the catalog holds; a colour-only index keeps the learned vectors")
-    func stats() throws {
+    func stats() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
-        let stats = try CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
+        try await EngineCLITests.indexCorpus(catalog)
+        let stats = try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         let report = try Self.object(stats.stdout)
         #expect(report["learned_images"] as? Int == 102)
         #expect((report["learned_model"] as? [String: Any])?["dimension"] as? Int == 512)
-        let again = try CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--color-only"])
+        let again = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", catalog, "--color-only"])
         #expect(again.status == 0 && again.stderr.contains("102 unchanged"), "\(again.stderr)")
-        let text = try CLI.run(["catalog", "stats", "--catalog", catalog])
+        let text = try await CLI.run(["catalog", "stats", "--catalog", catalog])
         #expect(text.stdout.contains("learned   102 of 102 images"), "\(text.stdout)")
         // `vsearch info` with no file: the catalog, its vectors, the default similarity and the installed model.
-        let info = try CLI.run(["info", "--catalog", catalog, "--json"])
+        let info = try await CLI.run(["info", "--catalog", catalog, "--json"])
         let setup = try Self.object(info.stdout)
         #expect(setup["images"] as? Int == 102 && setup["learned_images"] as? Int == 102 && setup["default_similarity"] as? String == "visual")
         #expect((setup["installed_model"] as? [String: Any])?["sha256"] as? String == (setup["learned_model"] as? [String: Any])?["sha256"] as? String)
-        let plain = try CLI.run(["info", "--catalog", catalog])
+        let plain = try await CLI.run(["info", "--catalog", catalog])
         #expect(plain.status == 0 && plain.stdout.contains("colour + learned (efficientnet-lite0@") && plain.stdout.contains("similarity visual"),
                 "\(plain.stdout)")
     }
 
     @Test("the command line and vsearch serve answer alike in every similarity; the server says what it serves")
-    func servedEqualsLocal() throws {
+    func servedEqualsLocal() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try ServeCLITests.serve(catalog)
+        try await EngineCLITests.indexCorpus(catalog)
+        let (process, url, log) = try await ServeCLITests.serve(catalog)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let startup = try String(contentsOfFile: log, encoding: .utf8)
         #expect(startup.contains("similarity: visual by default") && startup.contains("for 102 of 102 images"), "\(startup)")
@@ -126,29 +126,29 @@ struct LearnedModelCLITests {
             for command in [["similar", "tp_clothes_hats_sombrero"], ["recommend", "tp_hobbies_music_string_guitar2"],
                             ["search", "--image", CLI.repository + "/corpus/images/chelsea_cat.jpg"]] {
                 let options = ["--similarity", similarity, "--limit", "5", "--fl", "brand", "--json"]
-                let local = try CLI.run(command + options + ["--catalog", catalog])
-                let remote = try CLI.run(command + options + ["--endpoint", url])
+                let local = try await CLI.run(command + options + ["--catalog", catalog])
+                let remote = try await CLI.run(command + options + ["--endpoint", url])
                 #expect(local.status == 0 && remote.status == 0, "\(local.stderr) \(remote.stderr)")
                 #expect(try ServeCLITests.withoutRequestID(local.stdout) == ServeCLITests.withoutRequestID(remote.stdout), "\(command) \(similarity)")
                 #expect(try Self.object(local.stdout)["similarity"] as? String == similarity)
             }
         }
-        let hats = try CLI.run(["similar", "tp_clothes_hats_sombrero", "--limit", "4", "--json", "--endpoint", url])
+        let hats = try await CLI.run(["similar", "tp_clothes_hats_sombrero", "--limit", "4", "--json", "--endpoint", url])
         let names = try #require(try Self.object(hats.stdout)["result"] as? [[String: Any]]).compactMap { $0["im_name"] as? String }
         #expect(names.filter { $0.hasPrefix("tp_clothes_hats") }.count >= 3, "\(names)")
     }
 
     @Test("a server without the model starts colour-only and says so; a visual upload is refused naming the install command")
-    func serverWithoutModel() throws {
+    func serverWithoutModel() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try ServeCLITests.serve(catalog, ["--model-dir", CLI.temporaryDirectory() + "/no-model"])
+        try await EngineCLITests.indexCorpus(catalog)
+        let (process, url, log) = try await ServeCLITests.serve(catalog, ["--model-dir", CLI.temporaryDirectory() + "/no-model"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let startup = try String(contentsOfFile: log, encoding: .utf8)
         #expect(startup.contains("serving colour similarity only") && startup.contains("vsearch model install"), "\(startup)")
-        let plain = try CLI.run(["similar", "chelsea_cat", "--json", "--endpoint", url])
+        let plain = try await CLI.run(["similar", "chelsea_cat", "--json", "--endpoint", url])
         #expect(try Self.object(plain.stdout)["similarity"] as? String == "color")
-        let upload = try CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--similarity", "visual",
+        let upload = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--similarity", "visual",
                                   "--endpoint", url])
         #expect(upload.status != 0 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")
     }

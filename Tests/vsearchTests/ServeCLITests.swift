@@ -8,7 +8,7 @@ struct ServeCLITests {
     typealias CLI = CLITests
 
     /// Starts `vsearch serve --port 0` and waits for its start-up line.
-    static func serve(_ catalog: String, _ extra: [String] = []) throws -> (process: Process, url: String, log: String) {
+    static func serve(_ catalog: String, _ extra: [String] = []) async throws -> (process: Process, url: String, log: String) {
         let log = CLI.temporaryDirectory() + "/serve.log"
         FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
@@ -22,7 +22,7 @@ struct ServeCLITests {
             if let range = text.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
                 return (process, String(text[range].dropFirst("listening on ".count)), log)
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(for: .seconds(0.05))
         }
         process.terminate()
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "serve did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"])
@@ -35,50 +35,50 @@ struct ServeCLITests {
     }
 
     @Test("the start-up line says where and that it is open; remote queries match local ones; SIGTERM stops it cleanly")
-    func serveAndQuery() throws {
+    func serveAndQuery() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try Self.serve(catalog)
+        try await EngineCLITests.indexCorpus(catalog)
+        let (process, url, log) = try await Self.serve(catalog)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let startup = try String(contentsOfFile: log, encoding: .utf8)
         #expect(startup.contains("(102 images)") && startup.contains("auth: OPEN"))
         for command in [["similar", "chelsea_cat"], ["recommend", "coffee_cup"], ["color", "c45b3b"],
                         ["search", "--image", CLI.repository + "/corpus/images/astronaut.jpg"]] {
             let options = ["--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--limit", "4", "--json"]
-            let local = try CLI.run(command + options + ["--catalog", catalog])
-            let remote = try CLI.run(command + options + ["--endpoint", url])
+            let local = try await CLI.run(command + options + ["--catalog", catalog])
+            let remote = try await CLI.run(command + options + ["--endpoint", url])
             #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
             // Uploads are prepared the same way locally and by the client (512 px, JPEG 0.97), so even they agree exactly.
             #expect(try Self.withoutRequestID(local.stdout) == Self.withoutRequestID(remote.stdout), "\(command)")
         }
-        let table = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--limit", "2"])
+        let table = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--limit", "2"])
         #expect(table.status == 0 && table.stdout.contains("chelsea_cat"))
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        await CLI.waitForExit(process)
         #expect(process.terminationStatus == 0)
         let logged = try String(contentsOfFile: log, encoding: .utf8)
         #expect(logged.contains("vsearch serve: stopped") && logged.contains("status=200") && logged.contains("request_id="))
     }
 
     @Test("with keys: a missing key exits 77 naming the problem; the right key works; secrets never reach the log")
-    func keys() throws {
+    func keys() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
+        try await EngineCLITests.indexCorpus(catalog)
         let keys = CLI.temporaryDirectory() + "/keys"
         try "# keys\nsecret-app-key\nACCESS:TOPSECRET\n".write(toFile: keys, atomically: true, encoding: .utf8)
-        let (process, url, log) = try Self.serve(catalog, ["--keys-file", keys, "--json-logs"])
+        let (process, url, log) = try await Self.serve(catalog, ["--keys-file", keys, "--json-logs"])
         defer { kill(process.processIdentifier, SIGKILL) }
-        let missing = try CLI.run(["similar", "chelsea_cat", "--endpoint", url])
+        let missing = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url])
         #expect(missing.status == 77 && missing.stderr.contains("401"))
-        let good = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "secret-app-key"])
+        let good = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "secret-app-key"])
         #expect(good.status == 0)
-        let basic = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS"], environment: ["VSEARCH_SECRET_KEY": "TOPSECRET"])
+        let basic = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS"], environment: ["VSEARCH_SECRET_KEY": "TOPSECRET"])
         #expect(basic.status == 0, "\(basic.stderr)")
         // The same KEY:SECRET form as `vsearch serve --access-key`.
-        let sameForm = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS:TOPSECRET"])
+        let sameForm = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS:TOPSECRET"])
         #expect(sameForm.status == 0, "\(sameForm.stderr)")
         // A wrong app key is refused (77) and never echoed: the URL in the message is redacted.
-        let wrong = try CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "wrong-secret-key-123"])
+        let wrong = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "wrong-secret-key-123"])
         #expect(wrong.status == 77 && !wrong.stderr.contains("wrong-secret-key-123") && wrong.stderr.contains("access_key=***"), "\(wrong.stderr)")
         let logged = try String(contentsOfFile: log, encoding: .utf8)
         #expect(logged.contains("keys required") && logged.contains("\"status\":401"))
@@ -86,14 +86,14 @@ struct ServeCLITests {
     }
 
     @Test("an endpoint that is down: exit 69 with the reason")
-    func unreachable() throws {
-        let run = try CLI.run(["similar", "chelsea_cat", "--endpoint", "http://127.0.0.1:9", "--timeout", "2"])
+    func unreachable() async throws {
+        let run = try await CLI.run(["similar", "chelsea_cat", "--endpoint", "http://127.0.0.1:9", "--timeout", "2"])
         #expect(run.status == 69 && run.stderr.contains("cannot reach"))
     }
 
     @Test("every limit is a flag with its default in `serve --help`; contradictory or out-of-range limits are refused before starting")
-    func limitFlags() throws {
-        let help = try CLI.run(["serve", "--help"])
+    func limitFlags() async throws {
+        let help = try await CLI.run(["serve", "--help"])
         #expect(help.status == 0)
         // The options' part of the help (the discussion above it names the flags too), whitespace folded.
         let options = help.stdout.components(separatedBy: "USAGE:").last ?? ""
@@ -118,7 +118,7 @@ struct ServeCLITests {
                                      (["--client-rate=-1"], "--client-rate must be 0 (off) or positive"),
                                      (["--header-timeout", "0"], "--header-timeout must be positive"),
                                      (["--client-address-header", "X Forwarded"], "is not a header name")] {
-            let run = try CLI.run(["serve", "--catalog", "/nonexistent.sqlite", "--port", "0"] + arguments)
+            let run = try await CLI.run(["serve", "--catalog", "/nonexistent.sqlite", "--port", "0"] + arguments)
             #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.stderr)")
         }
     }

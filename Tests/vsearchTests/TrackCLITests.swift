@@ -8,43 +8,43 @@ struct TrackCLITests {
     typealias CLI = CLITests
 
     @Test("an invalid event exits 64 naming the field and the rule; nothing is queued")
-    func invalid() throws {
+    func invalid() async throws {
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
-        let run = try CLI.run(["track", "product_click", "--query-id", "1", "--pid", "p", "--img-url", "https://shop.example/p.jpg", "--pos", "0", "--no-send", "--queue", queue])
+        let run = try await CLI.run(["track", "product_click", "--query-id", "1", "--pid", "p", "--img-url", "https://shop.example/p.jpg", "--pos", "0", "--no-send", "--queue", queue])
         #expect(run.status == 64 && run.stderr.contains("pos: 0 is below 1"))
-        let currency = try CLI.run(["track", "transaction", "--query-id", "1", "--transaction-id", "t", "--value", "3", "--currency", "EURO",
+        let currency = try await CLI.run(["track", "transaction", "--query-id", "1", "--transaction-id", "t", "--value", "3", "--currency", "EURO",
                                     "--no-send", "--queue", queue])
         #expect(currency.status == 64 && currency.stderr.contains("currency"))
     }
 
     @Test("offline: events queue up; track flush delivers them once the collector is up; events stats counts them")
-    func offlineThenFlush() throws {
+    func offlineThenFlush() async throws {
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
+        try await EngineCLITests.indexCorpus(catalog)
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
         for (action, extra) in [("product_view", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
                                 ("product_click", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
                                 ("add_to_cart", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"])] {
-            let run = try CLI.run(["track", action, "--query-id", "777"] + extra + ["--endpoint", "http://127.0.0.1:9", "--queue", queue])
+            let run = try await CLI.run(["track", action, "--query-id", "777"] + extra + ["--endpoint", "http://127.0.0.1:9", "--queue", queue])
             #expect(run.status == 0 && run.stdout.contains("still queued"), "\(run.stderr)")
         }
-        let status = try CLI.run(["track", "status", "--queue", queue, "--json"])
+        let status = try await CLI.run(["track", "status", "--queue", queue, "--json"])
         let counters = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Int]
         #expect(counters?["queued"] == 3 && counters?["sent"] == 0)
-        let (server, url, _) = try ServeCLITests.serve(catalog)
+        let (server, url, _) = try await ServeCLITests.serve(catalog)
         defer { kill(server.processIdentifier, SIGKILL) }
-        let flush = try CLI.run(["track", "flush", "--endpoint", url, "--queue", queue])
+        let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue])
         #expect(flush.status == 0 && flush.stdout.contains("delivered 3; 0 still queued"))
-        let stats = try CLI.run(["events", "stats", "--catalog", catalog, "--json"])
+        let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
         let query = (object?["queries"] as? [[String: Any]])?.first
         #expect(object?["total"] as? Int == 3 && query?["key"] as? String == "777" && query?["ctr"] as? Double == 1)
-        let table = try CLI.run(["events", "stats", "--catalog", catalog, "--since", "1h"])
+        let table = try await CLI.run(["events", "stats", "--catalog", catalog, "--since", "1h"])
         #expect(table.status == 0 && table.stdout.contains("chelsea_cat") && table.stdout.contains("100.0%"))
     }
 
     @Test("kill -9 while tracking: every event whose track returned is delivered after a restart")
-    func killNine() throws {
+    func killNine() async throws {
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
@@ -53,29 +53,33 @@ struct TrackCLITests {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try CLITests.launch(process)
-        var output = Data()
-        while !String(decoding: output, as: UTF8.self).contains("queued 300\n") {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            output.append(chunk)
+        let reading = pipe.fileHandleForReading
+        var output = try await CLI.offPool {
+            var output = Data()
+            while !String(decoding: output, as: UTF8.self).contains("queued 300\n") {
+                let chunk = reading.availableData
+                if chunk.isEmpty { break }
+                output.append(chunk)
+            }
+            return output
         }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        await CLI.waitForExit(process)
+        output.append(reading.readDataToEndOfFile())
         let confirmed = String(decoding: output, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("queued ") }.count
         #expect(process.terminationReason == .uncaughtSignal && confirmed >= 300 && confirmed < 100_000)
 
         let catalog = EngineCLITests.catalogPath()
-        try EngineCLITests.indexCorpus(catalog)
-        let (server, url, _) = try ServeCLITests.serve(catalog)
+        try await EngineCLITests.indexCorpus(catalog)
+        let (server, url, _) = try await ServeCLITests.serve(catalog)
         defer { kill(server.processIdentifier, SIGKILL) }
-        let flush = try CLI.run(["track", "flush", "--endpoint", url, "--queue", queue, "--json"])
+        let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(flush.stdout.utf8)) as? [String: Any]
         let sent = report?["sent"] as? Int ?? 0
         #expect(report?["remaining"] as? Int == 0)
         // Every confirmed event arrives; at most the one in flight at the kill is extra.
         #expect(sent >= confirmed && sent <= confirmed + 1, "confirmed \(confirmed), delivered \(sent)")
-        let stats = try CLI.run(["events", "stats", "--catalog", catalog, "--json"])
+        let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
         #expect((try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])?["total"] as? Int == sent)
     }
 }

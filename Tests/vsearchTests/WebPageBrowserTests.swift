@@ -65,7 +65,7 @@ struct WebPageBrowserTests {
             process.terminate()  // SIGTERM: the runner stops its servers and the browser on the way out
             Issue.record("the browser tests did not finish in \(Int(Self.deadline)) s; log: \(logPath)")
         }
-        process.waitUntilExit()
+        await CLI.waitForExit(process)
 
         let logText = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         guard let data = FileManager.default.contents(atPath: resultPath),

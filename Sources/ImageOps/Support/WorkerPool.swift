@@ -15,7 +15,8 @@ public struct WorkerPool: Sendable {
     /// Creates a pool description; threads start only inside ``map(count:isCancelled:onResult:_:)``.
     public init(workers: Int) { self.workers = Swift.max(1, workers) }
 
-    /// Processes items `0..<count`, blocking until done.
+    /// Processes items `0..<count`, blocking until done (for synchronous callers: a command-line job's
+    /// own thread). An `async` caller uses the overload below, which leaves its thread free.
     /// - Parameters:
     ///   - isCancelled: polled before each item; once `true`, no new item starts.
     ///   - onResult: called for each finished item (index, result, number done so far), one call at a time.
@@ -25,8 +26,34 @@ public struct WorkerPool: Sendable {
                                       isCancelled: @escaping @Sendable () -> Bool = { false },
                                       onResult: @escaping @Sendable (Int, Result, Int) -> Void = { _, _, _ in },
                                       _ body: @escaping @Sendable (Int) -> Result) -> [Result?] {
-        let state = SharedState(State<Result>(results: Array(repeating: nil, count: count)))
         let group = DispatchGroup()
+        let state = start(count: count, group: group, isCancelled: isCancelled, onResult: onResult, body)
+        group.wait()
+        return state.mutex.withLock { $0.results }
+    }
+
+    /// Processes items `0..<count` on the worker threads and resumes once all are done, without holding
+    /// the caller's thread while they run. Swift's cooperative pool has one thread per core: a task that
+    /// waited for the workers there (the synchronous overload) kept every other task of the process —
+    /// a server's requests, other tests — from running for the whole job.
+    public func map<Result: Sendable>(count: Int,
+                                      isCancelled: @escaping @Sendable () -> Bool = { false },
+                                      onResult: @escaping @Sendable (Int, Result, Int) -> Void = { _, _, _ in },
+                                      _ body: @escaping @Sendable (Int) -> Result) async -> [Result?] {
+        let group = DispatchGroup()
+        let state = start(count: count, group: group, isCancelled: isCancelled, onResult: onResult, body)
+        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+            group.notify(queue: .global()) { finished.resume() }
+        }
+        return state.mutex.withLock { $0.results }
+    }
+
+    /// Starts the worker threads; each leaves `group` when no item is left for it.
+    private func start<Result: Sendable>(count: Int, group: DispatchGroup,
+                                         isCancelled: @escaping @Sendable () -> Bool,
+                                         onResult: @escaping @Sendable (Int, Result, Int) -> Void,
+                                         _ body: @escaping @Sendable (Int) -> Result) -> SharedState<State<Result>> {
+        let state = SharedState(State<Result>(results: Array(repeating: nil, count: count)))
         for _ in 0..<Swift.min(workers, Swift.max(count, 1)) {
             group.enter()
             let thread = Thread {
@@ -43,8 +70,7 @@ public struct WorkerPool: Sendable {
             thread.stackSize = 8 << 20
             thread.start()
         }
-        group.wait()
-        return state.mutex.withLock { $0.results }
+        return state
     }
 
     struct State<Result: Sendable>: Sendable {

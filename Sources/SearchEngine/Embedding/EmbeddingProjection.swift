@@ -32,7 +32,7 @@ struct EmbeddingProjection: Sendable {
         return centred.withUnsafeBufferPointer { v in
             matrix.withUnsafeBufferPointer { m in
                 (0..<outputDimension).map { row in
-                    FeatureIndex.dot(v.baseAddress!, m.baseAddress! + row * inputDimension, inputDimension)
+                    DotProduct.of(v.baseAddress!, m.baseAddress! + row * inputDimension, inputDimension)
                 }
             }
         }

@@ -103,12 +103,12 @@ public struct FeatureIndex: Sendable {
                     guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
                     if let rows {
                         for (i, row) in rows.enumerated() {
-                            out[i] = FeatureIndex.dot(queryBase, vectorBase + row * dimensions, dimensions)
+                            out[i] = DotProduct.of(queryBase, vectorBase + row * dimensions, dimensions)
                         }
                     } else {
                         var pointer = vectorBase
                         for i in 0..<count {
-                            out[i] = FeatureIndex.dot(queryBase, pointer, dimensions)
+                            out[i] = DotProduct.of(queryBase, pointer, dimensions)
                             pointer += dimensions
                         }
                     }
@@ -148,9 +148,9 @@ public struct FeatureIndex: Sendable {
                     guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
                     for i in 0..<count {
                         let row = vectorBase + (rows?[i] ?? i) * dimensions
-                        var best = FeatureIndex.dot(queryBase, row, dimensions)
+                        var best = DotProduct.of(queryBase, row, dimensions)
                         for k in 1..<queries.count {
-                            best = max(best, FeatureIndex.dot(queryBase + k * dimensions, row, dimensions))
+                            best = max(best, DotProduct.of(queryBase + k * dimensions, row, dimensions))
                         }
                         out[i] = best
                     }
@@ -172,26 +172,7 @@ public struct FeatureIndex: Sendable {
     public func dot(_ a: Int, _ b: Int) -> Float {
         vectors.withUnsafeBufferPointer { base in
             guard let start = base.baseAddress else { return 0 }
-            return FeatureIndex.dot(start + a * dimensions, start + b * dimensions, dimensions)
+            return DotProduct.of(start + a * dimensions, start + b * dimensions, dimensions)
         }
-    }
-
-    @inline(__always)
-    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
-        var sum = SIMD16<Float>()
-        var offset = 0
-        let rawA = UnsafeRawPointer(a), rawB = UnsafeRawPointer(b)
-        while offset + 16 <= count {
-            let x = rawA.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
-            let y = rawB.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
-            sum += x * y
-            offset += 16
-        }
-        var total = sum.sum()
-        while offset < count {
-            total += a[offset] * b[offset]
-            offset += 1
-        }
-        return total
     }
 }

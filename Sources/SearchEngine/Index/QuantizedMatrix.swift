@@ -86,7 +86,7 @@ public struct QuantizedMatrix: Sendable {
                         guard let rowBase = base.baseAddress, let queryBase = q.baseAddress else { return }
                         for i in 0..<count {
                             let row = rows?[i] ?? i
-                            out[i] = Self.dot(queryBase, rowBase + row * dimensions, dimensions) * norms[row] * queryScale
+                            out[i] = DotProduct.of(queryBase, rowBase + row * dimensions, dimensions) * norms[row] * queryScale
                         }
                     }
                 }
@@ -104,24 +104,5 @@ public struct QuantizedMatrix: Sendable {
             for i in 0..<dimensions { sum &+= Int32(x[i]) * Int32(y[i]) }
         }
         return Float(sum) * inverseNorms[a] * inverseNorms[b]
-    }
-
-    @inline(__always)
-    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Int8>, _ count: Int) -> Float {
-        var sum = SIMD16<Float>()
-        var offset = 0
-        let rawA = UnsafeRawPointer(a), rawB = UnsafeRawPointer(b)
-        while offset + 16 <= count {
-            let x = rawA.loadUnaligned(fromByteOffset: offset * 4, as: SIMD16<Float>.self)
-            let y = SIMD16<Float>(rawB.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int8>.self))
-            sum += x * y
-            offset += 16
-        }
-        var total = sum.sum()
-        while offset < count {
-            total += a[offset] * Float(b[offset])
-            offset += 1
-        }
-        return total
     }
 }

@@ -182,7 +182,7 @@ public struct Indexer: Sendable {
             // With a learned model each worker takes a group of images: decodes them, then runs them through the model at once.
             let group = learned == nil ? 1 : Self.embeddingBatch
             let groups = stride(from: 0, to: batch.count, by: group).map { $0..<min(batch.count, $0 + group) }
-            let outcomes = pool.map(count: groups.count) { g -> [Outcome] in
+            let outcomes = await pool.map(count: groups.count) { g -> [Outcome] in
                 Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, limits: limits, learned: learned)
             }.compactMap { $0 }.flatMap { $0 }
             var items: [CatalogItem] = []

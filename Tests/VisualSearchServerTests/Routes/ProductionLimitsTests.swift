@@ -16,7 +16,7 @@ import VisualSearch
 /// `/metrics` counts what happened.
 ///
 /// Nothing here depends on how fast the machine runs: the rate and the queue
-/// wait keep time by a `TestClock` the test advances
+/// wait keep time by a ``SteppedClock`` the test steps
 /// (``ServerConfiguration/admissionClock``); a request that holds a slot holds
 /// it until the test lets go; the connection timeouts are told by who closed
 /// the connection and `/metrics`' reason, with only lower bounds on the wall clock.
@@ -104,7 +104,7 @@ struct ProductionLimitsTests {
     @Test("a client over its rate in a busy lane: 429 with Retry-After and the ViSearch error JSON; its bucket refills at the rate; another client is not affected")
     func rateLimit() async throws {
         let credentials = try ServerCredentials(lines: "shop-a\nshop-b\nshop-c")
-        let clock = TestClock()
+        let clock = SteppedClock()
         try await TestServer.with({
             $0.credentials = credentials
             $0.admissionClock = clock  // time passes for the bucket only when the test advances it
@@ -127,10 +127,10 @@ struct ProductionLimitsTests {
                     "\(limited.errors)")
             #expect(limited.headers["retry-after"] == "2", "an empty bucket: a whole token, 2 s, to wait")
             // The bucket refills with the clock: half a token after 1 s (1 s more to wait), a whole one after 2 s.
-            await clock.advance(by: .seconds(1))
+            clock.step(by: .seconds(1))
             let sooner = try await search("shop-a")
             #expect(sooner.status == 429 && sooner.headers["retry-after"] == "1", "\(sooner.status) \(sooner.headers)")
-            await clock.advance(by: .seconds(1))
+            clock.step(by: .seconds(1))
             #expect(try await search("shop-a").status == 200)
             #expect(try await search("shop-a").status == 429, "its one token spent")
             // Keys are clients of their own.
@@ -218,7 +218,7 @@ struct ProductionLimitsTests {
 
     @Test("a request that waits in its lane's queue longer than the queue timeout is shed with 503; short of it, it still waits")
     func queueTimeout() async throws {
-        let clock = TestClock()
+        let clock = SteppedClock()
         try await TestServer.with({
             $0.admissionClock = clock  // the wait is counted on a clock the test advances
             $0.limits.maxConcurrentImageRequests = 1
@@ -235,11 +235,11 @@ struct ProductionLimitsTests {
             let waiting = Task { try await TestServer.reply(url, method: "POST", headers: upload.headers, body: upload.body) }
             #expect(await eventually { queue.counts.queued == 1 }, "the upload never queued behind the holder")
             // A second short of the queue timeout it still waits…
-            await clock.advance(by: .seconds(4))
+            clock.step(by: .seconds(4))
             try await Task.sleep(for: .milliseconds(100))  // room for a wrongly early shedding to show (can only hide a failure)
             #expect(queue.counts == (1, 1), "shed before its time in the queue ran out")
             // …and past it, it is shed: 503 with Retry-After (half the queue timeout) and its lane's message.
-            await clock.advance(by: .milliseconds(1001))
+            clock.step(by: .milliseconds(1001))
             let reply = try await waiting.value
             #expect(reply.status == 503 && reply.headers["retry-after"] == "2", "\(reply.status) \(reply.headers)")
             #expect(reply.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 4 waiting") == true, "\(reply.errors)")
@@ -327,9 +327,13 @@ struct ProductionLimitsTests {
         try await TestServer.with({
             $0.limits.connections.maxConnectionsPerClient = 1
             $0.limits.connections.headerTimeout = 0.5
+            $0.limits.connections.bodyTimeout = 600
         }) { running in
             let port = running.url.port ?? 0
+            // The first connection sends its head and waits with its body: the body's long timeout keeps it open
+            // (a silent one would itself be closed after 0.5 s, perhaps before a loaded test process looks).
             let first = try RawConnection(port: port)
+            first.write("POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
             #expect(await eventually { running.server.connections.total == 1 }, "the server never counted the first connection")
             let start = ContinuousClock.now
             let silent = try RawConnection(port: port)  // its read timeout (30 s) is far below the 60 s idle timeout

@@ -2,11 +2,10 @@ import Foundation
 import Synchronization
 
 /// A clock that moves only when ``step(by:)`` moves it, at once and without
-/// yielding: for loops of a thousand instants over code that only reads the
-/// time (the client limiter). swift-clocks' `TestClock` does the same but
-/// yields to other tasks on every advance (tens of detached tasks each), which
-/// costs seconds over a thousand steps on a loaded machine; use `TestClock`
-/// where something sleeps on the clock.
+/// yielding. Sleepers on it poll every millisecond and wake once it has been
+/// stepped past their deadline. swift-clocks' `TestClock` instead yields
+/// through tens of background-priority tasks on every advance: seconds over a
+/// thousand steps, and over a minute in a busy test process, where such tasks run last.
 final class SteppedClock: Clock, Sendable {
     struct Instant: InstantProtocol {
         var offset: Duration

@@ -144,7 +144,7 @@ struct ClientFailureTests {
         task.cancel()
         let result = await task.value
         #expect(result == .failure(.cancelled))
-        #expect(start.duration(to: .now) < .seconds(5))
+        #expect(start.duration(to: .now) < .seconds(20), "cancelled well before the 30 s timeout")  // a loaded CI took 7.6 s
     }
 
     @Test("insert is not idempotent: a 503 is not retried")
