@@ -40,11 +40,11 @@ public final class OnnxRuntime: @unchecked Sendable {
         var message = [CChar](repeating: 0, count: 1024)
         var versionText = [CChar](repeating: 0, count: 64)
         guard let api = vs_ort_load(path, Self.apiVersion, &message, message.count, &versionText, versionText.count) else {
-            throw .libraryUnavailable(path: path, reason: String(cString: message))
+            throw .libraryUnavailable(path: path, reason: Self.text(message))
         }
         self.api = api
         libraryPath = path
-        version = String(cString: versionText)
+        version = Self.text(versionText)
         var environment: OpaquePointer?
         try Self.check(api, api.pointee.CreateEnv(ORT_LOGGING_LEVEL_ERROR, "vsearch", &environment), "CreateEnv")
         guard let environment else { throw .runtime(call: "CreateEnv", reason: "no environment returned") }
@@ -65,5 +65,12 @@ public final class OnnxRuntime: @unchecked Sendable {
 
     func check(_ status: OpaquePointer?, _ call: String) throws(OnnxRuntimeError) {
         try Self.check(api, status, call)
+    }
+}
+
+extension OnnxRuntime {
+    /// The text a C call wrote into `buffer`, up to its NUL.
+    static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
