@@ -14,12 +14,19 @@
 //   VisualSearch        ← ImageOps, Networking
 //                                   ViSearch/ProductSearch model, wire coding per endpoint, the
 //                                   VisualSearchService protocol and the HTTP clients (no GRDB, no engine)
-//   Tracking            ← Networking, GRDB, Logging, ServiceLifecycle
-//                                   analytics events, validation, durable queue, delivery; the collector's store protocol
-//   SearchEngine        ← VisualSearch, Tracking, ImageOps, OnnxRuntime, GRDB, PostgresNIO
-//                                   the offline engine: CatalogStore protocol + SQLite and PostgreSQL stores, features,
-//                                   embeddings (colour, learned), feature index, ranking, facets, response shaping, indexer
-//   VisualSearchServer  ← VisualSearch, SearchEngine, Tracking, Hummingbird, Logging, Metrics, Prometheus
+//   Tracking            ← —         analytics events, validation, wire format; the collector's store protocol
+//   EventDelivery       ← Tracking, Networking, GRDB, Logging, ServiceLifecycle
+//                                   the tracker: durable SQLite queue, batches, retries, the HTTP transport
+//   SearchEngine        ← VisualSearch, Tracking, ImageOps, OnnxRuntime      (no database driver)
+//                                   the offline engine: the store roles (reader, writer, admin, insert journal,
+//                                   nearest-neighbour store), features, embeddings (colour, learned), feature index,
+//                                   ranking, facets, response shaping, indexer, catalog copy
+//   SQLiteCatalog       ← SearchEngine, Tracking, GRDB          the embedded store (every role, and the collector)
+//   PostgreSQLCatalog   ← SearchEngine, Tracking, PostgresNIO, NIOSSL, ServiceLifecycle
+//                                   the scale-out store: pgvector k-NN, the pool as a Service
+//   CatalogStores       ← SQLiteCatalog, PostgreSQLCatalog      a --catalog location opened as its store, candidate
+//                                   source and services: the one place that knows which store does what
+//   VisualSearchServer  ← VisualSearch, SearchEngine, CatalogStores, Tracking, Hummingbird, Logging, Metrics, Prometheus
 //                                   routes for any VisualSearchService and CollectorStore, mountable in an app;
 //                                   admission (client limits, queues), slow-client guard, /metrics
 //   vsearch             ← all of the above, ArgumentParser     the command line
@@ -34,7 +41,11 @@ let package = Package(
         .library(name: "Networking", targets: ["Networking"]),
         .library(name: "VisualSearch", targets: ["VisualSearch"]),
         .library(name: "Tracking", targets: ["Tracking"]),
+        .library(name: "EventDelivery", targets: ["EventDelivery"]),
         .library(name: "SearchEngine", targets: ["SearchEngine"]),
+        .library(name: "SQLiteCatalog", targets: ["SQLiteCatalog"]),
+        .library(name: "PostgreSQLCatalog", targets: ["PostgreSQLCatalog"]),
+        .library(name: "CatalogStores", targets: ["CatalogStores"]),
         .library(name: "VisualSearchServer", targets: ["VisualSearchServer"]),
         .executable(name: "vsearch", targets: ["vsearch"]),
     ],
@@ -75,29 +86,43 @@ let package = Package(
         // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
         .target(name: "OnnxRuntime", dependencies: ["COnnxRuntime"]),
         .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
+        .target(name: "Tracking"),
         .target(
-            name: "Tracking",
+            name: "EventDelivery",
             dependencies: [
-                "Networking",
+                "Tracking", "Networking",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The engine knows the store roles, never a driver: GRDB and PostgresNIO live in the store targets.
+        .target(name: "SearchEngine", dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime"]),
         .target(
-            name: "SearchEngine",
+            name: "SQLiteCatalog",
+            dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "PostgreSQLCatalog",
             dependencies: [
-                "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "SearchEngine", "VisualSearch", "Tracking", "Networking",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "CatalogStores",
+            dependencies: [
+                "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "Tracking", "Networking",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
             name: "VisualSearchServer",
             dependencies: [
-                "VisualSearch", "SearchEngine", "Tracking", "ImageOps", "Networking",
+                "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -115,7 +140,8 @@ let package = Package(
         .executableTarget(
             name: "vsearch",
             dependencies: [
-                "ImageOps", "Networking", "VisualSearch", "Tracking", "SearchEngine", "VisualSearchServer", "CMalloc",
+                "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
+                "PostgreSQLCatalog", "CatalogStores", "VisualSearchServer", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -123,29 +149,40 @@ let package = Package(
         // Tests mirror the sources; TestSupport holds what several suites share.
         .target(
             name: "TestSupport",
-            dependencies: ["ImageOps", "Networking", "VisualSearch", "SearchEngine", "VisualSearchServer", "Tracking"],
+            dependencies: [
+                "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
+                "VisualSearchServer", "Tracking",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "TestSupport"]),
         .testTarget(name: "VisualSearchTests", dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport"]),
         .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport"]),
+        .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
         .testTarget(
-            name: "TrackingTests",
+            name: "EventDeliveryTests",
             dependencies: [
-                "Tracking", "Networking", "TestSupport",
+                "EventDelivery", "Tracking", "Networking", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport"]),
+        .testTarget(
+            name: "SearchEngineTests",
+            dependencies: [
+                "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking", "ImageOps",
+                "Networking", "TestSupport",
+            ]
+        ),
         .testTarget(
             name: "VisualSearchServerTests",
             dependencies: [
-                "VisualSearchServer", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
+                "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch",
+                "Tracking", "ImageOps", "Networking", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
-        .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "TestSupport"]),
+        .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "SQLiteCatalog", "CatalogStores", "TestSupport"]),
     ]
 )

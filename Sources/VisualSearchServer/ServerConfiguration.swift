@@ -1,3 +1,4 @@
+import CatalogStores
 import Foundation
 import Networking
 import SearchEngine

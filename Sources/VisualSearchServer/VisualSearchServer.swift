@@ -2,87 +2,81 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import CatalogStores
 import SearchEngine
 import ServiceLifecycle
 import Tracking
 import VisualSearch
 
 /// `vsearch serve`: an HTTP server that speaks the ViSearch and
-/// ProductSearch protocols (and collects tracking events), answered by the
-/// offline engine — so an app, or any public ViSearch SDK pointed at it,
-/// runs with no account and no network.
+/// ProductSearch protocols (and collects tracking events), answered by any
+/// ``VisualSearchService`` — the offline engine for `vsearch serve` — so an
+/// app, or any public ViSearch SDK pointed at it, runs with no account and
+/// no network.
 ///
 /// Assembled from parts you can also use on their own: middleware for the
 /// response headers (`nosniff`, `no-store`), the request log, metrics,
 /// admission (``ServerLimits``: client limits, lanes, load shedding); a ``ConnectionGuard`` on every connection
 /// (slow clients, the connection limit); ``ServiceRoutes`` (any
 /// ``VisualSearchService``), ``CollectorRoutes`` and ``StatsRoute`` (any
-/// ``CollectorStore``), ``HealthRoute``, ``CatalogRoute``, ``ImageRoutes``
-/// (originals and thumbnails) and ``WebPageRoutes`` (the search and
-/// analytics pages), each mountable on your own Hummingbird router; and
-/// ``application()``, a Hummingbird application you can run alone or add to
-/// your own `ServiceGroup`.
+/// ``CollectorStore``), ``HealthRoute`` and ``CatalogRoute`` (any
+/// ``CatalogAdmin``), ``ImageRoutes`` (any ``CatalogImageSources``: originals
+/// and thumbnails) and ``WebPageRoutes`` (the search and analytics pages),
+/// each mountable on your own Hummingbird router; and ``application()``, a
+/// Hummingbird application you can run alone or add to your own `ServiceGroup`.
 ///
 /// ```swift
 /// let server = try await VisualSearchServer(configuration: ServerConfiguration(catalog: .sqlite(path: "catalog.sqlite"), port: 0))
 /// try await server.run { port in print("listening on", port) }   // until SIGINT/SIGTERM
 /// ```
-public struct VisualSearchServer: Sendable {
+public struct VisualSearchServer<Service: VisualSearchService>: Sendable {
     public let configuration: ServerConfiguration
-    /// The catalog and the collector's events.
-    public let store: any CatalogStore & CollectorStore
-    public let engine: VisualSearchEngine
+    /// What answers the ViSearch and ProductSearch routes.
+    public let service: Service
+    /// The catalog `/health` and `/catalog` read.
+    public let catalog: any CatalogAdmin
+    /// Where `/v3/events` stores events and `/stats` reads them.
+    public let collector: any CollectorStore
+    /// Where the image routes find a catalog image's file or URL.
+    public let imageSources: any CatalogImageSources
     /// The thumbnails `/images/{im_name}?size=N` makes and keeps.
     public let thumbnails: ThumbnailCache
-    /// Where uploads are decoded and thumbnails made: the engine's
-    /// ``VisualSearchEngine/Configuration/imageWork`` when it has one.
+    /// Where thumbnails are made (the pool the service decodes uploads on, when it has one).
     public let imageWork: ImageWorkPool?
     /// What `/metrics` reports.
     public let metrics: ServerMetrics
+    /// Services the server's `ServiceGroup` runs after its application, so
+    /// they stop after the last request (a PostgreSQL store's pool).
+    public let services: [any ServiceLifecycle.Service]
+    /// Called once the application has stopped, before ``services`` stop
+    /// (the engine's insert transactions save their progress there).
+    let onStop: @Sendable () async -> Void
     let admission: Admission
     let connections = ConnectionCounter()
     let logger: Logger
 
-    /// Opens the catalog (it must exist) and loads the engine, with the
-    /// server's image limits and an ``ImageWorkPool`` of ``ServerLimits/imageWork``.
-    /// - Throws: ``VisualSearchError`` for a missing or unusable catalog.
-    public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
-        let store = try await configuration.catalog.open(creating: false)
-        try await self.init(configuration: configuration, store: store,
-                            engine: try await VisualSearchEngine(store: store, configuration: Self.engineConfiguration(for: configuration)),
-                            logger: logger)
-    }
-
-    /// What the engine of a server with `configuration` is told: where `im_url`
-    /// may read, the server's image limits (not the command line's) and an image work pool.
-    public static func engineConfiguration(for configuration: ServerConfiguration) -> VisualSearchEngine.Configuration {
-        var engine = VisualSearchEngine.Configuration()
-        engine.imageSources = configuration.imageSourcePolicy
-        engine.recommendations = configuration.recommendations
-        engine.limits = configuration.limits.image
-        engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
-        engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
-        engine.learned = configuration.learned
-        engine.similarity = configuration.similarity
-        return engine
-    }
-
-    /// Serves an engine you made, over its store. Uploads are decoded where
-    /// the engine's configuration says (on the request's task when it has no
-    /// ``ImageWorkPool``; ``engineConfiguration(for:)`` gives one).
-    public init(configuration: ServerConfiguration, store: any CatalogStore & CollectorStore, engine: VisualSearchEngine,
-                logger: Logger? = nil) async throws(VisualSearchError) {
+    /// Serves `service` with the given stores.
+    /// - Parameters:
+    ///   - imageWork: the pool thumbnails are made on (the service's own, when it decodes on one).
+    ///   - services: run after the application in ``run(onListening:)``'s `ServiceGroup`.
+    ///   - onStop: called when the application has stopped, before `services` stop.
+    public init(configuration: ServerConfiguration, service: Service, catalog: any CatalogAdmin, collector: any CollectorStore,
+                imageSources: any CatalogImageSources, imageWork: ImageWorkPool? = nil, services: [any ServiceLifecycle.Service] = [],
+                onStop: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
         self.configuration = configuration
-        self.store = store
-        self.engine = engine
+        self.service = service
+        self.catalog = catalog
+        self.collector = collector
+        self.imageSources = imageSources
+        self.services = services
+        self.onStop = onStop
         self.logger = logger ?? Logger(label: "vsearch.serve")
-        imageWork = engine.configuration.imageWork
+        self.imageWork = imageWork
         metrics = ServerMetrics()
         admission = Admission(limits: configuration.limits, maxConcurrentLightRequests: configuration.maxConcurrentRequests,
                               clock: configuration.admissionClock)
         thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, imageWork: imageWork, logger: self.logger)
     }
-
     /// The router with every route and middleware.
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
@@ -90,18 +84,17 @@ public struct VisualSearchServer: Sendable {
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
-        ServiceRoutes(service: engine, configuration: configuration).register(on: router)
-        HealthRoute(store: store, configuration: configuration).register(on: router)
-        CollectorRoutes(store: store, configuration: configuration, metrics: metrics).register(on: router)
+        ServiceRoutes(service: service, configuration: configuration).register(on: router)
+        HealthRoute(store: catalog, configuration: configuration).register(on: router)
+        CollectorRoutes(store: collector, configuration: configuration, metrics: metrics).register(on: router)
         if configuration.servesMetrics {
-            let store = self.store
+            let catalog = self.catalog
             MetricsRoute(metrics: metrics, configuration: configuration, admission: admission, imageWork: imageWork,
-                         catalogSize: { try? await store.count() }).register(on: router)
+                         catalogSize: { try? await catalog.count() }).register(on: router)
         }
-        StatsRoute(store: store, configuration: configuration).register(on: router)
-        CatalogRoute(store: store, configuration: configuration).register(on: router)
-        let engine = self.engine
-        ImageRoutes(cache: thumbnails, sources: { names in await engine.sources(of: names) }).register(on: router)
+        StatsRoute(store: collector, configuration: configuration).register(on: router)
+        CatalogRoute(store: catalog, configuration: configuration).register(on: router)
+        ImageRoutes(cache: thumbnails, sources: imageSources).register(on: router)
         if configuration.servesWebPage {
             WebPageRoutes(assets: configuration.webRoot.map(WebAssets.folder) ?? .embedded).register(on: router)
         }
@@ -127,16 +120,69 @@ public struct VisualSearchServer: Sendable {
         )
     }
 
-    /// Serves until SIGINT or SIGTERM (or until its task is cancelled), then
-    /// finishes requests in flight, stops running insert transactions between
-    /// batches (their progress saved) and returns.
+    /// Serves until SIGINT or SIGTERM (or until its task is cancelled): one
+    /// `ServiceGroup` runs the application and then ``services``; on a signal
+    /// it finishes requests in flight, calls `onStop` (the engine stops its
+    /// insert transactions between batches, their progress saved), then
+    /// stops the services (a PostgreSQL pool closes last).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: StoppingService(application: application(onListening: onListening), onStop: onStop))]
+                + services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+}
+
+/// The application as the group's first service, with the server's stop
+/// hook run when it ends, however it ends (a signal, an error, cancellation).
+struct StoppingService<Application: ApplicationProtocol>: ServiceLifecycle.Service {
+    let application: Application
+    let onStop: @Sendable () async -> Void
+
+    func run() async throws {
         do {
-            try await application(onListening: onListening).runService()  // graceful on SIGTERM and SIGINT
+            try await application.run()
         } catch {
-            await engine.cancelInserts()
+            await onStop()
             throw error
         }
-        await engine.cancelInserts()
+        await onStop()
+    }
+}
+
+extension VisualSearchServer where Service == VisualSearchEngine {
+    /// Opens the catalog `configuration` names (it must exist) and serves an
+    /// engine on it, with the server's image limits and an ``ImageWorkPool``
+    /// of ``ServerLimits/imageWork``.
+    /// - Throws: ``VisualSearchError`` for a missing or unusable catalog.
+    public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
+        let opened = try await configuration.catalog.openCatalog(creating: false)
+        let engine = try await opened.engine(configuration: Self.engineConfiguration(for: configuration))
+        self.init(configuration: configuration, engine: engine, store: opened.store, services: opened.services, logger: logger)
+    }
+
+    /// Serves an engine you made over `store` (its catalog and collector).
+    /// Uploads are decoded where the engine's configuration says (on the
+    /// request's task when it has no ``ImageWorkPool``; ``engineConfiguration(for:)`` gives one).
+    public init(configuration: ServerConfiguration, engine: VisualSearchEngine, store: any CatalogAdmin & CollectorStore,
+                services: [any ServiceLifecycle.Service] = [], logger: Logger? = nil) {
+        self.init(configuration: configuration, service: engine, catalog: store, collector: store, imageSources: engine,
+                  imageWork: engine.configuration.imageWork, services: services, onStop: { await engine.cancelInserts() }, logger: logger)
+    }
+
+    /// What the engine of a server with `configuration` is told: where `im_url`
+    /// may read, the server's image limits (not the command line's) and an image work pool.
+    public static func engineConfiguration(for configuration: ServerConfiguration) -> VisualSearchEngine.Configuration {
+        var engine = VisualSearchEngine.Configuration()
+        engine.imageSources = configuration.imageSourcePolicy
+        engine.recommendations = configuration.recommendations
+        engine.limits = configuration.limits.image
+        engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
+        engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
+        engine.learned = configuration.learned
+        engine.similarity = configuration.similarity
+        return engine
     }
 }

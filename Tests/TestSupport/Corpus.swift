@@ -2,6 +2,7 @@ import Foundation
 import ImageOps
 import SearchEngine
 import VisualSearch
+import SQLiteCatalog
 
 /// Paths of the repository's fixtures and fresh temporary folders.
 public enum Repository {
@@ -33,7 +34,7 @@ public enum Corpus {
     /// A fresh SQLite catalog of the corpus; returns its path.
     public static func makeCatalog() async -> String {
         let path = Repository.temporaryDirectory("catalog") + "/catalog.sqlite"
-        let store = try! SQLiteCatalogStore(path: path, creating: true)  // test setup: a failure here fails every test loudly
+        let store = try! await SQLiteCatalogStore(path: path, creating: true)  // test setup: a failure here fails every test loudly
         _ = try! await Indexer(store: store).run(directory: Repository.images, metadata: try! MetadataTable(contentsOf: Repository.metadata))
         return path
     }
@@ -44,7 +45,7 @@ public enum Corpus {
     /// A fresh SQLite catalog of the corpus with learned vectors (``LearnedModel``); returns its path.
     public static func makeLearnedCatalog() async throws -> String {
         let path = Repository.temporaryDirectory("learned-catalog") + "/catalog.sqlite"
-        let store = try SQLiteCatalogStore(path: path, creating: true)
+        let store = try await SQLiteCatalogStore(path: path, creating: true)
         var configuration = Indexer.Configuration()
         configuration.learned = try LearnedModel.embedder()
         let summary = try await Indexer(store: store, configuration: configuration)
@@ -61,7 +62,7 @@ public enum Corpus {
         var configuration = VisualSearchEngine.Configuration()
         configuration.learned = try LearnedModel.embedder()
         configure(&configuration)
-        let store = try SQLiteCatalogStore(path: try await sharedLearnedCatalog())
+        let store = try await SQLiteCatalogStore(path: try await sharedLearnedCatalog())
         return try await VisualSearchEngine(store: store, configuration: configuration)
     }
 
@@ -69,7 +70,7 @@ public enum Corpus {
     public static func engine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async -> VisualSearchEngine {
         var configuration = VisualSearchEngine.Configuration()
         configure(&configuration)
-        let store = try! SQLiteCatalogStore(path: await sharedCatalog())
+        let store = try! await SQLiteCatalogStore(path: await sharedCatalog())
         return try! await VisualSearchEngine(store: store, configuration: configuration)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SearchEngine
+import PostgreSQLCatalog
 
 /// The PostgreSQL server the tests use: `$VSEARCH_TEST_POSTGRES`, a URL to a
 /// database with pgvector that `scripts/test.sh` starts (scripts/postgres.sh).

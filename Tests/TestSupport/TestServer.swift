@@ -11,7 +11,7 @@ public enum TestServer {
     /// A running server.
     public struct Running: Sendable {
         public let url: URL
-        public let server: VisualSearchServer
+        public let server: VisualSearchServer<VisualSearchEngine>
         let task: Task<Void, Never>
 
         /// Stops the server (cancels its service, which shuts it down gracefully).

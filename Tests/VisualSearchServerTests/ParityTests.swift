@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import VisualSearchServer
+import SQLiteCatalog
 
 /// The promise of ``VisualSearchService``: a program gets the same answer
 /// from the offline engine as from the HTTP client talking to `vsearch serve`.
@@ -31,8 +32,8 @@ struct ParityTests {
         try await TestServer.with({ $0.imageRoots = [Repository.images] }) { running in
             var configuration = VisualSearchEngine.Configuration()
             configuration.imageSources = running.server.configuration.imageSourcePolicy
-            configuration.imageRoute = running.server.engine.configuration.imageRoute
-            let store = try SQLiteCatalogStore(path: await Corpus.makeCatalog())
+            configuration.imageRoute = running.server.service.configuration.imageRoute
+            let store = try await SQLiteCatalogStore(path: await Corpus.makeCatalog())
             let engine = try await VisualSearchEngine(store: store, configuration: configuration)
             try await body(Pair(engine: engine, client: TestServer.client(running.url), server: running))
         }

@@ -4,6 +4,8 @@ import Testing
 import TestSupport
 import VisualSearch
 import VisualSearchServer
+import CatalogStores
+import PostgreSQLCatalog
 
 /// `vsearch serve` on a PostgreSQL catalog while the database stops and
 /// starts again: 503 meanwhile, the process stays up, and it recovers by itself.

@@ -5,6 +5,8 @@ import Testing
 import TestSupport
 import VisualSearch
 import VisualSearchServer
+import CatalogStores
+import PostgreSQLCatalog
 
 /// Several `vsearch serve` replicas on one PostgreSQL catalog behave as one
 /// service: what is inserted or removed through one is seen through the

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 import VisualSearch
 @testable import VisualSearchServer
+import SQLiteCatalog
 
 /// What a request may make the server read or fetch (`im_url` of uploads,
 /// discover and ProductSearch; the data API's inserts): local files only
@@ -261,7 +262,7 @@ struct SecurityTests {
     }
 
     /// A server whose engine fetches with a 1 MiB cap and a 1 s idle timeout, allowed to reach `hosts`.
-    static func strictFetcher(allowing hosts: Set<String>) async throws -> VisualSearchServer {
+    static func strictFetcher(allowing hosts: Set<String>) async throws -> VisualSearchServer<VisualSearchEngine> {
         var configuration = ServerConfiguration(catalog: .sqlite(path: await Corpus.sharedCatalog()), port: 0, allowRemoteFetch: true,
                                                 allowedFetchHosts: hosts)
         configuration.requestTimeout = 60
@@ -269,9 +270,9 @@ struct SecurityTests {
         engineConfiguration.imageSources = configuration.imageSourcePolicy
         engineConfiguration.imageSources.maxDownloadBytes = 1 << 20
         engineConfiguration.imageSources.fetchTimeout = 1
-        let store = try SQLiteCatalogStore(path: await Corpus.sharedCatalog())
+        let store = try await SQLiteCatalogStore(path: await Corpus.sharedCatalog())
         let engine = try await VisualSearchEngine(store: store, configuration: engineConfiguration)
-        return try await VisualSearchServer(configuration: configuration, store: store, engine: engine, logger: InProcess.logger)
+        return VisualSearchServer(configuration: configuration, engine: engine, store: store, logger: InProcess.logger)
     }
 
     @Test("a remote image over the size cap is abandoned (declared or streamed), and a stalled one times out")

@@ -66,11 +66,11 @@ extension VisualSearchEngine {
         return CatalogImage(name: name, vector: index.vector(at: row), learned: index.learnedVector(at: row), row: row, id: index.ids[row])
     }
 
-    // MARK: - In memory (SQLite)
+    // MARK: - In memory (CandidateSource.inMemory)
 
     /// Rows passing the filters, sorted; nil when there are no filters.
     func filteredRows(_ parameters: SearchParameters, index: FeatureIndex, schema: FieldSchema) async throws(VisualSearchError) -> [Int]? {
-        let ids = try await store.matchingIDs(parameters.filters, schema: schema)
+        let ids = try await catalog.matchingIDs(parameters.filters, schema: schema)
         return ids.map { $0.compactMap { index.row(id: $0) }.sorted() }
     }
 
@@ -100,7 +100,7 @@ extension VisualSearchEngine {
                           facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
     }
 
-    // MARK: - In the store (PostgreSQL)
+    // MARK: - In the store (CandidateSource.store)
 
     /// The nearest images as the store finds them, scored and ranked here
     /// exactly as in memory (the same dot product, the best over `vectors`,

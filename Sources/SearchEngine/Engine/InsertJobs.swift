@@ -8,7 +8,7 @@ import VisualSearch
 /// pipeline in batches, in a background task, with progress that
 /// `/insert/status/{trans_id}` reports.
 ///
-/// The progress is saved in the catalog (``CatalogStore/saveInsertTransaction(_:)``)
+/// The progress is saved in the catalog (``InsertJournal/saveInsertTransaction(_:)``)
 /// at most every ``saveInterval`` while the transaction runs and always at
 /// its end, so every server on the catalog — another replica, this one after
 /// a restart — answers the status, and the work stays linear in the number
@@ -23,7 +23,8 @@ import VisualSearch
 final class InsertJobs: Sendable {
     let indexer: Indexer
     let loader: QueryImageLoader
-    var store: any CatalogStore { indexer.store }
+    /// Where each transaction's progress is saved.
+    let journal: any InsertJournal
     /// The transactions running in this process, by id.
     let running = Mutex<[String: Task<Void, Never>]>([:])
     /// Images fetched and committed together.
@@ -33,8 +34,9 @@ final class InsertJobs: Sendable {
     /// The longest a running transaction's saved progress lags behind it.
     static let saveInterval: Duration = .milliseconds(500)
 
-    init(indexer: Indexer, loader: QueryImageLoader) {
+    init(indexer: Indexer, journal: any InsertJournal, loader: QueryImageLoader) {
         self.indexer = indexer
+        self.journal = journal
         self.loader = loader
     }
 
@@ -48,7 +50,7 @@ final class InsertJobs: Sendable {
         let now = InsertJobs.timestamp()
         let progress = InsertStatusResponse.Progress(transactionID: id, processedPercent: items.isEmpty ? 100 : 0, total: items.count,
                                                      successCount: 0, failCount: 0, startTime: now, updateTime: now, errorList: [])
-        try await store.saveInsertTransaction(progress)
+        try await journal.saveInsertTransaction(progress)
         running.withLock { running in
             running[id] = Task.detached(priority: .utility) {
                 await self.run(progress, items)
@@ -70,7 +72,7 @@ final class InsertJobs: Sendable {
 
     /// The progress of a transaction, as last saved by whichever server runs it.
     func status(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
-        try await store.insertTransaction(id)
+        try await journal.insertTransaction(id)
     }
 
     func run(_ initial: InsertStatusResponse.Progress, _ items: [InsertItem]) async {
@@ -109,12 +111,12 @@ final class InsertJobs: Sendable {
             let now = ContinuousClock.now
             guard Self.savesProgress(processed: processed, of: items.count, lastSaved: saved, now: now) else { continue }
             // A failed save (the database away for a moment) is retried with a later batch's.
-            try? await store.saveInsertTransaction(progress)
+            try? await journal.saveInsertTransaction(progress)
             saved = now
         }
         if Task.isCancelled {  // stopped between batches: what ran is committed and reported
             progress.updateTime = InsertJobs.timestamp()
-            try? await store.saveInsertTransaction(progress)
+            try? await journal.saveInsertTransaction(progress)
         }
     }
 

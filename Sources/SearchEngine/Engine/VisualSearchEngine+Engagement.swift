@@ -18,12 +18,12 @@ extension VisualSearchEngine {
     static let engagementPage = 5000
 
     /// The blend for recommendations of `item`: nil (visual only) when the
-    /// engine is set to ignore events, the request has a score range, the
-    /// store keeps no events or none counts.
+    /// engine is set to ignore events or was given no collector, the request
+    /// has a score range, or no event counts.
     func blendTerms(for item: String, parameters: SearchParameters) async throws(VisualSearchError) -> BlendTerms? {
         let blend = configuration.recommendations
         guard blend.usesEvents, parameters.scoreMin == nil, parameters.scoreMax == nil,
-              let collector = store as? any CollectorStore else { return nil }
+              let collector = engagementSource else { return nil }
         try blend.validate()
         return blend.terms(for: item, in: try await engagementGraph(from: collector))
     }

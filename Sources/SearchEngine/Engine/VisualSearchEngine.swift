@@ -2,28 +2,31 @@ import Foundation
 import ImageOps
 import Synchronization
 import VisualSearch
+import Tracking
 
 /// The offline engine: answers every ``VisualSearchService`` request from a
-/// ``CatalogStore`` with colour-histogram similarity, with the parameters
+/// catalog (``CatalogWriter``) with learned or colour similarity, with the parameters
 /// and response shapes of the hosted services — so an app can be built and
 /// tested with no account and no network, and `vsearch serve` can stand in
 /// for ViSearch.
 ///
 /// A query runs in visible stages: the query vector (stored for an
 /// `im_name`, computed for an image by ``ImageFeatures``, or a colour) →
-/// the candidates (``Candidates``: `fq` filters in the store, then scores
-/// over the in-memory ``FeatureIndex`` — or, on a ``NearestNeighbourStore``,
-/// the nearest images as the store finds them) → ``Ranking`` (score range,
+/// the candidates (``Candidates``, from the ``CandidateSource`` the engine
+/// was given: `fq` filters in the store, then scores over the in-memory
+/// ``FeatureIndex`` — or the nearest images as a ``NearestNeighbourStore``
+/// finds them) → ``Ranking`` (score range,
 /// exclusion, ties, dedup, the page) → metadata and facets from the store →
 /// ``ResponseShaper``.
 ///
 /// The in-memory index is loaded when first needed and reloaded when the
-/// store's version counter moves (another process indexed or removed
-/// images); on a ``NearestNeighbourStore`` only colour search needs it.
+/// catalog's version counter moves (another process indexed or removed
+/// images); with a ``CandidateSource/store(_:)`` only colour search needs it.
 /// Thread-safe: queries may run concurrently.
 ///
 /// ```swift
-/// let engine = try await VisualSearchEngine(store: SQLiteCatalogStore(path: "catalog.sqlite"))
+/// let store = try await SQLiteCatalogStore(path: "catalog.sqlite")   // target SQLiteCatalog
+/// let engine = try await VisualSearchEngine(catalog: store, journal: store, engagement: store)
 /// var parameters = SearchParameters()
 /// parameters.includesScore = true
 /// let response = try await engine.search(SearchRequest(imageName: "chelsea_cat", parameters: parameters))
@@ -37,8 +40,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var imageSources: ImageSourcePolicy = .uploadsOnly
         /// Limits for query and inserted images. ``ImageLimits/default`` by default.
         public var limits: ImageLimits = .default
-        /// Where uploaded query images are cached for `im_id`; `query-cache`
-        /// beside a SQLite catalog by default (a temporary folder otherwise).
+        /// Where uploaded query images are cached for `im_id`; a folder in the
+        /// temporary directory by default (whoever opens a catalog file puts
+        /// it beside the file: `CatalogLocation` does).
         public var queryCacheDirectory: String?
         /// Indexing of data API inserts.
         public var indexing = Indexer.Configuration()
@@ -79,8 +83,14 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// The learned share of a fused score (chosen on the tune split, bench/RESULTS.md).
     public static let defaultFusedWeight: Float = 0.7
 
-    /// The catalog.
-    public let store: any CatalogStore
+    /// The catalog: what queries read and inserts write.
+    public let catalog: any CatalogWriter
+    /// Where insert transactions keep their progress.
+    public let journal: any InsertJournal
+    /// Where the candidates come from.
+    public let candidates: CandidateSource
+    /// The collector's events that recommendations blend in; nil: visual only.
+    public let engagementSource: (any CollectorStore)?
     public let configuration: Configuration
     let loader: QueryImageLoader
     let jobs: InsertJobs
@@ -99,37 +109,46 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         var schema: FieldSchema
         /// What made the catalog's learned vectors; nil when it has none.
         var learnedModel: EmbeddingDescriptor?
-        /// Nil on a ``NearestNeighbourStore`` until a query needs it in memory.
+        /// Nil with a ``CandidateSource/store(_:)`` until a query needs it in memory.
         var index: FeatureIndex?
     }
 
     /// Creates an engine and loads the catalog's vectors (only its schema
-    /// on a ``NearestNeighbourStore``).
-    public init(store: any CatalogStore, configuration: Configuration = Configuration()) async throws(VisualSearchError) {
-        self.store = store
+    /// when `candidates` is a store running k-NN itself).
+    /// - Parameters:
+    ///   - catalog: what queries read and inserts and removals write.
+    ///   - journal: where insert transactions keep their progress (usually the catalog's store too).
+    ///   - candidates: where the nearest images are found; in memory by default.
+    ///   - engagement: the collector's events recommendations blend in (usually
+    ///     the catalog's store); nil for visual-only recommendations.
+    public init(catalog: any CatalogWriter, journal: any InsertJournal, candidates: CandidateSource = .inMemory,
+                engagement: (any CollectorStore)? = nil, configuration: Configuration = Configuration()) async throws(VisualSearchError) {
+        self.catalog = catalog
+        self.journal = journal
+        self.candidates = candidates
+        self.engagementSource = engagement
         self.configuration = configuration
         let cacheDirectory = configuration.queryCacheDirectory
-            ?? (store as? SQLiteCatalogStore).map { (($0.path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("query-cache") }
             ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("vsearch-query-cache")
         loader = QueryImageLoader(policy: configuration.imageSources, cache: QueryImageCache(directory: cacheDirectory), limits: configuration.limits)
         var indexing = configuration.indexing
         if indexing.learned == nil { indexing.learned = configuration.learned }
         indexing.recordsLearnedModel = false  // inserts follow the catalog's model; only `vsearch index` sets it
-        jobs = InsertJobs(indexer: Indexer(store: store, configuration: indexing), loader: loader)
+        jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: indexing), journal: journal, loader: loader)
         _ = try await snapshot()
     }
 
     /// The store when it runs k-NN itself.
-    var neighbourStore: (any NearestNeighbourStore)? { store as? any NearestNeighbourStore }
+    var neighbourStore: (any NearestNeighbourStore)? { candidates.neighbourStore }
 
     /// The current schema, and the in-memory index when `withIndex` (always
     /// on a store without k-NN of its own); reloaded when the catalog changed.
     func snapshot(withIndex: Bool = false) async throws(VisualSearchError) -> Snapshot {
-        let version = try await store.version()
+        let version = try await catalog.version()
         let needsIndex = withIndex || neighbourStore == nil
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
-        let fresh = Snapshot(version: version, schema: try await store.schema(), learnedModel: try await store.learnedModel(),
-                             index: needsIndex ? try await store.loadIndex() : nil)
+        let fresh = Snapshot(version: version, schema: try await catalog.schema(), learnedModel: try await catalog.learnedModel(),
+                             index: needsIndex ? try await catalog.loadIndex() : nil)
         state.withLock { $0 = fresh }
         return fresh
     }
@@ -326,7 +345,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func remove(_ request: RemoveRequest) async throws(VisualSearchError) -> DataAPIResponse {
         for (index, name) in request.imageNames.enumerated() { try CatalogText.validateName(name, parameter: "im_name[\(index)]") }
-        let removed = try await store.remove(request.imageNames)
+        let removed = try await catalog.remove(request.imageNames)
         return DataAPIResponse(status: .ok, method: "remove", total: removed)
     }
 
@@ -429,13 +448,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         let shaper = ResponseShaper(parameters: parameters)
         let ids = candidates.ranked.page.map { candidates.rows.ids[$0.row] }
-        let maps = shaper.wantsValues ? try await store.valueMaps(for: ids, fields: shaper.valueFields) : [:]
+        let maps = shaper.wantsValues ? try await catalog.valueMaps(for: ids, fields: shaper.valueFields) : [:]
         var facets: Result<[Facet], VisualSearchError>?
         if !parameters.facets.isEmpty {
             do {
                 let aggregates = switch candidates.facetScope {
                 case .ids(let ids):
-                    try await store.facetCounts(parameters.facets, schema: snapshot.schema, ids: ids, limit: parameters.facetsLimit)
+                    try await catalog.facetCounts(parameters.facets, schema: snapshot.schema, ids: ids, limit: parameters.facetsLimit)
                 case .scope(let scope):
                     try await neighbourStore?.facetCounts(parameters.facets, schema: snapshot.schema, scope: scope,
                                                           limit: parameters.facetsLimit) ?? []

@@ -103,10 +103,10 @@ public struct Indexer: Sendable {
         }
     }
 
-    public let store: any CatalogStore
+    public let store: any CatalogWriter
     public let configuration: Configuration
 
-    public init(store: any CatalogStore, configuration: Configuration = Configuration()) {
+    public init(store: any CatalogWriter, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
     }

@@ -45,7 +45,7 @@ extension CatalogItem {
     /// Refuses a batch holding a vector that is not ``ColorFeatures/dimensions`` long,
     /// before anything is written: every store keeps vectors of one length.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` naming the image.
-    static func checkVectors(of items: [CatalogItem]) throws(VisualSearchError) {
+    package static func checkVectors(of items: [CatalogItem]) throws(VisualSearchError) {
         for item in items where item.features.count != ColorFeatures.dimensions {
             throw .invalidParameter(name: "features", reason: "\(item.imageName) has a vector of \(item.features.count) values; "
                                     + "a catalog stores \(ColorFeatures.dimensions)")

@@ -1,87 +1,40 @@
 import VisualSearch
 
-/// Where a catalog lives: the storage seam of the engine.
+/// Where a catalog lives: the storage seam of the engine, in four roles a
+/// caller composes as it needs them (as GRDB's `DatabaseReader` and
+/// `DatabaseWriter`):
+///
+/// - ``CatalogReader``: what a query reads — schema, vectors, filters, metadata, facets;
+/// - ``CatalogWriter``: a reader that also declares fields and writes images (the ``Indexer``);
+/// - ``CatalogAdmin``: health checks (`vsearch catalog stats`, `/health`);
+/// - ``InsertJournal``: the data API's insert progress, shared by every process on the catalog.
 ///
 /// A store keeps images (name, source, size, content hash, feature vector,
 /// palette), their typed metadata (``FieldSchema``) and a version counter
 /// that every committed change moves, so engines in other processes know
 /// to reload. It answers the SQL side of a query — which images pass the
 /// `fq` filters, their metadata, facet counts — while similarity itself is
-/// scored in memory over ``FeatureIndex``.
+/// scored in memory over ``FeatureIndex`` (or by a ``NearestNeighbourStore``).
 ///
-/// ``SQLiteCatalogStore`` is the embedded default; a second store (PostgreSQL)
-/// runs the same conformance suite (`Tests/SearchEngineTests/Storage`).
+/// Two stores keep every role, each in its own target holding its driver:
+/// `SQLiteCatalogStore` (target SQLiteCatalog, the embedded default) and
+/// `PostgreSQLCatalogStore` (target PostgreSQLCatalog); the engine knows
+/// neither. Each role's conformance suite (`Tests/SearchEngineTests/Storage`)
+/// runs on both and on the in-memory store the engine's tests use.
 ///
-/// Contract every store keeps (the conformance suite checks each):
+/// Contract every store keeps (the conformance suites check each):
 /// - every write is one transaction: after a crash, all of it or none of it;
-/// - ``upsert(_:schema:)`` replaces by `im_name`; metadata values that do not
+/// - ``CatalogWriter/upsert(_:schema:)`` replaces by `im_name`; metadata values that do not
 ///   fit their field's type are rejected before anything is written;
 /// - vectors are ``ColorFeatures/dimensions`` long; a batch holding another
 ///   length is refused before anything is written;
-/// - ``version()`` moves on every committed change, by any process, and only
+/// - ``CatalogReader/version()`` moves on every committed change, by any process, and only
 ///   then: a write that changes nothing (an empty batch, unknown names) leaves it;
 /// - filters: `string` exact, `text` by words (every word must occur, any
 ///   order, case- and accent-insensitive), numbers exact or `min,max`
 ///   inclusive; an undeclared field is ``VisualSearchError/unknownField(_:)``;
 /// - facet values come by descending count, then ascending value.
-public protocol CatalogStore: Sendable {
-    /// Where the store is, for messages: a path or a URL without its password.
-    var location: String { get }
-
-    /// The declared fields.
-    func schema() async throws(VisualSearchError) -> FieldSchema
-    /// Adds fields; a field declared with another type is retyped when no image has a value for it, otherwise that is an error.
-    func declare(_ schema: FieldSchema) async throws(VisualSearchError)
-
-    /// Inserts or replaces images by `im_name`, in one transaction.
-    func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(VisualSearchError)
-    /// Replaces the metadata of existing images (vectors kept), in one transaction; unknown names are skipped.
-    func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(VisualSearchError)
-    /// Removes images by name, in one transaction; returns how many existed.
-    func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int
-
-    /// `im_name` → content hash, so unchanged files are not decoded again.
-    func contentHashes() async throws(VisualSearchError) -> [String: String]
-    /// The number of images.
-    func count() async throws(VisualSearchError) -> Int
-    /// Image names in ascending byte order (SQLite's `BINARY`, PostgreSQL's
-    /// `"C"` collation), `limit` of them after skipping `offset`: a catalog
-    /// to browse page by page.
-    func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String]
-    /// A counter moved by every committed change, by any process.
-    func version() async throws(VisualSearchError) -> Int
-    /// Every image's vector, name, source and palette, in a stable order;
-    /// with the learned vectors of the ``learnedModel()`` too, as `learned`
-    /// says, when the catalog has them.
-    func loadIndex(learned: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex
-
-    /// What made the catalog's learned vectors (``LearnedEmbedder``); nil when it has none.
-    func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor?
-    /// Records what makes the learned vectors written from now on (``Indexer``
-    /// does before its first batch); moves the version when it changes.
-    func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError)
-
-    /// Ids of the images passing every filter; `nil` when there are no filters.
-    func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(VisualSearchError) -> Set<Int64>?
-    /// Metadata of the given images: every field, or only `fields`.
-    func valueMaps(for ids: [Int64], fields: [String]?) async throws(VisualSearchError) -> [Int64: [String: String]]
-    /// Per field: the `limit` most frequent values with counts (string, text),
-    /// or the minimum and maximum (numbers), over `ids` (every image when nil).
-    func facetCounts(_ fields: [String], schema: FieldSchema, ids: [Int64]?, limit: Int) async throws(VisualSearchError) -> [FieldAggregate]
-
-    /// Every image with its metadata, by `im_name`.
-    func export() async throws(VisualSearchError) -> [ExportedImage]
-    /// A health check of the storage ("ok" when healthy).
-    func integrityCheck() async throws(VisualSearchError) -> String
-
-    /// Saves a data API insert transaction's progress (replacing its earlier
-    /// state), so any process on the catalog — another server replica, this
-    /// one after a restart — answers `/insert/status`. The most recent
-    /// ``insertTransactionsKept`` transactions are kept.
-    func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
-    /// An insert transaction's last saved progress; nil for an unknown id.
-    func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
-}
+public typealias CatalogStore = CatalogWriter & CatalogAdmin & InsertJournal
 
 /// Which learned vectors ``CatalogStore/loadIndex(learned:)`` loads.
 public enum LearnedVectorLoading: Sendable, Hashable {
@@ -151,7 +104,7 @@ public struct ExportedImage: Sendable, Hashable, Codable {
     }
 }
 
-extension CatalogStore {
+extension CatalogReader {
     /// Every image's vectors, learned ones included when the catalog has them.
     public func loadIndex() async throws(VisualSearchError) -> FeatureIndex {
         try await loadIndex(learned: .compact)

@@ -8,7 +8,7 @@ import VisualSearch
 /// candidates the store returns (with their vectors), so a score means the
 /// same on every store; what the store decides is *which* images are the
 /// candidates (an exact scan or an approximate index) and how many match.
-public protocol NearestNeighbourStore: CatalogStore {
+public protocol NearestNeighbourStore: CatalogReader {
     /// A catalog image's id, name, source and vectors; nil for an unknown name.
     func image(named imageName: String) async throws(VisualSearchError) -> Neighbour?
     /// The images of `scope` among `imageNames` (unknown names and images
@@ -25,7 +25,7 @@ public protocol NearestNeighbourStore: CatalogStore {
     func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int
     /// Whether the image with catalog id `id` is in `scope`.
     func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Bool
-    /// Facets over the images of `scope`, as ``CatalogStore/facetCounts(_:schema:ids:limit:)`` gives them.
+    /// Facets over the images of `scope`, as ``CatalogReader/facetCounts(_:schema:ids:limit:)`` gives them.
     func facetCounts(_ fields: [String], schema: FieldSchema, scope: NeighbourScope,
                      limit: Int) async throws(VisualSearchError) -> [FieldAggregate]
     /// Where catalog images came from; unknown names are left out.

@@ -4,8 +4,8 @@ import Foundation
 /// without its own tokenizer indexes them: runs of letters and digits,
 /// lower-cased and without diacritics ("Café-au-lait" → cafe, au, lait), the
 /// way SQLite's FTS5 `unicode61 remove_diacritics 2` tokenizer reads them.
-enum TextWords {
-    static func words(in text: String) -> [String] {
+package enum TextWords {
+    package static func words(in text: String) -> [String] {
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
         var words: [String] = []
         var current = ""

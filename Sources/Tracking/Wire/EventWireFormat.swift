@@ -176,7 +176,7 @@ public enum EventWireFormat {
     }
 
     /// Percent-encoding as the Swift SDK: `urlQueryAllowed` minus `:#[]@!$&'()*+,;=`.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 

@@ -7,10 +7,10 @@ import VisualSearch
 /// order — for the web page's catalog browser and its facets. Not part of
 /// the hosted API; keys as for search.
 public struct CatalogRoute: Sendable {
-    public let store: any CatalogStore
+    public let store: any CatalogReader
     let endpoint: EndpointFrame
 
-    public init(store: any CatalogStore, configuration: ServerConfiguration) {
+    public init(store: any CatalogReader, configuration: ServerConfiguration) {
         self.store = store
         endpoint = EndpointFrame(configuration: configuration)
     }

@@ -4,10 +4,10 @@ import VisualSearch
 
 /// `GET /health`: whether the server and its catalog answer.
 public struct HealthRoute: Sendable {
-    public let store: any CatalogStore
+    public let store: any CatalogReader
     let endpoint: EndpointFrame
 
-    public init(store: any CatalogStore, configuration: ServerConfiguration) {
+    public init(store: any CatalogReader, configuration: ServerConfiguration) {
         self.store = store
         endpoint = EndpointFrame(configuration: configuration)
     }

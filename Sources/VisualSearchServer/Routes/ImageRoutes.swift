@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import ImageOps
 import NIOCore
+import SearchEngine
 import VisualSearch
 
 /// `GET /images/{im_name}` — a catalog image's original file — and
@@ -17,13 +18,13 @@ import VisualSearch
 /// page: the pictures are what a shop shows anyway; the metadata and search
 /// stay behind the keys.
 public struct ImageRoutes: Sendable {
-    /// Where catalog images came from (``SearchEngine/VisualSearchEngine/sources(of:)``).
-    public let sources: @Sendable ([String]) async -> [String: String]
+    /// Where catalog images came from.
+    public let sources: any CatalogImageSources
     public let cache: ThumbnailCache
     /// `Cache-Control` of every image answer.
     public static let cacheControl = "public, max-age=3600"
 
-    public init(cache: ThumbnailCache, sources: @escaping @Sendable ([String]) async -> [String: String]) {
+    public init(cache: ThumbnailCache, sources: any CatalogImageSources) {
         self.cache = cache
         self.sources = sources
     }
@@ -47,7 +48,7 @@ public struct ImageRoutes: Sendable {
             }
             size = value
         }
-        guard let source = await sources([name])[name] else { return fail(404, "no image named \(name) in the catalog") }
+        guard let source = await sources.sources(of: [name])[name] else { return fail(404, "no image named \(name) in the catalog") }
         let path: String
         switch ImageLocation(source: source) {
         case .remote(let url):

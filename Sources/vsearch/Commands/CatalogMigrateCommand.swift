@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SearchEngine
 import VisualSearch
+import CatalogStores
 
 extension CatalogCommand {
     /// `vsearch catalog migrate FROM TO`: a catalog copied between SQLite and PostgreSQL.

@@ -3,6 +3,7 @@ import Foundation
 import SearchEngine
 import VisualSearch
 import Tracking
+import EventDelivery
 
 /// `vsearch debug …`: measurement helpers for bench/ (hidden from help).
 struct DebugCommand: AsyncParsableCommand {

@@ -158,14 +158,14 @@ struct ServeCommand: AsyncParsableCommand {
             modelProblem = error.description
         }
         let configuration = settings
-        let server: VisualSearchServer
+        let server: VisualSearchServer<VisualSearchEngine>
         do { try catalog.checkLocation() } catch { throw CLIError.report(error) }
         do { server = try await VisualSearchServer(configuration: configuration) } catch {
             throw CLIError.report(error)
         }
-        let images = (try? await server.store.count()) ?? 0
-        let stale = (try? await server.store.staleFeatureCount()) ?? 0
-        let catalogModel = try? await server.store.learnedModel()
+        let images = (try? await server.catalog.count()) ?? 0
+        let stale = (try? await server.catalog.staleFeatureCount()) ?? 0
+        let catalogModel = try? await server.catalog.learnedModel()
         let similarityLine = await Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.learned,
                                                        problem: modelProblem, images: images)
         let host = self.host
@@ -196,12 +196,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// What serve says at start about similarity: which one answers by
     /// default, what the catalog holds, and what is missing.
-    static func similarityLine(server: VisualSearchServer, catalogModel: EmbeddingDescriptor?, installed: (any ImageEmbedder)?,
+    static func similarityLine(server: VisualSearchServer<VisualSearchEngine>, catalogModel: EmbeddingDescriptor?, installed: (any ImageEmbedder)?,
                                problem: String?, images: Int) async -> (info: String, warning: String?) {
-        let learnedImages = (try? await server.store.learnedVectorCount()) ?? 0
+        let learnedImages = (try? await server.catalog.learnedVectorCount()) ?? 0
         let holds = catalogModel.map { "the catalog holds learned vectors of \($0.tag) for \(learnedImages) of \(Terminal.count(images, "image"))" }
             ?? "the catalog holds colour vectors only"
-        let defaultMode = server.engine.defaultSimilarity(catalogModel: catalogModel)
+        let defaultMode = server.service.defaultSimilarity(catalogModel: catalogModel)
         let info = "similarity: \(defaultMode) by default (requests may add similarity=visual|color|fused); \(holds)"
         if let problem {
             return (info, "\(problem): serving colour similarity only; `\(EmbeddingError.installCommand)` enables visual similarity")

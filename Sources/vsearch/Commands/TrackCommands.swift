@@ -4,6 +4,8 @@ import Tracking
 import Logging
 import SearchEngine
 import VisualSearch
+import CatalogStores
+import EventDelivery
 
 /// `vsearch track …`: record analytics events durably and deliver them.
 struct TrackCommand: AsyncParsableCommand {

@@ -1,9 +1,11 @@
 import ArgumentParser
+import CatalogStores
 import Foundation
 import ImageOps
 import SearchEngine
 import Tracking
 import VisualSearch
+import PostgreSQLCatalog
 
 /// `--catalog`, shared by every command that reads or writes a catalog.
 struct CatalogOptions: ParsableArguments {
@@ -60,11 +62,12 @@ struct CatalogOptions: ParsableArguments {
     /// The offline engine over the catalog, reading the user's own files and URLs.
     /// Errors are thrown unreported, for the caller's ``CLIError/report(_:)`` (or JSON failure shape).
     func engine(recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
-        let store = try await openUnreported()
+        try checkLocation()
+        let opened = try await location.openCatalog()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
         configuration.learned = try learnedEmbedder()
-        return try await VisualSearchEngine(store: store, configuration: configuration)
+        return try await opened.engine(configuration: configuration)
     }
 }

@@ -90,7 +90,7 @@ enum ServiceRunner {
         do {
             if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
             let engine = try await catalog.engine(recommendations: call.recommendationBlend)
-            let schema = try await engine.store.schema()
+            let schema = try await engine.catalog.schema()
             if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
                 throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())
             }

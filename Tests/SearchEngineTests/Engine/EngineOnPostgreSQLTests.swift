@@ -5,6 +5,8 @@ import TestSupport
 import Testing
 import Tracking
 import VisualSearch
+import SQLiteCatalog
+import PostgreSQLCatalog
 
 /// The engine on a ``NearestNeighbourStore`` (PostgreSQL runs k-NN itself):
 /// with `knn=exact` it answers exactly as on SQLite (the in-memory scan), and
@@ -37,7 +39,7 @@ struct EngineOnPostgreSQLTests {
                 items[index].learned = Items.learnedVector(items[index].imageName.hasPrefix("copy") ? 5 : index)
             }
         }
-        let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("knn") + "/catalog.sqlite", creating: true)
+        let sqlite = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("knn") + "/catalog.sqlite", creating: true)
         let postgres = try await PostgreSQLCatalogStore.open(
             try PostgreSQLSettings(url: try PostgreSQLTestDatabase.freshURL("&pool_size=3&connect_timeout=30&" + parameters)), creating: true)
         for store in [sqlite, postgres] as [any CatalogStore] {
@@ -172,7 +174,7 @@ struct EngineOnPostgreSQLTests {
             }
         }
         for engine in [sqlite, postgres] {
-            #expect(try await #require(engine.store as? any CollectorStore).receive(events).allSatisfy { $0 == .accepted })
+            #expect(try await #require(engine.engagementSource).receive(events).allSatisfy { $0 == .accepted })
         }
         for query in ["img00000", "img00003", "img00005", "img00137", "img00399", "img00222"] {
             for (label, configure) in Self.parameterSets {
@@ -199,7 +201,7 @@ struct EngineOnPostgreSQLTests {
         #expect(try Self.json(await postgres.search(request)) == Self.json(await sqlite.search(request)))
         #expect(try await postgres.search(request).total == 20 + 12)  // 20 of img, 12 copies
         // A new image of brand b4, written by "another process": the cached total moves with the version.
-        let other = try await PostgreSQLCatalogStore.open(try #require(postgres.store as? PostgreSQLCatalogStore).settings)
+        let other = try await PostgreSQLCatalogStore.open(try #require(postgres.catalog as? PostgreSQLCatalogStore).settings)
         try await other.upsert([Items.item("late", seed: 4, metadata: ["brand": "b4"])], schema: Self.schema)
         let after = try await postgres.search(request)
         #expect(after.total == 33 && after.result.map(\.imageName).contains("late"))
@@ -234,7 +236,7 @@ struct EngineOnPostgreSQLTests {
 
     @Test("an upload searched with two vectors (a banner: the whole image and its proposal) answers exactly as on SQLite, score ranges included")
     func proposalQueriesEqualInMemory() async throws {
-        let sqlite = try SQLiteCatalogStore(path: Repository.temporaryDirectory("proposal") + "/catalog.sqlite", creating: true)
+        let sqlite = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("proposal") + "/catalog.sqlite", creating: true)
         let postgres = try await PostgreSQLCatalogStore.open(
             try PostgreSQLSettings(url: try PostgreSQLTestDatabase.freshURL("&pool_size=3&connect_timeout=30&knn=exact")), creating: true)
         let metadata = try MetadataTable(contentsOf: Repository.metadata)

@@ -4,6 +4,7 @@ import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
+import SQLiteCatalog
 
 /// Every ViSearch and ProductSearch endpoint of the offline engine, through
 /// the ``VisualSearchService`` API, over the corpus (102 images with metadata).
@@ -113,12 +114,12 @@ struct EngineTests {
           arguments: ["brand) OR 1=1 --", "'; DROP TABLE images; --", "im_name", "nope"])
     func hostileFields(field: String) async throws {
         let engine = await Self.engine()
-        let known = try await engine.store.schema().fields.keys.sorted()
+        let known = try await engine.catalog.schema().fields.keys.sorted()
         #expect(known.contains("brand") && known.count >= 10)
         await #expect(throws: VisualSearchError.unknownField(field, known: known)) {
             try await engine.search(SearchRequest(imageName: "astronaut", parameters: Corpus.parameters { $0.filters = [Filter(field: field, value: "x")] }))
         }
-        #expect(try await engine.store.count() == 102)
+        #expect(try await engine.catalog.count() == 102)
     }
 
     @Test("hostile values are plain values", arguments: ["' OR '1'='1", "x\"; DROP TABLE images; --", "\" OR \"", "NEAR(a b)", "*", "brand:*"])
@@ -140,8 +141,8 @@ struct EngineTests {
         await #expect(throws: VisualSearchError.self) {
             try await engine.search(SearchRequest(imageName: "astronaut", parameters: Corpus.parameters { $0.filters = [Filter(field: "price", value: value)] }))
         }
-        #expect(try await engine.store.count() == 102)
-        #expect(try await engine.store.integrityCheck() == "ok")
+        #expect(try await engine.catalog.count() == 102)
+        #expect(try await (engine.catalog as? any CatalogAdmin)?.integrityCheck() == "ok")
     }
 
     @Test("score_min and score_max bound the scores; total counts only those; scores only with score=true")
@@ -173,7 +174,7 @@ struct EngineTests {
         #expect(scored.facets?.first?.items?.reduce(0) { $0 + ($1.count ?? 0) } == scored.total)
 
         let all = try await Self.search("astronaut") { $0.facets = ["*"] }
-        let known = try await Self.engine().store.schema().fields.keys.sorted()
+        let known = try await Self.engine().catalog.schema().fields.keys.sorted()
         #expect(all.facets?.map(\.key) == known)
         let counts = try await Self.search("astronaut") { $0.facets = ["brand"] }
         #expect(counts.facets?.first?.items?.isEmpty == false)
@@ -452,9 +453,9 @@ struct EngineTests {
 @Suite("VisualSearchEngine and its catalog", .timeLimit(.minutes(3)))
 struct EngineCatalogTests {
     @Test("a missing catalog is catalogNotFound: opening never creates one")
-    func missingCatalog() throws {
+    func missingCatalog() async throws {
         let path = Repository.temporaryDirectory("engine") + "/none/catalog.sqlite"
-        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try SQLiteCatalogStore(path: path) }
+        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await SQLiteCatalogStore(path: path) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
@@ -465,7 +466,7 @@ struct EngineCatalogTests {
         let engine = try await VisualSearchEngine(store: SQLiteCatalogStore(path: path, creating: true))
         await #expect(throws: VisualSearchError.imageNotFound("astronaut")) { try await engine.search(SearchRequest(imageName: "astronaut")) }
 
-        let other: any CatalogStore = try SQLiteCatalogStore(path: path)
+        let other: any CatalogStore = try await SQLiteCatalogStore(path: path)
         let input = Repository.temporaryDirectory("engine-input")
         try FileManager.default.copyItem(atPath: Repository.images + "/astronaut.jpg", toPath: input + "/astronaut.jpg")
         try FileManager.default.copyItem(atPath: Repository.images + "/coffee_cup.jpg", toPath: input + "/coffee_cup.jpg")
@@ -485,12 +486,12 @@ struct EngineCatalogTests {
     @Test("a field another instance declares is known to a running engine")
     func schemaReload() async throws {
         let path = Repository.temporaryDirectory("engine") + "/catalog.sqlite"
-        let store: any CatalogStore = try SQLiteCatalogStore(path: path, creating: true)
+        let store = try await SQLiteCatalogStore(path: path, creating: true)
         try await store.upsert([Items.item("a", seed: 1)], schema: FieldSchema())
         let engine = try await VisualSearchEngine(store: store)
         #expect(try await engine.search(SearchRequest(imageName: "a")).total == 1)
 
-        let another: any CatalogStore = try SQLiteCatalogStore(path: path)
+        let another: any CatalogStore = try await SQLiteCatalogStore(path: path)
         try await another.declare(FieldSchema(fields: ["brand": .string]))
         let filtered = try await engine.search(SearchRequest(imageName: "a", parameters: Corpus.parameters { $0.filters = [Filter(field: "brand", value: "x")] }))
         #expect(filtered.total == 0)

@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 import VisualSearch
+import SQLiteCatalog
 
 /// The data API of the engine: `/insert` starts a transaction that fetches
 /// and indexes images in the background, `/insert/status` reports it,
@@ -19,7 +20,7 @@ struct InsertJobsTests {
             for name in ["astronaut.jpg", "coffee_cup.jpg"] {
                 try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: input + "/" + name)
             }
-            let store: any CatalogStore = try SQLiteCatalogStore(path: Repository.temporaryDirectory("insert") + "/catalog.sqlite", creating: true)
+            let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("insert") + "/catalog.sqlite", creating: true)
             _ = try await Indexer(store: store).run(directory: input)
             uploads = Repository.temporaryDirectory("insert-uploads")
             for name in ["chelsea_cat.jpg", "grace_hopper.jpg"] {
@@ -63,7 +64,7 @@ struct InsertJobsTests {
         #expect(found.total == 3)
         #expect(found.result.first == ImageResult(imageName: "shop/cat", score: 1, valueMap: ["brand": "acme", "price": "12.5"]))
         #expect(await engine.source(of: "shop/cat") == url)
-        #expect(try await engine.store.schema().fields == ["brand": .string, "price": .float])
+        #expect(try await engine.catalog.schema().fields == ["brand": .string, "price": .float])
         let byPrice = try await engine.search(SearchRequest(imageName: "astronaut", parameters: Corpus.parameters { $0.filters = [Filter(field: "price", value: "10,20")] }))
         #expect(byPrice.result.map(\.imageName) == ["shop/cat"])
         let upload = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(Repository.bytes("chelsea_cat.jpg")))))
@@ -72,7 +73,7 @@ struct InsertJobsTests {
         let removed = try await engine.remove(RemoveRequest(imageNames: ["shop/cat", "never-there"]))
         #expect(removed.status == .ok && removed.method == "remove" && removed.total == 1)
         await #expect(throws: VisualSearchError.imageNotFound("shop/cat")) { try await engine.search(SearchRequest(imageName: "shop/cat")) }
-        #expect(try await engine.store.count() == 2)
+        #expect(try await engine.catalog.count() == 2)
     }
 
     @Test("each image that cannot be fetched fails alone, reported at its index with the reason")
@@ -94,7 +95,7 @@ struct InsertJobsTests {
         #expect(errors[0].message.contains("not inside an image root") && errors[1].message.contains("not inside an image root"))
         #expect(errors[2].message.contains("--allow-remote-fetch"))
         #expect(errors[3].message.contains("not an http(s) URL"))
-        #expect(try await fixture.engine.store.loadIndex().names.sorted() == ["astronaut", "cat", "coffee_cup", "hopper"])
+        #expect(try await fixture.engine.catalog.loadIndex().names.sorted() == ["astronaut", "cat", "coffee_cup", "hopper"])
     }
 
     @Test("failures beyond the first batch are reported at their index in the whole request")
@@ -107,7 +108,7 @@ struct InsertJobsTests {
         #expect(progress.successCount == 16 && progress.failCount == 2)
         #expect(progress.errorList.map(\.index).sorted { ($0 ?? -1) < ($1 ?? -1) } == [3, 17])
         #expect(progress.errorList.first { $0.index == 17 }?.imageName == "missing")
-        #expect(try await fixture.engine.store.count() == 18)
+        #expect(try await fixture.engine.catalog.count() == 18)
     }
 
     @Test("inserting an image again replaces its metadata, not the image count")
@@ -117,7 +118,7 @@ struct InsertJobsTests {
         _ = try await fixture.insert([InsertItem(imageName: "cat", imageURL: url, metadata: ["brand": "first"])])
         let again = try await fixture.insert([InsertItem(imageName: "cat", imageURL: url, metadata: ["brand": "second"])])
         #expect(again.successCount == 1)
-        #expect(try await fixture.engine.store.count() == 3)
+        #expect(try await fixture.engine.catalog.count() == 3)
         let response = try await fixture.engine.search(SearchRequest(imageName: "cat", parameters: Corpus.parameters { $0.fields = ["brand"] }))
         #expect(response.result.first?.valueMap == ["brand": "second"])
     }
@@ -138,7 +139,7 @@ struct InsertJobsTests {
             return true
         }
         #expect(try await fixture.engine.remove(RemoveRequest(imageNames: ["nobody"])).total == 0)
-        #expect(try await fixture.engine.store.count() == 2)
+        #expect(try await fixture.engine.catalog.count() == 2)
     }
 
     /// Issue 24: the whole error list was saved again after every batch of 16
@@ -163,7 +164,7 @@ struct InsertJobsTests {
         let progress = try await fixture.insert(items)
         #expect(progress.total == 1000 && progress.failCount == 1000 && progress.successCount == 0)
         #expect(progress.errorList.compactMap(\.index).sorted() == Array(0..<1000))
-        #expect(try await fixture.engine.store.count() == 2)
+        #expect(try await fixture.engine.catalog.count() == 2)
     }
 
     @Test("progress is saved at the end and otherwise at most every half second")
@@ -183,7 +184,7 @@ struct InsertJobsTests {
         await fixture.engine.cancelInserts()  // at once: the first batch at most has run
         #expect(fixture.engine.runningInserts == 0)
         let saved = try #require(try await fixture.engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
-        let count = try await fixture.engine.store.count()
+        let count = try await fixture.engine.catalog.count()
         #expect(saved.processedPercent < 100 && count - 2 <= InsertJobs.batchSize)
         #expect(saved.successCount == count - 2, "the saved progress reports exactly what was committed")
     }

@@ -4,6 +4,7 @@ import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
+import SQLiteCatalog
 
 /// Search by what things are: a catalog indexed with the learned model
 /// answers `visual` by default, `color` and `fused` on request; a catalog
@@ -162,7 +163,7 @@ struct LearnedSimilarityTests {
     /// Re-indexing without the model keeps the learned vectors (the images are unchanged); with another model recomputes them.
     @Test func reindexingKeepsOrRecomputes() async throws {
         let path = Repository.temporaryDirectory("reindex") + "/catalog.sqlite"
-        let store = try SQLiteCatalogStore(path: path, creating: true)
+        let store = try await SQLiteCatalogStore(path: path, creating: true)
         let folder = Repository.temporaryDirectory("reindex-images")
         for name in ["chelsea_cat.jpg", "coffee_cup.jpg", "tp_clothes_hats_tophat.jpg"] {
             try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: folder + "/" + name)
@@ -171,16 +172,16 @@ struct LearnedSimilarityTests {
         withModel.learned = try LearnedModel.embedder()
         let first = try await Indexer(store: store, configuration: withModel).run(directory: folder)
         #expect(first.indexed == 3)
-        #expect(try store.loadIndex(learned: .compact).learnedCount == 3)
+        #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
         #expect(try await store.learnedVectorCount() == 3)
         let colourOnly = try await Indexer(store: store).run(directory: folder)
         #expect(colourOnly.unchanged == 3 && colourOnly.indexed == 0)
-        #expect(try store.loadIndex(learned: .compact).learnedCount == 3)
+        #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
         var other = Indexer.Configuration()
         other.learned = OtherModel(wrapping: try LearnedModel.embedder())
         let recomputed = try await Indexer(store: store, configuration: other).run(directory: folder)
         #expect(recomputed.indexed == 3)
-        #expect(try store.learnedModel() == other.learned?.descriptor)
+        #expect(try await store.learnedModel() == other.learned?.descriptor)
     }
 
     /// Data API inserts follow the catalog's model: learned vectors in a catalog the same model made,
@@ -191,7 +192,7 @@ struct LearnedSimilarityTests {
         let input = Repository.temporaryDirectory("learned-insert-input")
         try FileManager.default.copyItem(atPath: Repository.images + "/coffee_cup.jpg", toPath: input + "/coffee_cup.jpg")
         for learnedCatalog in [false, true] {
-            let store = try SQLiteCatalogStore(path: Repository.temporaryDirectory("learned-insert") + "/catalog.sqlite", creating: true)
+            let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("learned-insert") + "/catalog.sqlite", creating: true)
             var indexing = Indexer.Configuration()
             indexing.learned = learnedCatalog ? try LearnedModel.embedder() : nil
             _ = try await Indexer(store: store, configuration: indexing).run(directory: input)
@@ -205,8 +206,8 @@ struct LearnedSimilarityTests {
             while try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished != true {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(try store.count() == 2)
-            #expect(try store.learnedModel() == (learnedCatalog ? try LearnedModel.embedder().descriptor : nil))
+            #expect(try await store.count() == 2)
+            #expect(try await store.learnedModel() == (learnedCatalog ? try LearnedModel.embedder().descriptor : nil))
             #expect(try await store.learnedVectorCount() == (learnedCatalog ? 2 : 0))
         }
     }
@@ -216,7 +217,7 @@ struct LearnedSimilarityTests {
         let copy = try LearnedModel.copy()
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: copy.modelDirectory + "/model.onnx"))
         let path = Repository.temporaryDirectory("broken-model") + "/catalog.sqlite"
-        let store = try SQLiteCatalogStore(path: path, creating: true)
+        let store = try await SQLiteCatalogStore(path: path, creating: true)
         var configuration = Indexer.Configuration()
         configuration.learned = try LearnedEmbedder(installation: copy)
         await #expect {
@@ -225,8 +226,8 @@ struct LearnedSimilarityTests {
             guard case .learnedModel(.damaged, _) = error as? VisualSearchError else { return false }
             return true
         }
-        #expect(try store.count() == 0)
-        #expect(try store.learnedModel() == nil)
+        #expect(try await store.count() == 0)
+        #expect(try await store.learnedModel() == nil)
     }
 }
 

@@ -14,22 +14,22 @@ struct RecommendationsWithEventsTests {
     /// 60 items with unrelated vectors, metadata `group` g0/g1.
     static let schema = FieldSchema(fields: ["group": .string])
 
-    static func store(_ factory: StoreFactory) async throws -> any CatalogStore & CollectorStore {
-        let store = try await factory.make().store
-        try await store.declare(schema)
-        try await store.upsert((0..<60).map { Items.item(String(format: "item%02d", $0), seed: $0, metadata: ["group": "g\($0 % 2)"]) },
-                               schema: schema)
-        return store
+    static func store(_ factory: StoreFactory) async throws -> StoreUnderTest {
+        let subject = try await factory.make()
+        try await subject.store.declare(schema)
+        try await subject.store.upsert((0..<60).map { Items.item(String(format: "item%02d", $0), seed: $0, metadata: ["group": "g\($0 % 2)"]) },
+                                       schema: schema)
+        return subject
     }
 
     /// A strong blend, so one item's few events decide its first result.
     static let strong = RecommendationBlend(engagementWeight: 0.6, popularityWeight: 0)
 
-    static func engine(_ store: any CatalogStore, _ blend: RecommendationBlend = strong) async throws -> VisualSearchEngine {
+    static func engine(_ store: StoreUnderTest, _ blend: RecommendationBlend = strong) async throws -> VisualSearchEngine {
         var configuration = VisualSearchEngine.Configuration()
         configuration.recommendations = blend
         configuration.engagementRefresh = .zero
-        return try await VisualSearchEngine(store: store, configuration: configuration)
+        return try await store.engine(configuration)
     }
 
     static func recommend(_ engine: VisualSearchEngine, _ name: String,
@@ -65,7 +65,7 @@ struct RecommendationsWithEventsTests {
         let visual = try await Self.engine(store, .visualOnly)
         let far = try await Self.farthest(from: "item10", in: visual)
         #expect(!(try await Self.recommend(visual, "item10").result.map(\.imageName).contains(far)))
-        #expect(try await store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
 
         let blended = try await Self.engine(store)
         let answer = try await Self.recommend(blended, "item10")
@@ -80,7 +80,7 @@ struct RecommendationsWithEventsTests {
     func filtersApply(_ factory: StoreFactory) async throws {
         let store = try await Self.store(factory)
         let far = try await Self.farthest(from: "item10", in: try await Self.engine(store, .visualOnly))
-        #expect(try await store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
         let otherGroup = (Int(far.dropFirst(4)) ?? 0) % 2 == 0 ? "g1" : "g0"  // item10 is in g0
         let answer = try await Self.recommend(try await Self.engine(store), "item10") { $0.filters = [Filter(field: "group", value: otherGroup)] }
         #expect(!answer.result.map(\.imageName).contains(far))
@@ -94,7 +94,7 @@ struct RecommendationsWithEventsTests {
         let visual = try await Self.engine(store, .visualOnly)
         let neighbours = try await Self.recommend(visual, "item30") { $0.limit = 59; $0.deduplicates = false }.result
         let popular = neighbours[20].imageName  // visually mid-list
-        #expect(try await store.receive(ShopperEvents.boughtTogether("item50", popular, sessions: 6)).allSatisfy { $0 == .accepted })
+        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item50", popular, sessions: 6)).allSatisfy { $0 == .accepted })
         let blend = RecommendationBlend(engagementWeight: 0.5, popularityWeight: 0.2)
         let answer = try await Self.recommend(try await Self.engine(store, blend), "item30") { $0.limit = 59; $0.deduplicates = false }
         let rank = try #require(answer.result.firstIndex { $0.imageName == popular })
@@ -113,7 +113,7 @@ struct RecommendationsWithEventsTests {
         let engine = try await Self.engine(store)
         let far = try await Self.farthest(from: "item05", in: engine)
         #expect(try await Self.recommend(engine, "item05").result.first?.imageName != far)
-        #expect(try await store.receive(ShopperEvents.boughtTogether("item05", far, sessions: 4)).allSatisfy { $0 == .accepted })
+        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item05", far, sessions: 4)).allSatisfy { $0 == .accepted })
         #expect(try await Self.recommend(engine, "item05").result.first?.imageName == far)
     }
 
@@ -121,7 +121,7 @@ struct RecommendationsWithEventsTests {
     func scoreRangeIsVisual() async throws {
         let store = try await Self.store(.sqlite)
         let far = try await Self.farthest(from: "item10", in: try await Self.engine(store, .visualOnly))
-        #expect(try await store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
         let ranged: (inout SearchParameters) -> Void = { $0.scoreMin = 0.2; $0.limit = 30 }
         #expect(try await Self.recommend(Self.engine(store), "item10", ranged) == Self.recommend(Self.engine(store, .visualOnly), "item10", ranged))
     }

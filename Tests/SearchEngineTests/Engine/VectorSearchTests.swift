@@ -11,7 +11,8 @@ struct VectorSearchTests {
 
     /// A catalog of 24 images with colour and learned vectors (64 floats) under a recorded model.
     static func learnedCatalog(_ factory: StoreFactory) async throws -> (VisualSearchEngine, [CatalogItem]) {
-        let store = try await factory.make().store
+        let subject = try await factory.make()
+        let store = subject.store
         try await store.declare(schema)
         try await store.recordLearnedModel(Items.learnedModel())
         let items = (0..<24).map { seed in
@@ -20,7 +21,7 @@ struct VectorSearchTests {
             return item
         }
         try await store.upsert(items, schema: schema)
-        return (try await VisualSearchEngine(store: store), items)
+        return (try await subject.engine(), items)
     }
 
     @Test("visual: the nearest by the cosine of the stored learned vectors, filters apply; colour as before", arguments: StoreFactory.all)
@@ -52,10 +53,10 @@ struct VectorSearchTests {
         await #expect(throws: VisualSearchError.self) { try await engine.vectorSearch(Items.learnedVector(1, dimension: 32), similarity: .visual) }
         await #expect(throws: VisualSearchError.self) { try await engine.vectorSearch(Items.learnedVector(1), similarity: .fused) }
 
-        let store = try await StoreFactory.sqlite.make().store
-        try await store.declare(Self.schema)
-        try await store.upsert([Items.item("a", seed: 1)], schema: Self.schema)
-        let colourOnly = try await VisualSearchEngine(store: store)
+        let subject = try await StoreFactory.sqlite.make()
+        try await subject.store.declare(Self.schema)
+        try await subject.store.upsert([Items.item("a", seed: 1)], schema: Self.schema)
+        let colourOnly = try await subject.engine()
         do {
             _ = try await colourOnly.vectorSearch(Items.learnedVector(1), similarity: .visual)
             Issue.record("a colour-only catalog answered a learned vector")

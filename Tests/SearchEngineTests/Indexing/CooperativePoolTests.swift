@@ -4,6 +4,7 @@ import SearchEngine
 import Synchronization
 import TestSupport
 import Testing
+import SQLiteCatalog
 
 /// Indexing runs on threads of its own: while index runs wait for their workers, the cooperative pool —
 /// one thread per core, shared by every task of the process (a server's requests among them) — stays free.
@@ -54,7 +55,7 @@ struct CooperativePoolTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<runs {
                 group.addTask {
-                    let store = try SQLiteCatalogStore(path: Repository.temporaryDirectory("pool-\(index)") + "/catalog.sqlite", creating: true)
+                    let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("pool-\(index)") + "/catalog.sqlite", creating: true)
                     var configuration = Indexer.Configuration()
                     configuration.jobs = 1
                     configuration.learned = embedder

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 import VisualSearch
+import SQLiteCatalog
 
 @Suite("Indexer", .timeLimit(.minutes(3)))
 struct IndexerTests {
@@ -20,8 +21,8 @@ struct IndexerTests {
         return input
     }
 
-    static func store() throws -> any CatalogStore {
-        try SQLiteCatalogStore(path: Repository.temporaryDirectory("index") + "/catalog.sqlite", creating: true)
+    static func store() async throws -> any CatalogStore {
+        try await SQLiteCatalogStore(path: Repository.temporaryDirectory("index") + "/catalog.sqlite", creating: true)
     }
 
     /// Records the indexer's events.
@@ -46,7 +47,7 @@ struct IndexerTests {
 
     @Test("im_name is the path relative to the folder without extension; a bad file is reported and skipped")
     func names() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let summary = try await Indexer(store: store).run(directory: try Self.folder())
         #expect(summary.files == 4 && summary.indexed == 3 && summary.failed == 1 && summary.unchanged == 0)
         #expect(summary.catalogCount == 3)
@@ -56,7 +57,7 @@ struct IndexerTests {
 
     @Test("each failure is reported with the image's position among the files, in its event")
     func failurePositions() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         let order = try ImageFiles.find(in: input, excluding: "/dev/null").map { ($0 as NSString).deletingPathExtension }
         let events = Events()
@@ -80,7 +81,7 @@ struct IndexerTests {
 
     @Test("the shared pipeline: bytes, files and failed sources, each failure at its position, across batches")
     func ingest() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let events = Events()
         var configuration = Indexer.Configuration()
         configuration.batchSize = 2
@@ -107,7 +108,7 @@ struct IndexerTests {
 
     @Test("a second run decodes nothing unchanged and leaves the version; a changed file is indexed again")
     func unchanged() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         _ = try await Indexer(store: store).run(directory: input)
         let before = try await store.loadIndex()
@@ -130,7 +131,7 @@ struct IndexerTests {
 
     @Test("rows whose vectors an older features version computed (a bare content hash) are computed again by the next run")
     func olderFeatures() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         _ = try await Indexer(store: store).run(directory: input)
         let index = try await store.loadIndex()
@@ -153,7 +154,7 @@ struct IndexerTests {
 
     @Test("metadata joins by im_name with inferred types; a value that does not fit its type fails that image only")
     func metadata() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let table = try MetadataTable(csv: "im_name,price,brand\nastronaut,12.5,nasa\nfood/coffee_cup,cheap,cafe\nfood/chelsea_cat,3,cat\n")
         let summary = try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["price": .float]))
         #expect(summary.indexed == 2 && summary.failed == 2)
@@ -167,7 +168,7 @@ struct IndexerTests {
 
     @Test("a second run with new metadata updates only the metadata of unchanged images")
     func metadataOnlyUpdate() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         _ = try await Indexer(store: store).run(directory: input, metadata: try MetadataTable(csv: "im_name,brand\nastronaut,nasa\nfood/coffee_cup,cafe\n"))
         let before = try await store.loadIndex()
@@ -187,7 +188,7 @@ struct IndexerTests {
 
     @Test("metadata rows that match no image are reported, in file order, and not indexed")
     func unmatchedMetadata() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let table = try MetadataTable(csv: "im_name,brand\nghost,x\nastronaut,nasa\nfood/ghost_cup,y\ncoffee_cup,z\n")
         let summary = try await Indexer(store: store).run(directory: try Self.folder(), metadata: table)
         #expect(summary.unmatchedMetadata == ["ghost", "food/ghost_cup", "coffee_cup"])
@@ -198,7 +199,7 @@ struct IndexerTests {
 
     @Test("sources are stored as absolute, normalised paths")
     func absoluteSources() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         _ = try await Indexer(store: store).run(directory: input + "/food/../.")
         let index = try await store.loadIndex()
@@ -209,7 +210,7 @@ struct IndexerTests {
 
     @Test("a schema override that contradicts the type of a field images have values for is refused")
     func conflictingOverride() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\nfood/chelsea_cat,3\n")
         _ = try await Indexer(store: store).run(directory: input, metadata: table, schema: FieldSchema(fields: ["price": .float]))
@@ -223,7 +224,7 @@ struct IndexerTests {
 
     @Test("a --schema field that is neither a metadata column nor declared is refused, listing the known fields; nothing is declared")
     func unknownOverride() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\n")
         await #expect {
             try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["prcie": .int]))
@@ -236,7 +237,7 @@ struct IndexerTests {
 
     @Test("a type that none of a field's values fits is refused before anything is declared or indexed, naming the type that fits")
     func typeNoValueFits() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let table = try MetadataTable(csv: "im_name,price\nastronaut,12.5\nfood/chelsea_cat,3.25\n")
         await #expect {
             try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["price": .int]))
@@ -250,7 +251,7 @@ struct IndexerTests {
 
     @Test("a cancelled run keeps every committed batch, and a re-run finishes the job")
     func cancelAndResume() async throws {
-        let store = try Self.store()
+        let store = try await Self.store()
         let input = try Self.folder()
         var configuration = Indexer.Configuration()
         configuration.batchSize = 1

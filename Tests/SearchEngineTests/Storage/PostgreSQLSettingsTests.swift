@@ -2,6 +2,7 @@ import Foundation
 import SearchEngine
 import Testing
 import VisualSearch
+import PostgreSQLCatalog
 
 /// How a `postgresql://` URL is read: libpq's defaults and password sources,
 /// vsearch's own parameters, and a description that never holds the password.

@@ -4,6 +4,8 @@ import TestSupport
 import Testing
 import Tracking
 import VisualSearch
+import CatalogStores
+import SQLiteCatalog
 
 /// What only the SQLite store does: files, folders, foreign and corrupt
 /// files, its migrations. The contract it shares with every store is in
@@ -11,37 +13,37 @@ import VisualSearch
 @Suite("SQLiteCatalogStore", .timeLimit(.minutes(2)))
 struct SQLiteCatalogStoreTests {
     @Test("creating makes the catalog and its folders; it reopens with what was written")
-    func createAndReopen() throws {
+    func createAndReopen() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/nested/dir/catalog.sqlite"
         do {
-            let store = try SQLiteCatalogStore(path: path, creating: true)
+            let store = try await SQLiteCatalogStore(path: path, creating: true)
             #expect(store.location == path)
-            #expect(try store.count() == 0)
-            #expect(try store.integrityCheck() == "ok")
-            try store.declare(FieldSchema(fields: ["brand": .string]))
-            try store.upsert([Items.item("a", metadata: ["brand": "x"])], schema: FieldSchema(fields: ["brand": .string]))
+            #expect(try await store.count() == 0)
+            #expect(try await store.integrityCheck() == "ok")
+            try await store.declare(FieldSchema(fields: ["brand": .string]))
+            try await store.upsert([Items.item("a", metadata: ["brand": "x"])], schema: FieldSchema(fields: ["brand": .string]))
         }
         #expect(FileManager.default.fileExists(atPath: path))
-        let reopened = try SQLiteCatalogStore(path: path)
-        #expect(try reopened.count() == 1)
-        #expect(try reopened.schema().fields == ["brand": .string])
+        let reopened = try await SQLiteCatalogStore(path: path)
+        #expect(try await reopened.count() == 1)
+        #expect(try await reopened.schema().fields == ["brand": .string])
     }
 
     @Test("without creating, a missing catalog is catalogNotFound and no file appears")
-    func missing() throws {
+    func missing() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/absent/catalog.sqlite"
-        #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try SQLiteCatalogStore(path: path) }
+        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await SQLiteCatalogStore(path: path) }
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
     }
 
     @Test("a foreign SQLite file is refused, naming the path, and left byte for byte as it was", .enabled(if: hasSQLiteTool))
-    func foreign() throws {
+    func foreign() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/other.sqlite"
         try run("sqlite3", [path, "CREATE TABLE t(x); INSERT INTO t VALUES (42);"])
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect {
-            try SQLiteCatalogStore(path: path)
+        await #expect {
+            try await SQLiteCatalogStore(path: path)
         } throws: { error in
             guard case VisualSearchError.catalog(let location, let reason) = error else { return false }
             return location == path && reason.contains("not a vsearch catalog")
@@ -51,13 +53,13 @@ struct SQLiteCatalogStoreTests {
     }
 
     @Test("a corrupt file is a catalog error naming the path, not a crash; it is not overwritten")
-    func corrupt() throws {
+    func corrupt() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/corrupt.sqlite"
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
         try garbage.write(to: URL(fileURLWithPath: path))
         for creating in [false, true] {
-            #expect {
-                try SQLiteCatalogStore(path: path, creating: creating)
+            await #expect {
+                try await SQLiteCatalogStore(path: path, creating: creating)
             } throws: { error in
                 guard case VisualSearchError.catalog(let location, _) = error else { return false }
                 return location == path && "\(error)".contains(path)
@@ -67,29 +69,29 @@ struct SQLiteCatalogStoreTests {
     }
 
     @Test("an empty file becomes a catalog when opened", arguments: [false, true])
-    func emptyFile(creating: Bool) throws {
+    func emptyFile(creating: Bool) async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/empty.sqlite"
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-        let store = try SQLiteCatalogStore(path: path, creating: creating)
-        #expect(try store.count() == 0)
-        #expect(try store.integrityCheck() == "ok")
+        let store = try await SQLiteCatalogStore(path: path, creating: creating)
+        #expect(try await store.count() == 0)
+        #expect(try await store.integrityCheck() == "ok")
     }
 
     @Test("the file is marked with vsearch's application id", .enabled(if: hasSQLiteTool))
-    func applicationID() throws {
+    func applicationID() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
-        _ = try SQLiteCatalogStore(path: path, creating: true)
+        _ = try await SQLiteCatalogStore(path: path, creating: true)
         #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
     }
 
     @Test("a catalog from before the collector migration keeps its events and loses the collector's old migration table",
           .enabled(if: hasSQLiteTool))
-    func collectorMigration() throws {
+    func collectorMigration() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
         do {
-            let store = try SQLiteCatalogStore(path: path, creating: true)
-            _ = try store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 1)])
-            try store.upsert([Items.item("a")], schema: FieldSchema())
+            let store = try await SQLiteCatalogStore(path: path, creating: true)
+            _ = try await store.receive([.productClick(queryId: "q", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 1)])
+            try await store.upsert([Items.item("a")], schema: FieldSchema())
         }
         // Make it look like a catalog written before "v2: collector events",
         // when the collector kept its own migration record in the same file.
@@ -100,16 +102,16 @@ struct SQLiteCatalogStoreTests {
             """])
         #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM tracking_migrations;"]) == "1")
 
-        let reopened = try SQLiteCatalogStore(path: path)
-        #expect(try reopened.eventCount() == 1)
-        #expect(try reopened.count() == 1)
+        let reopened = try await SQLiteCatalogStore(path: path)
+        #expect(try await reopened.eventCount() == 1)
+        #expect(try await reopened.count() == 1)
         #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
         #expect(try run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
             == "v1: images, fields, values, full-text\nv2: collector events\nv3: insert transactions\nv4: learned vectors")
         #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
         // Opening again applies nothing twice.
-        _ = try SQLiteCatalogStore(path: path)
-        #expect(try reopened.eventCount() == 1)
+        _ = try await SQLiteCatalogStore(path: path)
+        #expect(try await reopened.eventCount() == 1)
     }
 
     @Test("CatalogLocation opens SQLite paths and PostgreSQL URLs; an unreachable server is unavailable, and no message holds the password")

@@ -4,13 +4,22 @@ import TestSupport
 import Testing
 import Tracking
 import VisualSearch
+import SQLiteCatalog
+import PostgreSQLCatalog
 
 /// A store under test: a fresh, empty store at a new location, and a way to
 /// open a second instance on the same location — what "another process"
 /// sees.
 struct StoreUnderTest: Sendable {
     let store: any CatalogStore & CollectorStore
+    /// Where an engine on this store finds candidates (as `CatalogLocation` composes it).
+    let candidates: CandidateSource
     let openAnother: @Sendable () async throws -> any CatalogStore & CollectorStore
+
+    /// An engine on the store: its catalog, journal and collector.
+    func engine(_ configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration()) async throws -> VisualSearchEngine {
+        try await VisualSearchEngine(catalog: store, journal: store, candidates: candidates, engagement: store, configuration: configuration)
+    }
 }
 
 /// How the conformance suites get stores. Every suite in `Storage/*Conformance*`
@@ -25,8 +34,8 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
     /// SQLite in a fresh temporary folder.
     static let sqlite = StoreFactory(name: "SQLite") {
         let path = Repository.temporaryDirectory("store") + "/catalog.sqlite"
-        let store = try SQLiteCatalogStore(path: path, creating: true)
-        return StoreUnderTest(store: store, openAnother: { try SQLiteCatalogStore(path: path) })
+        let store = try await SQLiteCatalogStore(path: path, creating: true)
+        return StoreUnderTest(store: store, candidates: .inMemory, openAnother: { try await SQLiteCatalogStore(path: path) })
     }
 
     /// PostgreSQL + pgvector in a fresh schema of the database `$VSEARCH_TEST_POSTGRES`
@@ -34,7 +43,7 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
     static let postgreSQL = StoreFactory(name: "PostgreSQL") {
         let settings = try PostgreSQLTestDatabase.freshSchema()
         let store = try await PostgreSQLCatalogStore.open(settings, creating: true)
-        return StoreUnderTest(store: store, openAnother: { try await PostgreSQLCatalogStore.open(settings) })
+        return StoreUnderTest(store: store, candidates: .store(store), openAnother: { try await PostgreSQLCatalogStore.open(settings) })
     }
 
     /// Every store the conformance suites run against: SQLite always;

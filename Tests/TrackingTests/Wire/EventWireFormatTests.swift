@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Tracking
 
@@ -68,18 +69,5 @@ struct EventWireFormatTests {
         // Exponent and fractional forms within range still read, truncated.
         #expect(try EventWireFormat.event(from: ["action": "search", "ts": "1.7e12"]).timestamp == 1_700_000_000_000)
         #expect(try EventWireFormat.event(from: ["action": "search", "ts": "-2.9"]).timestamp == -2)
-    }
-
-    @Test("HTTP statuses: 2xx accepted, transient ones retried with Retry-After, other 4xx rejected",
-          arguments: [(200, nil as String?), (204, nil), (408, "retry"), (429, "retry"), (500, "retry"), (503, "retry"), (401, "retry"),
-                      (404, "retry"), (400, "reject"), (413, "reject"), (422, "reject")])
-    func classification(status: Int, expected: String?) {
-        let result = HTTPEventTransport.classify(status, headers: ["retry-after": "3"], body: Array(#"{"error":{"code":1,"message":"m"}}"#.utf8))
-        switch (result, expected) {
-        case (nil, nil): break
-        case (.retry(_, let after)?, "retry"): #expect(after == 3)
-        case (.rejected(let reason)?, "reject"): #expect(reason == "HTTP \(status): m")
-        default: Issue.record("\(status): \(String(describing: result))")
-        }
     }
 }

@@ -68,7 +68,7 @@ struct CatalogAndStatsRoutesTests {
         old.eventID = "c0"
         old.timestamp = now - 10 * 86_400_000
         events += [click, old]
-        _ = try await server.store.receive(events)
+        _ = try await server.collector.receive(events)
         let (day, all, bad) = try await InProcess.test(server) { client in
             (try await client.send("/v3/stats?since=24h&bucket=3600"), try await client.send("/v3/stats?since=all&bucket=86400"),
              try await client.send("/v3/stats?since=yesterday"))

@@ -138,13 +138,13 @@ struct ClientServerTests {
         let running = await TestServer.start { $0.imageRoots = [Repository.images] }
         let client = TestServer.client(running.url)
         let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: "file://" + Repository.images + "/grace_hopper.jpg") }
-        let before = try await running.server.store.count()
+        let before = try await running.server.catalog.count()
         let id = try #require(try await client.insert(InsertRequest(items: items)).transactionID)
-        while try await running.server.store.count() < before + 16 { try await Task.sleep(for: .milliseconds(20)) }
+        while try await running.server.catalog.count() < before + 16 { try await Task.sleep(for: .milliseconds(20)) }
         await running.stop()
-        #expect(running.server.engine.runningInserts == 0)
-        let saved = try #require(try await running.server.engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
-        let committed = try await running.server.store.count() - before
+        #expect(running.server.service.runningInserts == 0)
+        let saved = try #require(try await running.server.service.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
+        let committed = try await running.server.catalog.count() - before
         // Whether the server stopped it mid-way (usually) or it had already finished, what its status says is what was committed.
         #expect(saved.successCount == committed, "\(saved) vs \(committed) committed")
     }

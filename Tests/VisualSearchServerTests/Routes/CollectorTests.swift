@@ -5,6 +5,7 @@ import Testing
 import Tracking
 import VisualSearch
 @testable import VisualSearchServer
+import EventDelivery
 
 /// The local collector in `vsearch serve`: the tracker's real HTTP
 /// transport against a server on loopback (the socket is the point), and
@@ -32,7 +33,7 @@ struct CollectorTests {
             }
             #expect(reason.contains("currency"))
             #expect(await transport.send([good], uid: nil) == .results([.accepted]))
-            let stored = try await running.server.store.eventCount()
+            let stored = try await running.server.collector.eventCount()
             #expect(stored == 1)
         }
     }
@@ -43,7 +44,7 @@ struct CollectorTests {
             let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev", mode: .pixel)
             let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "https://shop.example/p.jpg", pos: $0) }
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted, .accepted]))
-            let stats = try await running.server.store.stats(since: nil, limit: 10)
+            let stats = try await running.server.collector.stats(since: nil, limit: 10)
             #expect(stats.actions["product_view"] == 3 && stats.total == 3)
         }
     }
@@ -52,23 +53,23 @@ struct CollectorTests {
           arguments: ["{\"nope\":1}", "not json", ""])
     func garbageBatch(body: String) async throws {
         let server = try await InProcess.server()
-        let before = try await server.store.eventCount()
+        let before = try await server.collector.eventCount()
         let reply = try await InProcess.test(server) { client in
             try await client.send("/v3/events?code=x", method: .post, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
         }
         #expect(reply.status == 400 && reply.json["status"] as? String == "fail")
         #expect((reply.json["error"] as? [String: Any])?["code"] as? Int == 400)
         #expect((reply.json["reqid"] as? String)?.count == 19)
-        #expect(try await server.store.eventCount() == before)
+        #expect(try await server.collector.eventCount() == before)
     }
 
     @Test("a pixel missing its action: 400 naming the problem, nothing stored")
     func badPixel() async throws {
         let server = try await InProcess.server()
-        let before = try await server.store.eventCount()
+        let before = try await server.collector.eventCount()
         let reply = try await InProcess.test(server) { try await $0.send("/v3/__va.gif?code=x&pid=p") }
         #expect(reply.status == 400 && ((reply.json["error"] as? [String: Any])?["message"] as? String)?.isEmpty == false)
-        #expect(try await server.store.eventCount() == before)
+        #expect(try await server.collector.eventCount() == before)
     }
 
     @Test("server down, then up: a tracker with the real transport delivers everything once")
@@ -85,7 +86,7 @@ struct CollectorTests {
             let up = Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(running.url), code: "dev"))
             let report = await up.flush()
             #expect(report.sent == 120 && report.remaining == 0)
-            let stored = try await running.server.store.eventCount()
+            let stored = try await running.server.collector.eventCount()
             #expect(stored == 120)
             let counters = try queue.counters()
             #expect(counters.retried >= 100)
@@ -97,7 +98,7 @@ struct CollectorTests {
     @Test("a pixel whose imUrl cannot be parsed, or whose ts is years ahead, is refused naming the field; nothing stored")
     func unshowableEvents() async throws {
         try await TestServer.with { running in
-            let before = try await running.server.store.eventCount()
+            let before = try await running.server.collector.eventCount()
             let future = Int64(Date().timeIntervalSince1970 * 1000) + 5 * 365 * 86_400_000
             let cases: [(query: String, field: String)] = [
                 ("action=result_load&queryId=pinned&imUrl=http%3A%2F%2F%5B&eid=pin1", "imgUrl"),
@@ -111,7 +112,7 @@ struct CollectorTests {
             }
             let good = "action=result_load&queryId=pinned&imUrl=%2Fimages%2Fchelsea_cat&eid=pin4&ts=\(Int64(Date().timeIntervalSince1970 * 1000))"
             #expect(try await TestServer.reply(URL(string: "\(running.url)/v3/__va.gif?" + good)!).status == 200)
-            #expect(try await running.server.store.eventCount() == before + 1)
+            #expect(try await running.server.collector.eventCount() == before + 1)
         }
     }
 
@@ -127,15 +128,15 @@ struct CollectorTests {
                 return EventWireFormat.batchBody(events, uid: "u")
             }
             let url = URL(string: "\(running.url)/v3/events?" + "code=dev")!
-            let before = try await running.server.store.eventCount()
+            let before = try await running.server.collector.eventCount()
             let over = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
                                                   body: batch(CollectorRoutes.maxEventsPerBatch + 1, prefix: "over"))
             #expect(over.status == 413 && over.text.contains("501 events"), "\(over.status) \(over.text)")
-            #expect(try await running.server.store.eventCount() == before)
+            #expect(try await running.server.collector.eventCount() == before)
             let full = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
                                                   body: batch(CollectorRoutes.maxEventsPerBatch, prefix: "ok"))
             #expect(full.status == 200)
-            #expect(try await running.server.store.eventCount() == before + CollectorRoutes.maxEventsPerBatch)
+            #expect(try await running.server.collector.eventCount() == before + CollectorRoutes.maxEventsPerBatch)
         }
     }
 }

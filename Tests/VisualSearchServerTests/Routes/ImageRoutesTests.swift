@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 @testable import VisualSearchServer
+import SQLiteCatalog
 
 /// `/images/{im_name}`: originals and the Rezolve thumbnails, made on first
 /// request, kept on disk, revalidated with ETags — and only catalog images.
@@ -26,12 +27,12 @@ struct ImageRoutesTests {
             let cat = try ImageDecoder.decode(Repository.bytes("chelsea_cat.jpg"), source: "chelsea_cat.jpg").pixels
             try FileIO.write(try ImageEncoders.PNG().encode(cat), to: images + "/cat_png.png")
             let catalog = root + "/catalog.sqlite"
-            let store = try SQLiteCatalogStore(path: catalog, creating: true)
+            let store = try await SQLiteCatalogStore(path: catalog, creating: true)
             _ = try await Indexer(store: store).run(directory: images)
             return Fixture(images: images, catalog: catalog, thumbnails: root + "/thumbnails")
         }
 
-        func server() async throws -> VisualSearchServer {
+        func server() async throws -> VisualSearchServer<VisualSearchEngine> {
             try await InProcess.server(catalog: catalog) { $0.thumbnailCache = thumbnails }
         }
 

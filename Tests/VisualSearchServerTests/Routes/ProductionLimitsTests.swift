@@ -7,6 +7,7 @@ import Testing
 import Tracking
 import VisualSearch
 @testable import VisualSearchServer
+import EventDelivery
 
 /// `vsearch serve` exposed to the network: each limit answers with its
 /// documented status on a real server over loopback — 413 for images beyond

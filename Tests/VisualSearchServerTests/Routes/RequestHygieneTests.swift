@@ -30,8 +30,8 @@ struct RequestHygieneTests {
                 let message = reply.errors.joined()
                 #expect(message.contains(parameter) && message.contains("control character U+00"), "\(message)")
             }
-            #expect(running.server.engine.runningInserts == 0, "a refused insert started a transaction")
-            #expect(try await running.server.store.count() == 102)
+            #expect(running.server.service.runningInserts == 0, "a refused insert started a transaction")
+            #expect(try await running.server.catalog.count() == 102)
             let cup = try await TestServer.reply(URL(string: "\(running.url)/search?" + "im_name=coffee_cup&limit=1")!)
             #expect(cup.status == 200 && cup.names == ["coffee_cup"])
         }

@@ -28,7 +28,7 @@ enum InProcess {
     }()
 
     /// A server over `catalog` (default: the corpus catalog this test process shares; only for tests that do not change it).
-    static func server(catalog: String? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> VisualSearchServer {
+    static func server(catalog: String? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> VisualSearchServer<VisualSearchEngine> {
         let path: String
         if let catalog { path = catalog } else { path = await Corpus.sharedCatalog() }
         var configuration = ServerConfiguration(catalog: .sqlite(path: path), port: 0)
@@ -37,7 +37,7 @@ enum InProcess {
     }
 
     /// Runs `body` with a client of `server`'s router (HummingbirdTesting `.router`).
-    static func test<Value: Sendable>(_ server: VisualSearchServer,
+    static func test<Value: Sendable>(_ server: VisualSearchServer<VisualSearchEngine>,
                                       _ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         try await Application(router: server.router(), logger: logger).test(.router, body)
     }

@@ -1,0 +1,454 @@
+import Foundation
+import GRDB
+import SearchEngine
+import ImageOps
+import VisualSearch
+
+/// The embedded catalog store: one SQLite file in WAL mode, through GRDB.
+///
+/// Tables (created by named migrations, see ``migrator``):
+/// - `images`: `id`, `im_name` (unique), `source`, `width`, `height`,
+///   `content_hash`, `features` (Float32 BLOB), `palette` (JSON), timestamps;
+/// - `fields`: the declared schema, `name` → `type` (string/text/int/float);
+/// - `image_values`: one row per image and field, `text_value` or
+///   `number_value`, indexed by (field, value) so `fq` filters narrow in SQL;
+/// - `image_text`: an FTS5 index over `text` fields (rowid = `image_values.id`);
+/// - `catalog_state`: the version counter other processes watch;
+/// - `tracking_events`: the collector's events, deduplicated by event id;
+/// - `insert_transactions`: the data API's insert progress (JSON), by id.
+///
+/// The file is marked with `PRAGMA application_id` ('vsch'), so a foreign
+/// SQLite file is refused instead of being altered. Every write is one
+/// transaction: a process killed at any moment leaves every committed batch
+/// and nothing of an uncommitted one. `synchronous=NORMAL` in WAL mode:
+/// commits survive process crashes; a power loss may drop the last commits
+/// but never corrupts the file.
+///
+/// ```swift
+/// let catalog = try await SQLiteCatalogStore(path: "catalog.sqlite", creating: true)
+/// try await catalog.declare(FieldSchema(parsing: "brand:string,price:float"))
+/// ```
+public final class SQLiteCatalogStore: CatalogStore, Sendable {
+    /// 'vsch', stored in the SQLite header.
+    public static let applicationID: Int32 = 0x7673_6368
+
+    /// The database file.
+    public let path: String
+    public var location: String { path }
+    let pool: DatabasePool
+
+    /// Opens and migrates a catalog; with `creating`, makes it (and its
+    /// folder) when it does not exist yet (`vsearch index`, `catalog migrate`
+    /// and the vector-loading debug commands do; reading commands never).
+    ///
+    /// The file work (opening, marking, migrating) runs on a thread of its
+    /// own, never on the caller's executor; when another process holds the
+    /// file's lock while it switches modes or migrates, opening waits 20 ms
+    /// (a task sleep) and tries again, up to 50 times.
+    /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
+    ///   file when not `creating`, ``VisualSearchError/catalog(location:reason:)``
+    ///   for a corrupt, foreign, busy or unwritable one.
+    public init(path: String, creating: Bool = false) async throws(VisualSearchError) {
+        self.path = path
+        if !FileManager.default.fileExists(atPath: path) {
+            guard creating else { throw .catalogNotFound(location: path) }
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                    throw .catalog(location: path, reason: "cannot create its folder \(directory): \(error.localizedDescription)")
+                }
+            }
+        }
+        var attempt = 0
+        while true {
+            do {
+                pool = try await BlockingWork.run { try SQLiteCatalogStore.open(path: path, configuration: SQLiteCatalogStore.configuration) }
+                break
+            } catch let error as DatabaseError where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED) && attempt < 50 {
+                attempt += 1  // another process is switching modes or migrating: wait briefly and retry
+                try? await Task.sleep(for: .milliseconds(20))
+            } catch let error as VisualSearchError {
+                throw error
+            } catch let error as DatabaseError {
+                if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                    throw .catalog(location: path, reason: "busy: another process holds a lock on it; try again")
+                }
+                throw .catalog(location: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a vsearch catalog")
+            } catch {
+                throw .catalog(location: path, reason: "\(error)")
+            }
+        }
+    }
+
+    /// How every connection is set up: WAL's `synchronous = NORMAL`, and a
+    /// writer waits up to 10 s for another process's lock (on GRDB's writer
+    /// thread: callers await it, no task's thread is held).
+    static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    /// Opens the pool, marking and migrating a new file. An existing,
+    /// migrated catalog is only read here, so any number of processes can
+    /// open it while another one writes.
+    static func open(path: String, configuration: Configuration) throws -> DatabasePool {
+        try refuseForeignFile(at: path)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        let (applicationID, tableCount) = try pool.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
+        }
+        if applicationID != SQLiteCatalogStore.applicationID {
+            guard tableCount == 0 else {
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+            try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(SQLiteCatalogStore.applicationID)") }
+        }
+        if try !pool.read({ db in try migrator.hasCompletedMigrations(db) }) {
+            try migrator.migrate(pool)
+        }
+        return pool
+    }
+
+    /// Opens an existing file read-only first, so a foreign SQLite file is
+    /// refused before anything (even switching it to WAL) touches it.
+    static func refuseForeignFile(at path: String) throws {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int, size > 0 else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.read { db in
+            let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
+            if applicationID != SQLiteCatalogStore.applicationID && tableCount > 0 {
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+            }
+        }
+        try queue.close()
+    }
+
+    /// The schema migrations, as named steps.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: images, fields, values, full-text") { db in
+            try db.execute(sql: """
+                CREATE TABLE images (
+                    id INTEGER PRIMARY KEY,
+                    im_name TEXT NOT NULL UNIQUE,
+                    source TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    features BLOB NOT NULL,
+                    palette TEXT NOT NULL,
+                    created_at DOUBLE NOT NULL,
+                    updated_at DOUBLE NOT NULL
+                );
+                CREATE TABLE fields (
+                    name TEXT PRIMARY KEY,
+                    type TEXT NOT NULL CHECK (type IN ('string', 'text', 'int', 'float'))
+                );
+                CREATE TABLE image_values (
+                    id INTEGER PRIMARY KEY,
+                    image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+                    field TEXT NOT NULL,
+                    text_value TEXT,
+                    number_value DOUBLE,
+                    UNIQUE (image_id, field)
+                );
+                CREATE INDEX image_values_text ON image_values(field, text_value);
+                CREATE INDEX image_values_number ON image_values(field, number_value);
+                CREATE VIRTUAL TABLE image_text USING fts5(value, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
+                CREATE TABLE catalog_state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+                INSERT INTO catalog_state (id, version) VALUES (1, 0);
+                """)
+        }
+        migrator.registerMigration("v2: collector events") { db in
+            // Catalogs written before this migration may already hold the
+            // collector's table (it kept its own migration record then).
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS tracking_events (
+                    id INTEGER PRIMARY KEY,
+                    event_id TEXT NOT NULL UNIQUE,
+                    action TEXT NOT NULL,
+                    query_id TEXT,
+                    pid TEXT,
+                    ts INTEGER NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    payload TEXT NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS tracking_events_ts ON tracking_events(ts);
+                CREATE INDEX IF NOT EXISTS tracking_events_query ON tracking_events(query_id, action);
+                CREATE INDEX IF NOT EXISTS tracking_events_pid ON tracking_events(pid, action);
+                DROP TABLE IF EXISTS tracking_migrations;
+                """)
+        }
+        migrator.registerMigration("v3: insert transactions") { db in
+            try db.execute(sql: """
+                CREATE TABLE insert_transactions (
+                    trans_id TEXT PRIMARY KEY,
+                    progress TEXT NOT NULL,
+                    started_at DOUBLE NOT NULL
+                );
+                CREATE INDEX insert_transactions_started ON insert_transactions(started_at);
+                """)
+        }
+        migrator.registerMigration("v4: learned vectors") { db in
+            // The learned embedding of each image (float32 BLOB, NULL when indexed
+            // without the model) and what made them, by role ('learned').
+            try db.execute(sql: """
+                ALTER TABLE images ADD COLUMN learned BLOB;
+                CREATE TABLE catalog_models (
+                    role TEXT PRIMARY KEY,
+                    descriptor TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: - Schema
+
+    /// The declared fields.
+    public func schema() async throws(VisualSearchError) -> FieldSchema {
+        try await read { db in
+            var fields: [String: FieldType] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") {
+                if let type = FieldType(rawValue: row["type"]) { fields[row["name"]] = type }
+            }
+            return FieldSchema(fields: fields)
+        }
+    }
+
+    /// Adds fields to the schema, in one transaction that moves the version
+    /// when a field is new or retyped (engines cache the schema by version).
+    /// A field declared with another type is retyped when no image has a value
+    /// for it; otherwise that is an error (``FieldSchema/retypeRefusal(field:current:requested:imagesWithValues:)``)
+    /// and nothing changes.
+    public func declare(_ schema: FieldSchema) async throws(VisualSearchError) {
+        try await write { db in
+            var existing: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") { existing[row["name"]] = row["type"] }
+            let fields = schema.fields.sorted(by: { $0.key < $1.key })
+            var retyped: [(String, FieldType)] = []
+            for (name, type) in fields {
+                if let current = existing[name], current != type.rawValue {
+                    let used = try Int.fetchOne(db, sql: "SELECT count(DISTINCT image_id) FROM image_values WHERE field = ?", arguments: [name]) ?? 0
+                    guard used == 0 else {
+                        throw FieldSchema.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
+                    }
+                    retyped.append((name, type))
+                }
+            }
+            let new = fields.filter { existing[$0.key] == nil }
+            for (name, type) in new {
+                try db.execute(sql: "INSERT INTO fields (name, type) VALUES (?, ?)", arguments: [name, type.rawValue])
+            }
+            for (name, type) in retyped {
+                try db.execute(sql: "UPDATE fields SET type = ? WHERE name = ?", arguments: [type.rawValue, name])
+            }
+            if !new.isEmpty || !retyped.isEmpty { try SQLiteCatalogStore.bumpVersion(db) }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Inserts or replaces items by `im_name`, all in one transaction.
+    /// Metadata that does not fit the schema is refused before anything is written.
+    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(VisualSearchError) {
+        guard !items.isEmpty else { return }
+        try CatalogItem.checkVectors(of: items)
+        try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
+        let now = Date().timeIntervalSince1970
+        try await write { db in
+            let learnedDimension = try SQLiteCatalogStore.learnedModel(db)?.dimension
+            for item in items {
+                if let learned = item.learned, learned.count != learnedDimension {
+                    throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
+                        + (learnedDimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
+                }
+                let blob = item.features.withUnsafeBufferPointer { Data(buffer: $0) }
+                let learnedBlob = item.storedLearned.map { $0.withUnsafeBufferPointer { Data(buffer: $0) } }
+                let palette = String(decoding: (try? JSONEncoder().encode(item.palette)) ?? Data("{\"entries\":[]}".utf8), as: UTF8.self)
+                let id = try Int64.fetchOne(db, sql: """
+                    INSERT INTO images (im_name, source, width, height, content_hash, features, learned, palette, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (im_name) DO UPDATE SET source = excluded.source, width = excluded.width,
+                        height = excluded.height, content_hash = excluded.content_hash, features = excluded.features,
+                        learned = excluded.learned, palette = excluded.palette, updated_at = excluded.updated_at
+                    RETURNING id
+                    """, arguments: [item.imageName, item.source, item.width, item.height, item.contentHash, blob, learnedBlob, palette, now, now])
+                guard let id else { continue }
+                try SQLiteCatalogStore.replaceValues(of: id, with: item.metadata, schema: schema, in: db)
+            }
+            try SQLiteCatalogStore.bumpVersion(db)
+        }
+    }
+
+    static func replaceValues(of id: Int64, with metadata: [String: String], schema: FieldSchema, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM image_text WHERE rowid IN (SELECT id FROM image_values WHERE image_id = ?)", arguments: [id])
+        try db.execute(sql: "DELETE FROM image_values WHERE image_id = ?", arguments: [id])
+        for (field, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            guard let type = schema.fields[field], !value.isEmpty else { continue }
+            let number: Double? = type.isNumeric ? Double(value) : nil
+            try db.execute(sql: "INSERT INTO image_values (image_id, field, text_value, number_value) VALUES (?, ?, ?, ?)",
+                           arguments: [id, field, value, number])
+            if type == .text {
+                try db.execute(sql: "INSERT INTO image_text (rowid, value, field) VALUES (?, ?, ?)",
+                               arguments: [db.lastInsertedRowID, value, field])
+            }
+        }
+    }
+
+    /// Replaces the metadata of existing images (their features are kept), in one transaction.
+    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(VisualSearchError) {
+        try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try await write { db in
+            var updated = 0
+            for update in updates {
+                guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [update.imageName]) else { continue }
+                try SQLiteCatalogStore.replaceValues(of: id, with: update.metadata, schema: schema, in: db)
+                updated += 1
+            }
+            if updated > 0 { try SQLiteCatalogStore.bumpVersion(db) }
+        }
+    }
+
+    /// Removes images by name; returns how many existed.
+    @discardableResult
+    public func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int {
+        try await write { db in
+            var removed = 0
+            for name in imageNames {
+                guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [name]) else { continue }
+                try db.execute(sql: "DELETE FROM image_text WHERE rowid IN (SELECT id FROM image_values WHERE image_id = ?)", arguments: [id])
+                try db.execute(sql: "DELETE FROM image_values WHERE image_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM images WHERE id = ?", arguments: [id])
+                removed += 1
+            }
+            if removed > 0 { try SQLiteCatalogStore.bumpVersion(db) }
+            return removed
+        }
+    }
+
+    // MARK: - Reading
+
+    /// `im_name` → content hash, for skipping unchanged files.
+    public func contentHashes() async throws(VisualSearchError) -> [String: String] {
+        try await read { db in
+            var hashes: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT im_name, content_hash FROM images") {
+                hashes[row["im_name"]] = row["content_hash"]
+            }
+            return hashes
+        }
+    }
+
+    /// The number of images.
+    public func count() async throws(VisualSearchError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0 }
+    }
+
+    public func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String] {
+        try await read { db in
+            try String.fetchAll(db, sql: "SELECT im_name FROM images ORDER BY im_name LIMIT ? OFFSET ?",
+                                arguments: [max(0, limit), max(0, offset)])
+        }
+    }
+
+    /// A counter bumped by every committed change to the images, by any
+    /// process: engines reload their in-memory index when it moves.
+    public func version() async throws(VisualSearchError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT version FROM catalog_state WHERE id = 1") ?? 0 }
+    }
+
+    static func bumpVersion(_ db: Database) throws {
+        try db.execute(sql: "UPDATE catalog_state SET version = version + 1 WHERE id = 1")
+    }
+
+    /// Loads every image's vectors into a ``FeatureIndex``: the learned ones
+    /// too as `loading` says, when the catalog records a learned model (a row
+    /// whose learned vector is missing or of another length holds none).
+    public func loadIndex(learned loading: LearnedVectorLoading = .compact) async throws(VisualSearchError) -> FeatureIndex {
+        try await read { db in
+            let learnedDimension = loading != .none ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
+            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension, keepsExactLearned: loading == .exact)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, \(learnedDimension > 0 ? "learned" : "NULL AS learned"), palette FROM images ORDER BY id")
+            let decoder = JSONDecoder()
+            while let row = try rows.next() {
+                let data: Data = row["features"]
+                let vector = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                guard vector.count == index.dimensions else { continue }
+                let learnedData: Data? = row["learned"]
+                let learned = learnedData.map { data in data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) } }
+                let paletteText: String = row["palette"]
+                let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
+                index.append(id: row["id"], name: row["im_name"], source: row["source"], vector: vector, learned: learned, palette: palette)
+            }
+            return index
+        }
+    }
+
+    /// What made the catalog's learned vectors; nil when it has none.
+    public func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor? {
+        try await read { db in try SQLiteCatalogStore.learnedModel(db) }
+    }
+
+    static func learnedModel(_ db: Database) throws -> EmbeddingDescriptor? {
+        guard let text = try String.fetchOne(db, sql: "SELECT descriptor FROM catalog_models WHERE role = 'learned'") else { return nil }
+        return try? JSONDecoder().decode(EmbeddingDescriptor.self, from: Data(text.utf8))
+    }
+
+    /// Records what makes the learned vectors; moves the version when it changes.
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
+        try await write { db in
+            guard try SQLiteCatalogStore.learnedModel(db) != descriptor else { return }
+            let text = String(decoding: try JSONEncoder().encode(descriptor), as: UTF8.self)
+            try db.execute(sql: "INSERT INTO catalog_models (role, descriptor) VALUES ('learned', ?) ON CONFLICT (role) DO UPDATE SET descriptor = excluded.descriptor",
+                           arguments: [text])
+            try SQLiteCatalogStore.bumpVersion(db)
+        }
+    }
+
+    /// `PRAGMA integrity_check` ("ok" when healthy).
+    public func integrityCheck() async throws(VisualSearchError) -> String {
+        try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no answer" }
+    }
+
+    /// Every image with its metadata, for `vsearch catalog export`.
+    public func export() async throws(VisualSearchError) -> [ExportedImage] {
+        try await read { db in
+            var values: [Int64: [String: String]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT image_id, field, text_value FROM image_values") {
+                values[row["image_id"], default: [:]][row["field"]] = row["text_value"]
+            }
+            return try Row.fetchAll(db, sql: "SELECT id, im_name, source, width, height FROM images ORDER BY im_name").map { row in
+                ExportedImage(imageName: row["im_name"], source: row["source"], width: row["width"], height: row["height"],
+                              metadata: values[row["id"]] ?? [:])
+            }
+        }
+    }
+
+    // MARK: - Access with typed errors
+
+    /// A read on one of GRDB's reader threads, awaited: the caller's thread is never held.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
+        do { return try await pool.read(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+    }
+
+    /// A write transaction on GRDB's writer thread, awaited.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
+        do { return try await pool.write(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+    }
+
+    static func wrap(_ error: any Error) -> VisualSearchError {
+        if let error = error as? VisualSearchError { return error }
+        if let error = error as? DatabaseError {
+            return .storage(reason: error.message ?? "\(error.resultCode)", sql: error.sql)
+        }
+        return .storage(reason: "\(error)", sql: nil)
+    }
+}

@@ -1,0 +1,12 @@
+import VisualSearch
+
+/// Where data API insert transactions keep their progress (a role of
+/// ``CatalogStore``), so any process on the catalog — another server replica,
+/// this one after a restart — answers `/insert/status`.
+public protocol InsertJournal: Sendable {
+    /// Saves a transaction's progress, replacing its earlier state. The most
+    /// recent ``insertTransactionsKept`` transactions are kept.
+    func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
+    /// A transaction's last saved progress; nil for an unknown id.
+    func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
+}
