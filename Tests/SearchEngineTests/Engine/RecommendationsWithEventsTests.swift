@@ -47,7 +47,7 @@ struct RecommendationsWithEventsTests {
         try #require(try await recommend(engine, name) { $0.limit = 60; $0.deduplicates = false }.result.last?.imageName)
     }
 
-    @Test("no events (cold start): every answer is today's visual answer, scores included", arguments: StoreFactory.all)
+    @Test("no events (cold start): every answer is today's visual answer, scores included", arguments: StoreFactory.databases)
     func coldStart(_ factory: StoreFactory) async throws {
         let store = try await Self.store(factory)
         let blended = try await Self.engine(store, RecommendationBlend()), visual = try await Self.engine(store, .visualOnly)
@@ -59,13 +59,13 @@ struct RecommendationsWithEventsTests {
         }
     }
 
-    @Test("items bought after the same item lead its recommendations; weight 0 gives the visual answer back", arguments: StoreFactory.all)
+    @Test("items bought after the same item lead its recommendations; weight 0 gives the visual answer back", arguments: StoreFactory.databases)
     func coEngagementLeads(_ factory: StoreFactory) async throws {
         let store = try await Self.store(factory)
         let visual = try await Self.engine(store, .visualOnly)
         let far = try await Self.farthest(from: "item10", in: visual)
         #expect(!(try await Self.recommend(visual, "item10").result.map(\.imageName).contains(far)))
-        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await #require(store.collector).receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
 
         let blended = try await Self.engine(store)
         let answer = try await Self.recommend(blended, "item10")
@@ -76,11 +76,11 @@ struct RecommendationsWithEventsTests {
                 == Self.recommend(visual, "item10"))
     }
 
-    @Test("filters still apply to the items events bring in", arguments: StoreFactory.all)
+    @Test("filters still apply to the items events bring in", arguments: StoreFactory.databases)
     func filtersApply(_ factory: StoreFactory) async throws {
         let store = try await Self.store(factory)
         let far = try await Self.farthest(from: "item10", in: try await Self.engine(store, .visualOnly))
-        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await #require(store.collector).receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
         let otherGroup = (Int(far.dropFirst(4)) ?? 0) % 2 == 0 ? "g1" : "g0"  // item10 is in g0
         let answer = try await Self.recommend(try await Self.engine(store), "item10") { $0.filters = [Filter(field: "group", value: otherGroup)] }
         #expect(!answer.result.map(\.imageName).contains(far))
@@ -88,13 +88,13 @@ struct RecommendationsWithEventsTests {
     }
 
     @Test("a new item (no events of its own) gets visual neighbours, with popular items lifted by the popularity share",
-          arguments: StoreFactory.all)
+          arguments: StoreFactory.databases)
     func newItemUsesPopularity(_ factory: StoreFactory) async throws {
         let store = try await Self.store(factory)
         let visual = try await Self.engine(store, .visualOnly)
         let neighbours = try await Self.recommend(visual, "item30") { $0.limit = 59; $0.deduplicates = false }.result
         let popular = neighbours[20].imageName  // visually mid-list
-        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item50", popular, sessions: 6)).allSatisfy { $0 == .accepted })
+        #expect(try await #require(store.collector).receive(ShopperEvents.boughtTogether("item50", popular, sessions: 6)).allSatisfy { $0 == .accepted })
         let blend = RecommendationBlend(engagementWeight: 0.5, popularityWeight: 0.2)
         let answer = try await Self.recommend(try await Self.engine(store, blend), "item30") { $0.limit = 59; $0.deduplicates = false }
         let rank = try #require(answer.result.firstIndex { $0.imageName == popular })
@@ -113,7 +113,7 @@ struct RecommendationsWithEventsTests {
         let engine = try await Self.engine(store)
         let far = try await Self.farthest(from: "item05", in: engine)
         #expect(try await Self.recommend(engine, "item05").result.first?.imageName != far)
-        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item05", far, sessions: 4)).allSatisfy { $0 == .accepted })
+        #expect(try await #require(store.collector).receive(ShopperEvents.boughtTogether("item05", far, sessions: 4)).allSatisfy { $0 == .accepted })
         #expect(try await Self.recommend(engine, "item05").result.first?.imageName == far)
     }
 
@@ -121,7 +121,7 @@ struct RecommendationsWithEventsTests {
     func scoreRangeIsVisual() async throws {
         let store = try await Self.store(.sqlite)
         let far = try await Self.farthest(from: "item10", in: try await Self.engine(store, .visualOnly))
-        #expect(try await store.store.receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
+        #expect(try await #require(store.collector).receive(ShopperEvents.boughtTogether("item10", far, sessions: 5)).allSatisfy { $0 == .accepted })
         let ranged: (inout SearchParameters) -> Void = { $0.scoreMin = 0.2; $0.limit = 30 }
         #expect(try await Self.recommend(Self.engine(store), "item10", ranged) == Self.recommend(Self.engine(store, .visualOnly), "item10", ranged))
     }

@@ -15,9 +15,9 @@ struct CollectorStoreConformanceTests {
         return event
     }
 
-    @Test("events are validated one by one: an invalid event is rejected alone with 400 and its reason", arguments: StoreFactory.all)
+    @Test("events are validated one by one: an invalid event is rejected alone with 400 and its reason", arguments: StoreFactory.databases)
     func validation(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         var noPosition = Self.click(3, id: "bad-pos"); noPosition.pos = 0
         var noQuery = Self.click(4, id: "bad-query"); noQuery.queryId = nil
         let results = try await store.receive([Self.click(1, id: "a"), noPosition, Self.click(2, id: "b"), noQuery])
@@ -28,9 +28,9 @@ struct CollectorStoreConformanceTests {
         #expect(try await store.stats(since: nil, limit: 10).actions == ["product_click": 2])
     }
 
-    @Test("storedEvents pages through every stored event once, in the order stored, each with its id", arguments: StoreFactory.all)
+    @Test("storedEvents pages through every stored event once, in the order stored, each with its id", arguments: StoreFactory.databases)
     func storedEventsPage(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         let sent = (0..<7).map { Self.click($0, id: "e\($0)") } + [Self.click(9)]
         _ = try await store.receive(sent)
         _ = try await store.receive([sent[0]])  // a duplicate is not stored again
@@ -47,9 +47,9 @@ struct CollectorStoreConformanceTests {
     }
 
     @Test("the timeline counts events per action in buckets starting at multiples of the width, oldest first, since a time",
-          arguments: StoreFactory.all)
+          arguments: StoreFactory.databases)
     func timeline(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         let hour: Int64 = 3_600_000, base: Int64 = 1_800_000_000 * 1000 / hour * hour  // an hour boundary
         func event(_ index: Int, _ action: TrackingAction, at ts: Int64) -> TrackingEvent {
             var event = Self.click(index, id: "t\(index)")
@@ -73,9 +73,9 @@ struct CollectorStoreConformanceTests {
         #expect(recent.buckets.allSatisfy { $0.start % 86_400_000 == 0 })
     }
 
-    @Test("a query's row carries the picture and label of its result_load; product rows carry none", arguments: StoreFactory.all)
+    @Test("a query's row carries the picture and label of its result_load; product rows carry none", arguments: StoreFactory.databases)
     func queryPictures(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         var load = TrackingEvent.resultLoad(queryId: "q-pic")
         load.imgUrl = "http://127.0.0.1:8080/images/chelsea_cat?size=400"
         load.label = "similar:chelsea_cat"
@@ -93,9 +93,9 @@ struct CollectorStoreConformanceTests {
         #expect(stats.products.allSatisfy { $0.imageURL == nil && $0.label == nil })
     }
 
-    @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.all)
+    @Test("an event is stored at most once per event id; a resent event is accepted, not stored again", arguments: StoreFactory.databases)
     func deduplication(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         let a = Self.click(1, id: "a"), b = Self.click(2, id: "b")
         #expect(try await store.receive([a, b, a]).map(\.code) == [0, 0, 0])
         #expect(try await store.eventCount() == 2)
@@ -110,9 +110,9 @@ struct CollectorStoreConformanceTests {
     }
 
     @Test("an event without an id is identified by its content: resent, it is stored once; different ones are all stored",
-          arguments: StoreFactory.all)
+          arguments: StoreFactory.databases)
     func contentIDs(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         var anonymous = Self.click(1)
         anonymous.timestamp = 1_800_000_000_000
         #expect(try await store.receive([anonymous, anonymous]).map(\.code) == [0, 0])
@@ -131,14 +131,15 @@ struct CollectorStoreConformanceTests {
         #expect(try await store.eventCount() == 3)
     }
 
-    @Test("another instance on the same location sees the events", arguments: StoreFactory.all)
+    @Test("another instance on the same location sees the events", arguments: StoreFactory.databases)
     func sharedLocation(factory: StoreFactory) async throws {
         let sut = try await factory.make()
-        _ = try await sut.store.receive([Self.click(1, id: "a"), Self.click(2, id: "b")])
-        let other = try await sut.openAnother()
+        let collector = try #require(sut.collector)
+        _ = try await collector.receive([Self.click(1, id: "a"), Self.click(2, id: "b")])
+        let other = try #require(try await sut.openAnother().collector)
         #expect(try await other.eventCount() == 2)
         _ = try await other.receive([Self.click(1, id: "a"), Self.click(3, id: "c")])
-        #expect(try await sut.store.eventCount() == 3)
+        #expect(try await collector.eventCount() == 3)
     }
 
     /// q1: four product views, two clicks, one cart, one transaction; q2: one view.
@@ -158,9 +159,9 @@ struct CollectorStoreConformanceTests {
     }
 
     @Test("stats: views, clicks, carts, transactions, click-through rate and conversion per query and per product",
-          arguments: StoreFactory.all)
+          arguments: StoreFactory.databases)
     func stats(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         _ = try await store.receive(Self.engagement())
         let stats = try await store.stats(since: nil, limit: 10)
         #expect(stats.total == 9)
@@ -182,9 +183,9 @@ struct CollectorStoreConformanceTests {
         #expect(stats.products[0].clickThroughRate == 1 && stats.products[2].clickThroughRate == 0)
     }
 
-    @Test("stats: the limit caps the rows per table", arguments: StoreFactory.all)
+    @Test("stats: the limit caps the rows per table", arguments: StoreFactory.databases)
     func statsLimit(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         _ = try await store.receive(Self.engagement())
         let stats = try await store.stats(since: nil, limit: 1)
         #expect(stats.queries.map(\.key) == ["q1"])
@@ -192,9 +193,9 @@ struct CollectorStoreConformanceTests {
         #expect(stats.total == 9)
     }
 
-    @Test("stats: since counts only events at or after it", arguments: StoreFactory.all)
+    @Test("stats: since counts only events at or after it", arguments: StoreFactory.databases)
     func statsSince(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         _ = try await store.receive(Self.engagement())
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(try await store.stats(since: start.addingTimeInterval(-1), limit: 10).total == 9)
@@ -208,9 +209,9 @@ struct CollectorStoreConformanceTests {
         #expect(try await store.stats(since: Date(timeIntervalSince1970: 1_900_000_000), limit: 10) == EventStats(total: 0, actions: [:], queries: [], products: []))
     }
 
-    @Test("an event without a timestamp is stamped on arrival", arguments: StoreFactory.all)
+    @Test("an event without a timestamp is stamped on arrival", arguments: StoreFactory.databases)
     func arrivalTime(factory: StoreFactory) async throws {
-        let store = try await factory.make().store
+        let store = try #require(try await factory.make().collector)
         let before = Date().addingTimeInterval(-60)
         _ = try await store.receive([Self.click(1, id: "now")])
         #expect(try await store.stats(since: before, limit: 10).total == 1)

@@ -7,24 +7,27 @@ import VisualSearch
 import SQLiteCatalog
 import PostgreSQLCatalog
 
-/// A store under test: a fresh, empty store at a new location, and a way to
-/// open a second instance on the same location — what "another process"
-/// sees.
+/// A store under test: a fresh, empty store at a new location, its
+/// collector when it keeps events, and a way to open a second instance on
+/// the same location — what "another process" sees.
 struct StoreUnderTest: Sendable {
-    let store: any CatalogStore & CollectorStore
+    let store: any CatalogStore
+    /// The same store's collector role; nil for a store that keeps no events (the in-memory one).
+    let collector: (any CollectorStore)?
     /// Where an engine on this store finds candidates (as `CatalogLocation` composes it).
     let candidates: CandidateSource
-    let openAnother: @Sendable () async throws -> any CatalogStore & CollectorStore
+    let openAnother: @Sendable () async throws -> StoreUnderTest
 
-    /// An engine on the store: its catalog, journal and collector.
+    /// An engine on the store: its catalog, journal and (when it has one) collector.
     func engine(_ configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration()) async throws -> VisualSearchEngine {
-        try await VisualSearchEngine(catalog: store, journal: store, candidates: candidates, engagement: store, configuration: configuration)
+        try await VisualSearchEngine(catalog: store, journal: store, candidates: candidates, engagement: collector, configuration: configuration)
     }
 }
 
 /// How the conformance suites get stores. Every suite in `Storage/*Conformance*`
-/// runs once per factory in ``all``: a new store (PostgreSQL) joins by adding
-/// one factory there, and nothing else changes.
+/// runs once per factory in ``all`` (the catalog roles) or ``databases`` (the
+/// collector too): a new store joins by adding one factory there, and nothing
+/// else changes.
 struct StoreFactory: Sendable, CustomTestStringConvertible {
     let name: String
     let make: @Sendable () async throws -> StoreUnderTest
@@ -34,21 +37,39 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
     /// SQLite in a fresh temporary folder.
     static let sqlite = StoreFactory(name: "SQLite") {
         let path = Repository.temporaryDirectory("store") + "/catalog.sqlite"
-        let store = try await SQLiteCatalogStore(path: path, creating: true)
-        return StoreUnderTest(store: store, candidates: .inMemory, openAnother: { try await SQLiteCatalogStore(path: path) })
+        @Sendable func opened(_ store: SQLiteCatalogStore) -> StoreUnderTest {
+            StoreUnderTest(store: store, collector: store, candidates: .inMemory,
+                           openAnother: { opened(try await SQLiteCatalogStore(path: path)) })
+        }
+        return opened(try await SQLiteCatalogStore(path: path, creating: true))
     }
 
     /// PostgreSQL + pgvector in a fresh schema of the database `$VSEARCH_TEST_POSTGRES`
     /// names (`scripts/test.sh` starts one). In CI a missing server fails the suite.
     static let postgreSQL = StoreFactory(name: "PostgreSQL") {
         let settings = try PostgreSQLTestDatabase.freshSchema()
-        let store = try await PostgreSQLCatalogStore.open(settings, creating: true)
-        return StoreUnderTest(store: store, candidates: .store(store), openAnother: { try await PostgreSQLCatalogStore.open(settings) })
+        @Sendable func opened(_ store: PostgreSQLCatalogStore) -> StoreUnderTest {
+            StoreUnderTest(store: store, collector: store, candidates: .store(store),
+                           openAnother: { opened(try await PostgreSQLCatalogStore.open(settings)) })
+        }
+        return opened(try await PostgreSQLCatalogStore.open(settings, creating: true))
     }
 
-    /// Every store the conformance suites run against: SQLite always;
-    /// PostgreSQL when a test server is configured, and always in CI.
-    static let all: [StoreFactory] = PostgreSQLTestDatabase.isRequired ? [.sqlite, .postgreSQL] : [.sqlite]
+    /// The in-memory store of TestSupport (no collector): what engine tests
+    /// without a database use, held to the same contract.
+    static let inMemory = StoreFactory(name: "in memory") {
+        @Sendable func opened(_ store: InMemoryCatalogStore) -> StoreUnderTest {
+            StoreUnderTest(store: store, collector: nil, candidates: .inMemory, openAnother: { opened(store.sharingState()) })
+        }
+        return opened(InMemoryCatalogStore())
+    }
+
+    /// The database stores: SQLite always; PostgreSQL when a test server is
+    /// configured, and always in CI. They keep the collector's events too.
+    static let databases: [StoreFactory] = PostgreSQLTestDatabase.isRequired ? [.sqlite, .postgreSQL] : [.sqlite]
+
+    /// Every store the catalog roles' conformance suites run against.
+    static let all: [StoreFactory] = databases + [.inMemory]
 }
 
 /// Catalog items for storage tests: no pixels, deterministic vectors.

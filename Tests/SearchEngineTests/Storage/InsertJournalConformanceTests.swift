@@ -1,0 +1,35 @@
+import Foundation
+import SearchEngine
+import TestSupport
+import Testing
+import Tracking
+import VisualSearch
+
+/// The ``InsertJournal`` contract: insert progress saved, replaced, shared with
+/// another instance on the same location — run once per ``StoreFactory`` in ``StoreFactory/all``.
+@Suite("InsertJournal conformance", .timeLimit(.minutes(5)))
+struct InsertJournalConformanceTests {
+    @Test("insert transactions: saved progress round-trips, later saves replace it, another instance sees it, unknown ids are nil",
+          arguments: StoreFactory.all)
+    func insertTransactions(factory: StoreFactory) async throws {
+        let sut = try await factory.make()
+        let store = sut.store
+        let other = try await sut.openAnother().store
+        var progress = InsertStatusResponse.Progress(transactionID: "1234567890", processedPercent: 0, total: 3, successCount: 0,
+                                                     failCount: 0, startTime: "2026-11-23T10:00:00Z", updateTime: "2026-11-23T10:00:00Z",
+                                                     errorList: [])
+        try await store.saveInsertTransaction(progress)
+        #expect(try await other.insertTransaction("1234567890") == progress)
+        progress.processedPercent = 100
+        progress.successCount = 2
+        progress.failCount = 1
+        progress.errorList = [DataAPIError(imageName: "broken", index: 2, code: 400, message: "Invalid image: truncated JPEG")]
+        try await other.saveInsertTransaction(progress)
+        #expect(try await store.insertTransaction("1234567890") == progress)
+        #expect(try await store.insertTransaction("999") == nil)
+        #expect(try await store.insertTransaction("x' OR '1'='1") == nil)
+        let versions = (try await store.version(), try await other.version())
+        #expect(try await store.count() == 0, "transactions are not catalog content")
+        #expect(versions.0 == versions.1)
+    }
+}
