@@ -2,40 +2,16 @@
 //
 // vsearch — visual search and recommendation toolkit.
 //
-// One target per concern; the graph (docs/architecture.md draws it):
+// One target per concern. docs/architecture.md holds the target table and graph, generated from this
+// manifest by scripts/architecture.py (CI fails when they are stale); each target's DocC landing page (Sources/<Target>/<Target>.docc) says what it holds.
 //
-//   CTurboJPEG, CLibPNG, CPNGShim, CWebP, CHEIF, CAVIF, CGIF, CLittleCMS, CMalloc
-//                                   C at the edges (Debian's libraries; one setjmp shim for libpng)
-//   COnnxRuntime        ← —         ONNX Runtime's C API, our own declarations; the library is dlopen'ed, never linked
-//   ImageOps            ← C         pixels, codecs, colour profiles, metadata, orientation, resampling, crops,
-//                                   thumbnails, upload preparation
-//   Networking          ← —         the one HTTP layer: transport, retry policy, size cap, fetch policy, redaction
-//   OnnxRuntime         ← C         ONNX Runtime's C API through dlopen (COnnxRuntime: our own declarations): sessions, runs
-//   VisualSearch        ← ImageOps, Networking
-//                                   ViSearch/ProductSearch model, wire coding per endpoint, the
-//                                   VisualSearchService protocol and the HTTP clients (no GRDB, no engine)
-//   Tracking            ← —         analytics events, validation, wire format; the collector's store protocol
-//   EventDelivery       ← Tracking, Networking, GRDB, Logging, ServiceLifecycle
-//                                   the tracker: durable SQLite queue, batches, retries, the HTTP transport
-//   SearchEngine        ← VisualSearch, Tracking, ImageOps, OnnxRuntime      (no database driver)
-//                                   the offline engine: the store roles (reader, writer, admin, insert journal,
-//                                   nearest-neighbour store), features, embeddings (colour, learned), feature index,
-//                                   ranking, facets, response shaping, indexer, catalog copy
-//   SQLiteCatalog       ← SearchEngine, Tracking, GRDB          the embedded store (every role, and the collector)
-//   PostgreSQLCatalog   ← SearchEngine, Tracking, PostgresNIO, NIOSSL, ServiceLifecycle
-//                                   the scale-out store: pgvector k-NN, the pool as a Service
-//   CatalogStores       ← SQLiteCatalog, PostgreSQLCatalog      a --catalog location opened as its store, candidate
-//                                   source and services: the one place that knows which store does what
-//   VisualSearchServer  ← VisualSearch, SearchEngine, CatalogStores, Tracking, Hummingbird, Logging, Metrics, Prometheus
-//                                   routes for any VisualSearchService and CollectorStore, mountable in an app;
-//                                   admission (client limits, queues), slow-client guard, /metrics
-//   vsearch             ← all of the above, ArgumentParser     the command line
+// Platforms: Linux (Debian), where every target is built and tested. ImageOps needs Debian's C codec
+// libraries (libjpeg-turbo, libpng, libwebp, libheif, libavif, giflib, Little CMS), so no Apple platform
+// is declared: none is built or tested here.
 import PackageDescription
 
 let package = Package(
     name: "vsearch",
-    // Mutex, Atomic and UInt128 need the macOS 15 / iOS 18 standard library.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ImageOps", targets: ["ImageOps"]),
         .library(name: "Networking", targets: ["Networking"]),
