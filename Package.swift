@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Tests only: TestClock, for admission's rules on a clock the test advances (issue 25).
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
+        // Tests only: child processes awaited with both pipes drained (the CLI and `vsearch serve` suites).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -128,12 +130,21 @@ let package = Package(
             dependencies: [
                 "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
                 "VisualSearchServer", "Tracking",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "TestSupport"]),
-        .testTarget(name: "VisualSearchTests", dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport"]),
-        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport"]),
+        .testTarget(
+            name: "VisualSearchTests",
+            dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]),
         .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
         .testTarget(
             name: "EventDeliveryTests",

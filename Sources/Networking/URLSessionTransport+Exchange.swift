@@ -24,7 +24,8 @@ extension URLSessionTransport {
             var body: [UInt8] = []
             var failure: HTTPClientError?
             var redirects = 0
-            var lastProgress = ContinuousClock.now
+            /// When bytes last moved, on ``clock``.
+            var lastProgress: Duration = .zero
             var finished = false
         }
 
@@ -35,17 +36,22 @@ extension URLSessionTransport {
         let state = Mutex(State())
         let outcome = OneShot<Result<HTTPClientResponse, HTTPClientError>>()
         let watchdog = Mutex<Task<Void, Never>?>(nil)
+        /// The clock idle time is measured on.
+        let clock: IdleClock
 
-        init(_ request: HTTPClientRequest, maxRedirects: Int) {
+        init(_ request: HTTPClientRequest, maxRedirects: Int, clock: IdleClock) {
+            self.clock = clock
             shownURL = Redaction.url(request.url)
             method = request.method.uppercased()
             timeout = request.timeout
             self.maxRedirects = maxRedirects
+            state.withLock { $0.lastProgress = clock.elapsed() }
         }
 
         /// Bytes moved: the idle clock starts again.
         func progressed() {
-            state.withLock { $0.lastProgress = .now }
+            let now = clock.elapsed()
+            state.withLock { $0.lastProgress = now }
         }
 
         /// Records why the exchange failed, unless an earlier reason is already recorded.
@@ -61,9 +67,10 @@ extension URLSessionTransport {
             let limit = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
             let handle = Task.detached { [self] in
                 while true {
+                    let now = clock.elapsed()
                     let wait: Duration? = state.withLock { state in
                         guard !state.finished else { return nil }
-                        let idle = state.lastProgress.duration(to: .now)
+                        let idle = now - state.lastProgress
                         guard idle < limit else {
                             if state.failure == nil { state.failure = .timeout(url: shownURL, seconds: timeout) }
                             return .zero
@@ -75,7 +82,7 @@ extension URLSessionTransport {
                         task.cancel()
                         return
                     }
-                    do { try await Task.sleep(for: wait) } catch { return }
+                    do { try await clock.sleep(wait) } catch { return }
                 }
             }
             watchdog.withLock { $0 = handle }

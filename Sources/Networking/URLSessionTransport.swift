@@ -38,6 +38,8 @@ public final class URLSessionTransport: HTTPTransport {
     public let destinationPolicy: DestinationPolicy
     /// Redirects followed per request before ``HTTPClientError/tooManyRedirects(url:limit:)``: 5 by default.
     public let maxRedirects: Int
+    /// The clock each request's idle timeout runs on: ``IdleClock/continuous`` by default.
+    public let idleClock: IdleClock
     let delegate: SessionDelegate
     let session: URLSession
 
@@ -46,7 +48,10 @@ public final class URLSessionTransport: HTTPTransport {
     ///   - maxResponseBytes: the largest answer accepted, 32 MiB by default.
     ///   - destinationPolicy: where requests and redirects may go, unrestricted by default.
     ///   - maxRedirects: redirects followed per request, 5 by default (0 follows none).
-    public init(maxResponseBytes: Int = 32 << 20, destinationPolicy: DestinationPolicy = .unrestricted, maxRedirects: Int = 5) {
+    ///   - idleClock: the clock idle timeouts run on, wall time by default (a test gives one it controls).
+    public init(maxResponseBytes: Int = 32 << 20, destinationPolicy: DestinationPolicy = .unrestricted, maxRedirects: Int = 5,
+                idleClock: IdleClock = .continuous) {
+        self.idleClock = idleClock
         self.maxResponseBytes = max(0, maxResponseBytes)
         self.destinationPolicy = destinationPolicy
         self.maxRedirects = max(0, maxRedirects)
@@ -81,7 +86,7 @@ public final class URLSessionTransport: HTTPTransport {
         try await destinationPolicy.check(request.url, timeout: request.timeout)
         if Task.isCancelled { throw .cancelled }
         let task = session.dataTask(with: Self.urlRequest(for: request))
-        let exchange = Exchange(request, maxRedirects: maxRedirects)
+        let exchange = Exchange(request, maxRedirects: maxRedirects, clock: idleClock)
         delegate.register(exchange, for: task)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -40,8 +40,8 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     let logger: Logger
 
     /// Connects, checks the pgvector extension and the catalog's tables, and
-    /// migrates them. With `creating` (only `vsearch index` and `catalog
-    /// migrate`), makes the schema, the extension and the tables when missing.
+    /// migrates them. With `creating` (`vsearch index`, `catalog migrate`, the
+    /// vector-loading debug commands), makes the schema, the extension and the tables when missing.
     /// - Throws: ``VisualSearchError/unavailable(location:reason:)`` when the
     ///   server cannot be reached, ``VisualSearchError/catalogNotFound(location:)``
     ///   for a database without a catalog, ``VisualSearchError/catalog(location:reason:)``

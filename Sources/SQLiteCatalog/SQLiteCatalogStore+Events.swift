@@ -11,7 +11,7 @@ extension SQLiteCatalogStore: CollectorStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         do {
-            return try await pool.write { db in
+            return try await pooledWrite { db in
                 let insert = try db.cachedStatement(sql: """
                     INSERT OR IGNORE INTO tracking_events (event_id, action, query_id, pid, ts, received_at, payload)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -33,7 +33,7 @@ extension SQLiteCatalogStore: CollectorStore {
     }
 
     public func eventCount() async throws(TrackingError) -> Int {
-        do { return try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tracking_events") ?? 0 } } catch {
+        do { return try await pooledRead { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tracking_events") ?? 0 } } catch {
             throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
         }
     }
@@ -41,7 +41,7 @@ extension SQLiteCatalogStore: CollectorStore {
     public func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
         let decoder = JSONDecoder()
         do {
-            return try await pool.read { db in
+            return try await pooledRead { db in
                 try Row.fetchAll(db, sql: "SELECT id, payload, ts FROM tracking_events WHERE id > ? ORDER BY id LIMIT ?",
                                  arguments: [cursor, max(0, limit)]).map { row in
                     var event = try decoder.decode(TrackingEvent.self, from: Data((row["payload"] as String).utf8))
@@ -75,7 +75,7 @@ extension SQLiteCatalogStore: CollectorStore {
             }
         }
         do {
-            return try await pool.read { db in
+            return try await pooledRead { db in
                 let actions = try Dictionary(Row.fetchAll(db, sql: "SELECT action, COUNT(*) AS n FROM tracking_events WHERE ts >= ? GROUP BY action",
                                                           arguments: [from]).map { ($0["action"] as String, $0["n"] as Int) },
                                              uniquingKeysWith: { $1 })
@@ -91,7 +91,7 @@ extension SQLiteCatalogStore: CollectorStore {
         let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
         let width = Int64(max(1, bucketSeconds)) * 1000
         do {
-            return try await pool.read { db in
+            return try await pooledRead { db in
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT (ts / ?) * ? AS start, action, COUNT(*) AS n FROM tracking_events
                     WHERE ts >= ? GROUP BY start, action

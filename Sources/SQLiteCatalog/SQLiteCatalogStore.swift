@@ -103,7 +103,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         }
         if applicationID != SQLiteCatalogStore.applicationID {
             guard tableCount == 0 else {
-                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
             }
             try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(SQLiteCatalogStore.applicationID)") }
         }
@@ -124,7 +124,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
             let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
             if applicationID != SQLiteCatalogStore.applicationID && tableCount > 0 {
-                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another --catalog path")
+                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
             }
         }
         try queue.close()
@@ -436,12 +436,28 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// A read on one of GRDB's reader threads, awaited: the caller's thread is never held.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
-        do { return try await pool.read(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+        do { return try await pooledRead(body) } catch { throw SQLiteCatalogStore.wrap(error) }
     }
 
     /// A write transaction on GRDB's writer thread, awaited.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
-        do { return try await pool.write(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+        do { return try await pooledWrite(body) } catch { throw SQLiteCatalogStore.wrap(error) }
+    }
+
+    /// GRDB's async read, run to its end whatever becomes of the caller's
+    /// task. GRDB's async access gives up when its task is cancelled; the
+    /// store's contract is the synchronous one — a call made is carried out —
+    /// so that, say, an insert transaction cancelled as the server stops still
+    /// saves its last progress. The access runs in a task of its own, awaited.
+    func pooledRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let pool = self.pool
+        return try await Task.detached { try await pool.read(body) }.value
+    }
+
+    /// GRDB's async write transaction, run to its end whatever becomes of the caller's task (see ``pooledRead(_:)``).
+    func pooledWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let pool = self.pool
+        return try await Task.detached { try await pool.write(body) }.value
     }
 
     static func wrap(_ error: any Error) -> VisualSearchError {

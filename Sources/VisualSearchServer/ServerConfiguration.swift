@@ -1,5 +1,6 @@
 import CatalogStores
 import Foundation
+import ImageOps
 import Networking
 import SearchEngine
 import VisualSearch
@@ -32,6 +33,11 @@ public struct ServerConfiguration: Sendable {
     /// ``ServerLimits/maxQueueWait``) and are then shed with 503 and `Retry-After`.
     /// Image requests have ``ServerLimits/maxConcurrentImageRequests`` of their own.
     public var maxConcurrentRequests: Int
+    /// What error messages call a library setting (``SettingName``, e.g.
+    /// `` `ImageSourcePolicy.imageRoots` ``): by its Swift name by default;
+    /// `vsearch serve` gives its own flags (`--image-root`), so a client is told
+    /// what the server's operator would change.
+    public var settingNames: [SettingName: String] = [:]
     /// Seconds an idle keep-alive connection is kept: 60 by default.
     public var idleTimeout: Double
     /// Log lines as JSON objects instead of text.

@@ -29,7 +29,7 @@ import VisualSearch
 /// let server = try await VisualSearchServer(configuration: ServerConfiguration(catalog: .sqlite(path: "catalog.sqlite"), port: 0))
 /// try await server.run { port in print("listening on", port) }   // until SIGINT/SIGTERM
 /// ```
-public struct VisualSearchServer<Service: VisualSearchService>: Sendable {
+public struct VisualSearchServer<Service: VisualSearchService>: Sendable where Service.Failure: ServedFailure {
     public let configuration: ServerConfiguration
     /// What answers the ViSearch and ProductSearch routes.
     public let service: Service
@@ -84,16 +84,16 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable {
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
-        ServiceRoutes(service: service, configuration: configuration).register(on: router)
-        HealthRoute(store: catalog, configuration: configuration).register(on: router)
-        CollectorRoutes(store: collector, configuration: configuration, metrics: metrics).register(on: router)
+        ServiceRoutes(service: service, settings: configuration.endpoints).register(on: router)
+        HealthRoute(store: catalog, settings: configuration.endpoints).register(on: router)
+        CollectorRoutes(store: collector, settings: configuration.endpoints, metrics: metrics).register(on: router)
         if configuration.servesMetrics {
             let catalog = self.catalog
-            MetricsRoute(metrics: metrics, configuration: configuration, admission: admission, imageWork: imageWork,
+            MetricsRoute(metrics: metrics, settings: configuration.endpoints, admission: admission, imageWork: imageWork,
                          catalogSize: { try? await catalog.count() }).register(on: router)
         }
-        StatsRoute(store: collector, configuration: configuration).register(on: router)
-        CatalogRoute(store: catalog, configuration: configuration).register(on: router)
+        StatsRoute(store: collector, settings: configuration.endpoints).register(on: router)
+        CatalogRoute(store: catalog, settings: configuration.endpoints).register(on: router)
         ImageRoutes(cache: thumbnails, sources: imageSources).register(on: router)
         if configuration.servesWebPage {
             WebPageRoutes(assets: configuration.webRoot.map(WebAssets.folder) ?? .embedded).register(on: router)

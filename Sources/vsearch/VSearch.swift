@@ -29,12 +29,12 @@ struct VSearch: AsyncParsableCommand {
           vsearch similar chelsea_cat --endpoint http://127.0.0.1:8080
           vsearch insert dress_1=https://cdn.example/dress_1.jpg \\
             --endpoint http://127.0.0.1:8080 --wait
-          vsearch track product_click --query-id R --pid P --img-url U --pos 1 \\
+          vsearch track product_click --query-id R --pid P --im-url U --pos 1 \\
             --endpoint http://127.0.0.1:8080
           vsearch events stats --since 24h      clicks, CTR and conversion
 
         Exit codes: 0 success, 1 some inputs failed, 64 usage error, 65 bad input or rejected request, \
-        66 no catalog or no input file there (only `index` creates a catalog), 69 service unavailable, \
+        66 no catalog or no input file there (reading commands never create one; `index` does), 69 service unavailable, \
         74 I/O error, 76 protocol error, 77 credentials refused, 78 learned model not installed, 130 interrupted.
         """,
         version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",

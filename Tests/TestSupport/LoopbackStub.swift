@@ -44,6 +44,8 @@ public final class LoopbackStub: @unchecked Sendable {
     private let listener: Int32
     private let script: [Step]
     private let received = Mutex<(heads: [String], connections: Int)>(([], 0))
+    /// Who awaits a number of request heads (``requestsArrived(_:)``).
+    private let waiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let stopped = Atomic<Bool>(false)
 
     /// Request lines received (`GET /search?… HTTP/1.1`), in order.
@@ -85,6 +87,19 @@ public final class LoopbackStub: @unchecked Sendable {
         thread.start()
     }
 
+    /// Returns once `count` request heads have arrived (at once when they have):
+    /// a test that must act while a request is in flight awaits it, never polls.
+    public func requestsArrived(_ count: Int = 1) async {
+        await withCheckedContinuation { continuation in
+            let ready = waiters.withLock { waiters in
+                guard received.withLock({ $0.heads.count }) < count else { return true }
+                waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// A port with nothing listening: connecting is refused.
     public static func closedPort() -> Int {
         let stub = LoopbackStub([])
@@ -112,7 +127,13 @@ public final class LoopbackStub: @unchecked Sendable {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let head = readHead(connection)
-            received.withLock { $0.heads.append(head) }
+            let arrived = received.withLock { $0.heads.append(head); return $0.heads.count }
+            let ready = waiters.withLock { waiters in
+                let ready = waiters.filter { $0.count <= arrived }.map(\.continuation)
+                waiters.removeAll { $0.count <= arrived }
+                return ready
+            }
+            for continuation in ready { continuation.resume() }
             let step = script.isEmpty ? .respond(200, body: "{}") : script[min(index, script.count - 1)]
             index += 1
             switch step {

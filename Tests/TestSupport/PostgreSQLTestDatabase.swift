@@ -51,53 +51,37 @@ public struct PrivatePostgreSQLServer: Sendable {
     public let url: String
 
     /// Makes and starts a new cluster (initdb, a few seconds).
-    public static func start() throws -> PrivatePostgreSQLServer {
+    public static func start() async throws -> PrivatePostgreSQLServer {
         let base = "/tmp/vsearch-pg-private-" + UUID().uuidString.prefix(8).lowercased()
-        let url = try script(["start"], base: base).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = try await script(["start"], base: base).trimmingCharacters(in: .whitespacesAndNewlines)
         return PrivatePostgreSQLServer(base: base, url: url)
     }
 
     /// `pg_ctl stop -m fast`: every connection is closed, the server is down.
-    public func stop() throws { _ = try Self.script(["pgctl", "stop", "-m", "fast", "-w"], base: base) }
+    public func stop() async throws { _ = try await Self.script(["pgctl", "stop", "-m", "fast", "-w"], base: base) }
     /// `pg_ctl start`: the same data directory and port.
-    public func restart() throws { _ = try Self.script(["pgctl", "start", "-w"], base: base) }
+    public func restart() async throws { _ = try await Self.script(["pgctl", "start", "-w"], base: base) }
     /// Stops the server and deletes its data.
-    public func remove() {
-        _ = try? Self.script(["stop"], base: base)
+    public func remove() async {
+        _ = try? await Self.script(["stop"], base: base)
         try? FileManager.default.removeItem(atPath: base)
     }
 
     /// Runs scripts/postgres.sh with this server's base; returns stdout.
     ///
-    /// Output goes to files, not pipes: the server that `start` leaves
-    /// running would inherit a pipe's write end and keep it open, so reading
-    /// the pipe to its end would wait for as long as PostgreSQL runs.
+    /// Output goes to files, not pipes (``ChildProcess/runToFiles(_:_:environment:stdout:stderr:)``):
+    /// the server that `start` leaves running would inherit a pipe's write end
+    /// and keep it open, so reading the pipe to its end would wait for as long as PostgreSQL runs.
     @discardableResult
-    static func script(_ arguments: [String], base: String) throws -> String {
+    static func script(_ arguments: [String], base: String) async throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vsearch-pg-script-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outputURL = folder.appendingPathComponent("stdout"), errorsURL = folder.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorsURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.root + "/scripts/postgres.sh")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["VSEARCH_PG_BASE": base]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        try? output.close()
-        try? errors.close()
-        let stdout = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            throw ScriptFailed(arguments: arguments, status: process.terminationStatus,
-                               stderr: (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? "")
-        }
-        return stdout
+        let outcome = try await ChildProcess.runToFiles(Repository.root + "/scripts/postgres.sh", arguments, environment: ["VSEARCH_PG_BASE": base],
+                                                        stdout: folder.appendingPathComponent("stdout").path,
+                                                        stderr: folder.appendingPathComponent("stderr").path)
+        guard outcome.status == 0 else { throw ScriptFailed(arguments: arguments, status: outcome.status, stderr: outcome.stderr) }
+        return outcome.stdout
     }
 
     /// scripts/postgres.sh failed.

@@ -23,19 +23,19 @@ struct ParityTests {
     struct Pair {
         let engine: VisualSearchEngine
         let client: ViSearchClient
-        let server: TestServer.Running
+        let server: ServerFixture.Live
     }
 
     /// Starts server B over a fresh catalog with the corpus as its image root, opens engine A over
     /// another fresh catalog with the server's own image-source policy, runs `body`, and stops the server.
     func withPair(_ body: (Pair) async throws -> Void) async throws {
-        try await TestServer.with({ $0.imageRoots = [Repository.images] }) { running in
+        try await ServerFixture.with({ $0.imageRoots = [Repository.images] }) { running in
             var configuration = VisualSearchEngine.Configuration()
             configuration.imageSources = running.server.configuration.imageSourcePolicy
             configuration.imageRoute = running.server.service.configuration.imageRoute
             let store = try await SQLiteCatalogStore(path: await Corpus.makeCatalog())
             let engine = try await VisualSearchEngine(store: store, configuration: configuration)
-            try await body(Pair(engine: engine, client: TestServer.client(running.url), server: running))
+            try await body(Pair(engine: engine, client: ServerFixture.client(running.url), server: running))
         }
     }
 

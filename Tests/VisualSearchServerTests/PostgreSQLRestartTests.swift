@@ -13,8 +13,7 @@ import PostgreSQLCatalog
 struct PostgreSQLRestartTests {
     @Test("requests answer 503 while PostgreSQL is down and 200 again once it is back, with no restart of the server")
     func restart() async throws {
-        let database = try PrivatePostgreSQLServer.start()
-        defer { database.remove() }
+        let database = try await PrivatePostgreSQLServer.start()
         // Setting up on a loaded CI machine may wait long for a connection; the server's
         // own timeout bounds how long a request waits while the database is down.
         let url = database.url + "?connect_timeout=10"
@@ -22,26 +21,26 @@ struct PostgreSQLRestartTests {
         _ = try await Indexer(store: store).run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
         store.close()
 
-        let running = await TestServer.start { $0.catalog = CatalogLocation(parsing: url) }
+        let running = try await ServerFixture.live { $0.catalog = CatalogLocation(parsing: url) }
         let search = running.url.appendingPathComponent("search").absoluteString + "?im_name=chelsea_cat&limit=3"
-        func status() async -> Int { (try? await TestServer.raw(URL(string: search)!).status) ?? -1 }
+        func status() async -> Int { (try? await ServerFixture.raw(URL(string: search)!).status) ?? -1 }
         do {
             #expect(await status() == 200)
-            try database.stop()
+            try await database.stop()
             let down = await status()
             #expect(down == 503, "while the database is down: \(down)")
-            let body = try await TestServer.raw(URL(string: search)!)
+            let body = try await ServerFixture.raw(URL(string: search)!)
             #expect("\(body.json)".contains("Catalog unavailable"), "\(body.json)")
-            try database.restart()
+            try await database.restart()
+            // `pg_ctl start -w` returns once the server accepts connections; a request waits for the pool's
+            // reconnection (up to connect_timeout), so a few tries, back to back, are enough.
             var recovered = false
-            for _ in 0..<300 where !recovered {  // 30 s at most: a bound, not a measurement
-                recovered = await status() == 200
-                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            for _ in 0..<5 where !recovered { recovered = await status() == 200 }
             #expect(recovered, "the server did not recover after PostgreSQL came back")
         } catch {
             Issue.record(error)
         }
         await running.stop()
+        await database.remove()
     }
 }

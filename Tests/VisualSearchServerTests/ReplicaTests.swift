@@ -38,9 +38,9 @@ struct ReplicaTests {
             $0.catalog = CatalogLocation(parsing: url)
             $0.imageRoots = [Repository.images]
         }
-        let first = await TestServer.start(configure), second = await TestServer.start(configure)
+        let first = try await ServerFixture.live(configure), second = try await ServerFixture.live(configure)
         do {
-            try await Self.insertAndRemove(a: TestServer.client(first.url), b: TestServer.client(second.url))
+            try await Self.insertAndRemove(a: ServerFixture.client(first.url), b: ServerFixture.client(second.url))
         } catch {
             Issue.record(error)
         }
@@ -77,14 +77,14 @@ struct ReplicaTests {
     func freshReplicaAgrees() async throws {
         let url = try await Self.corpusCatalog()
         let configure: (inout ServerConfiguration) -> Void = { $0.catalog = CatalogLocation(parsing: url) }
-        let old = await TestServer.start(configure)
+        let old = try await ServerFixture.live(configure)
         let request = SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters {
             $0.fields = ["brand", "price"]; $0.facets = ["brand"]; $0.facetsShowCount = true; $0.limit = 15
         })
-        var before = try await TestServer.client(old.url).search(request)
+        var before = try await ServerFixture.client(old.url).search(request)
         await old.stop()
-        let fresh = await TestServer.start(configure)
-        var after = try await TestServer.client(fresh.url).search(request)
+        let fresh = try await ServerFixture.live(configure)
+        var after = try await ServerFixture.client(fresh.url).search(request)
         await fresh.stop()
         before.requestID = nil
         after.requestID = nil

@@ -1,4 +1,5 @@
 import Foundation
+import ImageOps
 import HummingbirdTesting
 import Networking
 import SearchEngine
@@ -72,8 +73,9 @@ struct SecurityTests {
           arguments: ["file:///etc/shadow", "file:///etc/passwd", "/etc/passwd", "file://localhost/etc/passwd", "file:" + Repository.images + "/coffee_cup.jpg",
                       "file://" + Repository.images + "/coffee_cup.jpg"])
     func noRoots(location: String) async throws {
-        let server = try await InProcess.server()
-        let replies = try await InProcess.test(server) { client in
+        // Named as `vsearch serve` names them: a server tells its clients the flag its operator would change.
+        let server = try await ServerFixture.server { $0.settingNames = Self.serveFlags }
+        let replies = try await ServerFixture.router(server) { client in
             var replies: [Reply] = []
             for endpoint in Self.imageEndpoints { replies.append(try await client.send(endpoint + Self.escaped(location))) }
             return replies
@@ -92,8 +94,8 @@ struct SecurityTests {
           arguments: ["etc/passwd", "../../../../etc/passwd", "~/.ssh/id_rsa", "ftp://example.com/x.jpg", "gopher://127.0.0.1:6379/_INFO",
                       "data:image/jpeg;base64,/9j/", "file://example.com/etc/passwd", "coffee_cup.jpg"])
     func relativeAndForeign(location: String) async throws {
-        let server = try await InProcess.server { $0.imageRoots = [Repository.images] }
-        let reply = try await InProcess.test(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped(location)) }
+        let server = try await ServerFixture.server { $0.imageRoots = [Repository.images] }
+        let reply = try await ServerFixture.router(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped(location)) }
         #expect(reply.status == 400)
         #expect(Self.message(reply).hasPrefix("Invalid parameter im_url"), "\(Self.message(reply))")
         #expect(!reply.text.contains("root:"))
@@ -103,11 +105,11 @@ struct SecurityTests {
 
     @Test("with the corpus as image root: its files are searched by im_url; `..` out of it to Package.swift is refused")
     func corpusRoot() async throws {
-        let server = try await InProcess.server { $0.imageRoots = [Repository.images] }
+        let server = try await ServerFixture.server { $0.imageRoots = [Repository.images] }
         let inside = "file://" + Repository.images + "/coffee_cup.jpg"
         let roundabout = "file://" + Repository.images + "/../images/coffee_cup.jpg"
         let escape = "file://" + Repository.images + "/../../Package.swift"
-        let (works, alsoWorks, refused) = try await InProcess.test(server) { client in
+        let (works, alsoWorks, refused) = try await ServerFixture.router(server) { client in
             (try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(inside)),
              try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(roundabout)),
              try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(escape)))
@@ -121,8 +123,8 @@ struct SecurityTests {
     @Test("with a temporary image root: its image is searched; every way out of it is refused, on every im_url endpoint")
     func temporaryRoot() async throws {
         let layout = try Layout()
-        let server = try await InProcess.server { $0.imageRoots = [layout.root] }
-        let (works, refusals) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server { $0.imageRoots = [layout.root] }
+        let (works, refusals) = try await ServerFixture.router(server) { client in
             let works = try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped("file://" + layout.root + "/inside.jpg"))
             var refusals: [(String, String, Reply)] = []
             for (location, how) in layout.escapes {
@@ -142,8 +144,8 @@ struct SecurityTests {
     @Test("a text file inside an image root is refused as not an image, without echoing a byte of it")
     func textInsideRoot() async throws {
         let layout = try Layout()
-        let server = try await InProcess.server { $0.imageRoots = [layout.root] }
-        let reply = try await InProcess.test(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped("file://" + layout.root + "/notes.txt")) }
+        let server = try await ServerFixture.server { $0.imageRoots = [layout.root] }
+        let reply = try await ServerFixture.router(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped("file://" + layout.root + "/notes.txt")) }
         #expect(reply.status == 400 && Self.message(reply).contains("not an image vsearch reads"), "\(Self.message(reply))")
         #expect(!reply.text.contains("SECRET") && !reply.text.contains("root:"))
     }
@@ -151,14 +153,14 @@ struct SecurityTests {
     @Test("data API: an insert naming files outside the root lists a per-image error for each and indexes none of them")
     func insertOutsideRoot() async throws {
         let layout = try Layout()
-        let server = try await InProcess.server(catalog: await Corpus.makeCatalog()) { $0.imageRoots = [layout.root] }
+        let server = try await ServerFixture.server(catalog: await Corpus.makeCatalog()) { $0.imageRoots = [layout.root] }
         var items = [InsertItem(imageName: "ok", imageURL: "file://" + layout.root + "/inside.jpg")]
         for (index, (location, _)) in layout.escapes.enumerated() { items.append(InsertItem(imageName: "escape\(index)", imageURL: location)) }
         items.append(InsertItem(imageName: "shadow", imageURL: "file:///etc/shadow"))
         items.append(InsertItem(imageName: "remote", imageURL: "http://169.254.169.254/latest/meta-data"))
         let body = Array(InsertItem.wireQuery(items).encoded.utf8)
         let names = items.map(\.imageName)
-        let (inserted, status, searches) = try await InProcess.test(server) { client in
+        let (inserted, status, searches) = try await ServerFixture.router(server) { client in
             let inserted = try await client.send("/insert", method: .post, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
             let id = inserted.json["trans_id"] as? String ?? "none"
             var status = try await client.send("/insert/status/\(id)")
@@ -188,12 +190,18 @@ struct SecurityTests {
 
     // MARK: - Remote images
 
+    /// The names `vsearch serve` gives the settings its errors mention.
+    static let serveFlags: [SettingName: String] = [.imageRoots: "--image-root", .remoteFetch: "--allow-remote-fetch"]
+
     @Test("without --allow-remote-fetch an http(s) im_url is refused, saying how to allow it; nothing is connected to")
     func remoteFetchOff() async throws {
         let host = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("coffee_cup.jpg"))])
         defer { host.stop() }
-        let server = try await InProcess.server { $0.allowedFetchHosts = [host.hostAndPort] }  // an allowed host does not switch fetching on
-        let replies = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server {
+            $0.allowedFetchHosts = [host.hostAndPort]  // an allowed host does not switch fetching on
+            $0.settingNames = Self.serveFlags
+        }
+        let replies = try await ServerFixture.router(server) { client in
             [try await client.send("/uploadsearch?im_url=" + Self.escaped(host.url("/x.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped("https://example.com/x.jpg"))]
         }
@@ -207,13 +215,13 @@ struct SecurityTests {
     func remoteFetchLoopback() async throws {
         let host = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("coffee_cup.jpg"))])
         defer { host.stop() }
-        let server = try await InProcess.server { $0.allowRemoteFetch = true }
+        let server = try await ServerFixture.server { $0.allowRemoteFetch = true }
         let locations = [host.url("/x.jpg").absoluteString, "http://localhost:\(host.port)/", "http://LOCALHOST.:\(host.port)/x.jpg",
                          "http://[::1]:\(host.port)/x.jpg", "http://[::ffff:127.0.0.1]:\(host.port)/x.jpg",
                          "http://127.1:\(host.port)/x.jpg", "http://2130706433:\(host.port)/x.jpg", "http://0x7f.0.0.1:\(host.port)/x.jpg",
                          "http://0.0.0.0:\(host.port)/x.jpg", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/x.jpg",
                          "https://192.168.1.1/x.jpg"]
-        let replies = try await InProcess.test(server) { client in
+        let replies = try await ServerFixture.router(server) { client in
             var replies: [Reply] = []
             for location in locations { replies.append(try await client.send("/uploadsearch?im_url=" + Self.escaped(location))) }
             return replies
@@ -241,11 +249,11 @@ struct SecurityTests {
             toOther.stop()
             toFile.stop()
         }
-        let server = try await InProcess.server {
+        let server = try await ServerFixture.server {
             $0.allowRemoteFetch = true
             $0.allowedFetchHosts = [image.hostAndPort, toMetadata.hostAndPort, toOther.hostAndPort, toFile.hostAndPort]
         }
-        let (fetched, metadata, redirected, file) = try await InProcess.test(server) { client in
+        let (fetched, metadata, redirected, file) = try await ServerFixture.router(server) { client in
             (try await client.send("/uploadsearch?limit=1&im_url=" + Self.escaped(image.url("/coffee.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(toMetadata.url("/a.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(toOther.url("/b.jpg").absoluteString)),
@@ -272,7 +280,7 @@ struct SecurityTests {
         engineConfiguration.imageSources.fetchTimeout = 1
         let store = try await SQLiteCatalogStore(path: await Corpus.sharedCatalog())
         let engine = try await VisualSearchEngine(store: store, configuration: engineConfiguration)
-        return VisualSearchServer(configuration: configuration, engine: engine, store: store, logger: InProcess.logger)
+        return VisualSearchServer(configuration: configuration, engine: engine, store: store, logger: ServerFixture.logger)
     }
 
     @Test("a remote image over the size cap is abandoned (declared or streamed), and a stalled one times out")
@@ -286,7 +294,7 @@ struct SecurityTests {
             stalled.stop()
         }
         let server = try await Self.strictFetcher(allowing: [declared.hostAndPort, chunked.hostAndPort, stalled.hostAndPort])
-        let (big, bigChunked, slow) = try await InProcess.test(server) { client in
+        let (big, bigChunked, slow) = try await ServerFixture.router(server) { client in
             (try await client.send("/uploadsearch?im_url=" + Self.escaped(declared.url("/big.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(chunked.url("/big.jpg").absoluteString)),
              try await client.send("/uploadsearch?im_url=" + Self.escaped(stalled.url("/slow.jpg").absoluteString)))
@@ -300,9 +308,9 @@ struct SecurityTests {
 
     @Test("a refused im_url's secrets are not echoed: its query's keys are redacted in the message")
     func refusedURLRedacted() async throws {
-        let server = try await InProcess.server { $0.allowRemoteFetch = true }
+        let server = try await ServerFixture.server { $0.allowRemoteFetch = true }
         let location = "http://user:hunter2@127.0.0.1:9/x.jpg?access_key=SECRET-KEY-1&sig=SECRET-SIG-2&w=1"
-        let reply = try await InProcess.test(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped(location)) }
+        let reply = try await ServerFixture.router(server) { try await $0.send("/uploadsearch?im_url=" + Self.escaped(location)) }
         #expect(reply.status == 400)
         #expect(!reply.text.contains("SECRET-KEY-1") && !reply.text.contains("SECRET-SIG-2") && !reply.text.contains("hunter2"), "\(reply.text)")
         #expect(Self.message(reply).contains("access_key=***"), "\(Self.message(reply))")

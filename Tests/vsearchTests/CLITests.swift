@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Synchronization
+import TestSupport
 import Testing
 
 /// Runs the built `vsearch` binary and checks stdout, stderr, exit codes and files.
@@ -27,83 +27,21 @@ struct CLITests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    /// Starts `process`, one launch at a time in this test process: a clean-clone CI run crashed inside
-    /// Foundation's `Process.run()` (a bad pointer in its memcpy) while another suite launched a process on
-    /// another thread. Launches are milliseconds; the children still run concurrently. (Issue 26 moves these
-    /// helpers to swift-subprocess.)
-    static func launch(_ process: Process) throws {
-        try launching.withLock { _ in try process.run() }
-    }
-
-    static let launching = Mutex(())
-
-    /// Runs blocking work — a child's pipes read to the end, its exit awaited — on a thread of its own and
-    /// resumes when it is done. Swift Testing runs tests on the cooperative pool, two threads wide on a
-    /// two-core machine: two suites each waiting synchronously for a long child (an index with the learned
-    /// model, the browser run) stalled every in-process server for 20 s in a CI run. (Issue 26 moves these
-    /// helpers to swift-subprocess.)
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-
-    /// Waits for `process` to end without holding a cooperative thread.
-    static func waitForExit(_ process: Process) async {
-        nonisolated(unsafe) let process = process
-        _ = try? await offPool { process.waitUntilExit() }
-    }
-
+    /// Runs the binary to its end (``ChildProcess``: awaited, both pipes drained at once).
     static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) async throws -> Run {
-        try await offPool { try runBlocking(arguments, environment: environment, directory: directory) }
+        let outcome = try await ChildProcess.run(binary, arguments, environment: environment, directory: directory)
+        return Run(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
-    private static func runBlocking(_ arguments: [String], environment: [String: String], directory: String?) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try CLITests.launch(process)
-        // Both pipes drained at once: a child that fills stderr while stdout is read would otherwise block forever.
-        let stderrData = Mutex(Data())
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            stderrData.withLock { $0 = data }
-            drained.signal()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
-        let stderr = stderrData.withLock { $0 }
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus,
-                   stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    /// Runs the binary with a stdout nobody reads (`vsearch … | head -0`): its first write to stdout meets EPIPE.
+    static func runIntoClosedPipe(_ arguments: [String]) async throws -> ChildProcess.Outcome {
+        try await ChildProcess.runIntoClosedPipe(binary, arguments)
     }
 
-    /// Runs the binary with a stdout nobody reads (`vsearch … | head -0`): the pipe's read end is
-    /// closed before the child starts, so its first write to stdout meets EPIPE. Returns how it ended and its stderr.
-    static func runIntoClosedPipe(_ arguments: [String]) async throws -> (reason: Process.TerminationReason, status: Int32, stderr: String) {
-        try await offPool {
-            var descriptors: [Int32] = [0, 0]
-            guard pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
-            close(descriptors[0])
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = arguments
-            process.standardOutput = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
-            let err = Pipe()
-            process.standardError = err
-            try CLITests.launch(process)
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationReason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
-        }
+    /// Runs the binary while `body` works with it (a server, an interrupted index); see ``ChildProcess/withRunning(_:_:environment:directory:_:)``.
+    static func withRunning<Value: Sendable>(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
+                                             _ body: (ChildProcess.Running) async throws -> Value) async throws -> (Value, ChildProcess.Outcome) {
+        try await ChildProcess.withRunning(binary, arguments, environment: environment, directory: directory, body)
     }
 
     static func temporaryDirectory() -> String {
@@ -246,16 +184,6 @@ struct CLITests {
         return input
     }
 
-    static func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try CLITests.launch(process)
-        return process
-    }
-
     /// After a run completes: no temporary file anywhere, and every thumbnail in the manifest decodes.
     static func expectCompleteOutput(_ output: String, sources: Int) throws {
         let files = files(under: output)
@@ -271,11 +199,12 @@ struct CLITests {
     @Test("thumbs: kill -9 mid-run, then a re-run finishes the job and leaves no temporary file")
     func killAndResume() async throws {
         let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
-        let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
-        try await Task.sleep(for: .seconds(0.5))
-        kill(process.processIdentifier, SIGKILL)
-        await Self.waitForExit(process)
-        #expect(process.terminationReason == .uncaughtSignal)
+        // Killed once the first thumbnail is written: mid-run, whatever the machine's speed.
+        let (_, killed) = try await Self.withRunning(["thumbs", input, output, "--jobs", "2", "--verbose"]) { thumbs in
+            _ = try await thumbs.line { $0.contains("photo") }
+            thumbs.signal(SIGKILL)
+        }
+        #expect(killed.signal == SIGKILL)
         let rerun = try await Self.run(["thumbs", input, output, "--jobs", "2"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         try Self.expectCompleteOutput(output, sources: Self.largeInputCount)
@@ -284,11 +213,11 @@ struct CLITests {
     @Test("thumbs: SIGINT stops after the images in progress (exit 130), and a re-run continues")
     func interruptAndResume() async throws {
         let input = try Self.makeLargeInput(), output = Self.temporaryDirectory()
-        let process = try Self.start(["thumbs", input, output, "--jobs", "2"])
-        try await Task.sleep(for: .seconds(0.5))
-        kill(process.processIdentifier, SIGINT)
-        await Self.waitForExit(process)
-        #expect(process.terminationStatus == 130)
+        let (_, interrupted) = try await Self.withRunning(["thumbs", input, output, "--jobs", "2", "--verbose"]) { thumbs in
+            _ = try await thumbs.line { $0.contains("photo") }
+            thumbs.signal(SIGINT)
+        }
+        #expect(interrupted.status == 130, "\(interrupted.stderr)")
         #expect(!Self.files(under: output).contains { $0.contains(".tmp-") })
         let rerun = try await Self.run(["thumbs", input, output, "--json"])
         #expect(rerun.status == 0)

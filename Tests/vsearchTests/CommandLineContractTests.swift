@@ -79,7 +79,7 @@ struct CommandLineContractTests {
         #expect(thumbs.stdout.contains("\"up_to_date\"") && thumbs.stdout.contains("\"thumbnails_written\"") && !thumbs.stdout.contains("upToDate"))
         let index = try await CLI.run(["index", CLI.repository + "/corpus/images", "--catalog", folder + "/c.sqlite", "--json"])
         #expect(index.stdout.contains("\"catalog_count\"") && !index.stdout.contains("catalogCount"))
-        let track = try await CLI.run(["track", "product_click", "--query-id", "1", "--pid", "chelsea_cat", "--img-url", "http://x/y.jpg",
+        let track = try await CLI.run(["track", "product_click", "--query-id", "1", "--pid", "chelsea_cat", "--im-url", "http://x/y.jpg",
                                  "--pos", "1", "--catalog", Self.catalog, "--json"])
         #expect(track.status == 0, "\(track.stderr)")
         #expect((try JSONSerialization.jsonObject(with: Data(track.stdout.utf8)) as? [String: Any])?["event_id"] is String)
@@ -113,11 +113,11 @@ struct CommandLineContractTests {
 
     @Test("a port in use is explained in words")
     func portInUse() async throws {
-        let (process, url, _) = try await ServeCLITests.serve(Self.catalog)
-        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        let port = String(url.split(separator: ":").last ?? "0")
-        let second = try await CLI.run(["serve", "--catalog", Self.catalog, "--port", port])
-        #expect(second.status == 69 && second.stderr.contains("already in use") && second.stderr.contains("--port"), "\(second.stderr)")
+        _ = try await ServeCLITests.serving(Self.catalog) { url, server in
+            let port = String(url.split(separator: ":").last ?? "0")
+            let second = try await CLI.run(["serve", "--catalog", Self.catalog, "--port", port])
+            #expect(second.status == 69 && second.stderr.contains("already in use") && second.stderr.contains("--port"), "\(second.stderr)")
+        }
     }
 
     @Test("discover, product search/recommend and the remote data API exist and work", .timeLimit(.minutes(3)))
@@ -133,16 +133,15 @@ struct CommandLineContractTests {
 
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
-        let (process, url, _) = try await ServeCLITests.serve(catalog, ["--image-root", CLI.repository + "/corpus/images"])
-        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        let insert = try await CLI.run(["insert", "rocket_again=file://" + CLI.repository + "/corpus/images/falcon9_rocket.jpg",
-                                  "--field", "brand=spacex", "--endpoint", url, "--wait"])
-        #expect(insert.status == 0 && insert.stdout.contains("1 indexed"), "\(insert.stdout) \(insert.stderr)")
-        let found = try await CLI.run(["similar", "rocket_again", "--endpoint", url, "--limit", "1"])
-        #expect(found.status == 0 && found.stdout.contains("rocket_again"))
-        let remove = try await CLI.run(["remove", "rocket_again", "--endpoint", url])
-        #expect(remove.status == 0 && remove.stdout.contains("removed 1 of 1"))
-        #expect(try await CLI.run(["insert", "x=http://h/x.jpg"]).status == 64, "insert needs --endpoint")
+        _ = try await ServeCLITests.serving(catalog, ["--image-root", CLI.repository + "/corpus/images"]) { url, server in
+            let insert = try await CLI.run(["insert", "rocket_again=file://" + CLI.repository + "/corpus/images/falcon9_rocket.jpg",
+                                      "--field", "brand=spacex", "--endpoint", url, "--wait"])
+            #expect(insert.status == 0 && insert.stdout.contains("1 indexed"), "\(insert.stdout) \(insert.stderr)")
+            let found = try await CLI.run(["similar", "rocket_again", "--endpoint", url, "--limit", "1"])
+            #expect(found.status == 0 && found.stdout.contains("rocket_again"))
+            let remove = try await CLI.run(["remove", "rocket_again", "--endpoint", url])
+            #expect(remove.status == 0 && remove.stdout.contains("removed 1 of 1"))
+        }
     }
 
     @Test("the --html page works from any directory and shows facets, filters, the query box and links to originals")

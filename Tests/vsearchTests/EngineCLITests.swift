@@ -1,5 +1,6 @@
 import Foundation
 import ImageOps
+import TestSupport
 import Testing
 
 /// The engine's commands, run as a user would: index, search, similar,
@@ -65,6 +66,26 @@ struct EngineCLITests {
         #expect(export.stdout.split(separator: "\n").count == 101)
     }
 
+    @Test("insert, insert-status and remove work on the local catalog: a relative path is read from the working directory, the insert ends committed, the journal answers its status")
+    func localDataAPI() async throws {
+        let catalog = Self.catalogPath()
+        try await Self.indexCorpus(catalog)
+        let folder = CLI.temporaryDirectory()
+        try FileManager.default.copyItem(atPath: CLI.repository + "/corpus/images/falcon9_rocket.jpg", toPath: folder + "/rocket.jpg")
+        let insert = try await CLI.run(["insert", "rocket_again=rocket.jpg", "missing=nope.jpg", "--field", "brand=spacex", "--catalog", catalog],
+                                       directory: folder)
+        #expect(insert.status == 1 && insert.stdout.contains("1 indexed, 1 failed") && insert.stderr.contains("missing"),
+                "\(insert.stdout) \(insert.stderr)")
+        let id = String(try #require(insert.stdout.components(separatedBy: "trans_id ").dropFirst().first, "\(insert.stdout)").prefix(while: \.isNumber))
+        let found = try await CLI.run(["similar", "rocket_again", "--catalog", catalog, "--limit", "2", "--fl", "brand", "--json"])  // falcon9_rocket is the same picture
+        #expect(found.status == 0 && found.stdout.contains("\"rocket_again\"") && found.stdout.contains("spacex"), "\(found.stdout)")
+        let status = try await CLI.run(["insert-status", id, "--catalog", catalog])
+        #expect(status.status == 1 && status.stdout.contains("100% of 2"), "\(status.stdout) \(status.stderr)")
+        let remove = try await CLI.run(["remove", "rocket_again", "ghost", "--catalog", catalog])
+        #expect(remove.status == 1 && remove.stdout.contains("removed 1 of 2"), "\(remove.stdout) \(remove.stderr)")
+        #expect(try await CLI.run(["similar", "rocket_again", "--catalog", catalog]).status == 65)
+    }
+
     @Test("errors: unknown field and bad values exit 64, unknown im_name 65, foreign catalog 74 — each with a message")
     func errors() async throws {
         let catalog = Self.catalogPath()
@@ -93,24 +114,15 @@ struct EngineCLITests {
     func httpURL() async throws {
         let catalog = Self.catalogPath()
         try await Self.indexCorpus(catalog)
-        let port = Int.random(in: 20000...60000)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", CLI.repository + "/corpus/images"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }  // SIGKILL: a test runner may start children with SIGTERM blocked
-        var run = CLITests.Run(status: -1, stdout: "", stderr: "")
-        for _ in 0..<50 {  // wait for the server to listen
-            run = try await CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/chelsea_cat.jpg", "--catalog", catalog, "--json", "--limit", "1"])
-            if run.status == 0 { break }
-            try await Task.sleep(for: .seconds(0.1))
-        }
+        // A real HTTP server on loopback, listening before the first request (no wait for it to start).
+        let server = LoopbackStub([.serve(contentType: "image/jpeg", bytes: Repository.bytes("chelsea_cat.jpg")),
+                                   .respond(404, body: "no such image")])
+        defer { server.stop() }
+        let run = try await CLI.run(["search", "--im-url", server.url("/chelsea_cat.jpg").absoluteString, "--catalog", catalog, "--json", "--limit", "1"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\"im_name\" : \"chelsea_cat\""))
-        let missing = try await CLI.run(["search", "--im-url", "http://127.0.0.1:\(port)/nope.jpg", "--catalog", catalog])
-        #expect(missing.status == 65 && missing.stderr.contains("404"))
+        let missing = try await CLI.run(["search", "--im-url", server.url("/nope.jpg").absoluteString, "--catalog", catalog])
+        #expect(missing.status == 65 && missing.stderr.contains("404"), "\(missing.stderr)")
     }
 
     /// 150 distinct images (corpus copies under new names, each altered so its hash differs).
@@ -145,18 +157,12 @@ struct EngineCLITests {
         var generator = SystemRandomNumberGenerator()
         var before = 0
         for round in 0..<rounds {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]
-            let err = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = err
-            try CLITests.launch(process)
-            try await Task.sleep(for: .seconds(Double.random(in: pause, using: &generator)))
-            kill(process.processIdentifier, SIGKILL)
-            await CLI.waitForExit(process)
-            let printed = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let acknowledged = printed.split(separator: "\n").compactMap { line in
+            let pauseSeconds = Double.random(in: pause, using: &generator)
+            let (_, killed) = try await CLI.withRunning(["index", folder, "--catalog", catalog, "--batch-size", "5", "--jobs", "2"]) { index in
+                try await Task.sleep(for: .seconds(pauseSeconds))  // a random moment to kill at, not a wait for something
+                index.signal(SIGKILL)
+            }
+            let acknowledged = killed.stderr.split(separator: "\n").compactMap { line in
                 line.hasPrefix("committed ") ? Int(line.dropFirst(10)) : nil
             }.last ?? 0
             let stats = try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
@@ -184,20 +190,16 @@ struct EngineCLITests {
         let (folder, _) = try Self.largeFolder()
         let catalog = Self.catalogPath()
         try await Self.indexCorpus(catalog)
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: CLI.binary)
-        writer.arguments = ["index", folder, "--catalog", catalog, "--batch-size", "3", "--jobs", "1"]
-        writer.standardOutput = FileHandle.nullDevice
-        writer.standardError = FileHandle.nullDevice
-        try CLITests.launch(writer)
-        var answered = 0
-        while writer.isRunning && answered < 30 {
-            let run = try await CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])
-            #expect(run.status == 0, "\(run.stderr)")
-            answered += 1
+        let (answered, writer) = try await CLI.withRunning(["index", folder, "--catalog", catalog, "--batch-size", "3", "--jobs", "1"]) { writer in
+            var answered = 0
+            while !writer.hasEnded && answered < 30 {
+                let run = try await CLI.run(["similar", "astronaut", "--catalog", catalog, "--json", "--limit", "1"])
+                #expect(run.status == 0, "\(run.stderr)")
+                answered += 1
+            }
+            return answered
         }
-        await CLI.waitForExit(writer)
-        #expect(writer.terminationStatus == 0)
+        #expect(writer.status == 0, "\(writer.stderr)")
         #expect(answered > 0)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The learned model from the command line, as a user meets it: `vsearch
@@ -29,20 +30,13 @@ struct LearnedModelCLITests {
         let file = try #require(info["file"] as? String)
         let digest = try await CLI.run(["model", "embed", "--raw", CLI.repository + "/Tests/Fixtures/embeddings/coffee_cup.png"])
         #expect(digest.status == 0)
-        let shaOfFile = try Self.sha256(file)
+        let shaOfFile = try await Self.sha256(file)
         #expect(sha == shaOfFile)
     }
 
-    static func sha256(_ path: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [path]
-        let out = Pipe()
-        process.standardOutput = out
-        try CLI.launch(process)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+    static func sha256(_ path: String) async throws -> String {
+        let run = try await ChildProcess.run("/usr/bin/sha256sum", [path])
+        return run.stdout.split(separator: " ").first.map(String.init) ?? ""
     }
 
     @Test("model embed --raw reproduces PyTorch's embedding of the fixture (cosine ≥ 0.999)")
@@ -118,38 +112,38 @@ struct LearnedModelCLITests {
     func servedEqualsLocal() async throws {
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try await ServeCLITests.serve(catalog)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let startup = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(startup.contains("similarity: visual by default") && startup.contains("for 102 of 102 images"), "\(startup)")
-        for similarity in ["visual", "color", "fused"] {
-            for command in [["similar", "tp_clothes_hats_sombrero"], ["recommend", "tp_hobbies_music_string_guitar2"],
-                            ["search", "--image", CLI.repository + "/corpus/images/chelsea_cat.jpg"]] {
-                let options = ["--similarity", similarity, "--limit", "5", "--fl", "brand", "--json"]
-                let local = try await CLI.run(command + options + ["--catalog", catalog])
-                let remote = try await CLI.run(command + options + ["--endpoint", url])
-                #expect(local.status == 0 && remote.status == 0, "\(local.stderr) \(remote.stderr)")
-                #expect(try ServeCLITests.withoutRequestID(local.stdout) == ServeCLITests.withoutRequestID(remote.stdout), "\(command) \(similarity)")
-                #expect(try Self.object(local.stdout)["similarity"] as? String == similarity)
+        _ = try await ServeCLITests.serving(catalog) { url, server in
+            let startup = try await server.line { $0.contains("similarity:") }  // printed after the listening line
+            #expect(startup.contains("similarity: visual by default") && startup.contains("for 102 of 102 images"), "\(startup)")
+            for similarity in ["visual", "color", "fused"] {
+                for command in [["similar", "tp_clothes_hats_sombrero"], ["recommend", "tp_hobbies_music_string_guitar2"],
+                                ["search", "--image", CLI.repository + "/corpus/images/chelsea_cat.jpg"]] {
+                    let options = ["--similarity", similarity, "--limit", "5", "--fl", "brand", "--json"]
+                    let local = try await CLI.run(command + options + ["--catalog", catalog])
+                    let remote = try await CLI.run(command + options + ["--endpoint", url])
+                    #expect(local.status == 0 && remote.status == 0, "\(local.stderr) \(remote.stderr)")
+                    #expect(try ServeCLITests.withoutRequestID(local.stdout) == ServeCLITests.withoutRequestID(remote.stdout), "\(command) \(similarity)")
+                    #expect(try Self.object(local.stdout)["similarity"] as? String == similarity)
+                }
             }
+            let hats = try await CLI.run(["similar", "tp_clothes_hats_sombrero", "--limit", "4", "--json", "--endpoint", url])
+            let names = try #require(try Self.object(hats.stdout)["result"] as? [[String: Any]]).compactMap { $0["im_name"] as? String }
+            #expect(names.filter { $0.hasPrefix("tp_clothes_hats") }.count >= 3, "\(names)")
         }
-        let hats = try await CLI.run(["similar", "tp_clothes_hats_sombrero", "--limit", "4", "--json", "--endpoint", url])
-        let names = try #require(try Self.object(hats.stdout)["result"] as? [[String: Any]]).compactMap { $0["im_name"] as? String }
-        #expect(names.filter { $0.hasPrefix("tp_clothes_hats") }.count >= 3, "\(names)")
     }
 
     @Test("a server without the model starts colour-only and says so; a visual upload is refused naming the install command")
     func serverWithoutModel() async throws {
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try await ServeCLITests.serve(catalog, ["--model-dir", CLI.temporaryDirectory() + "/no-model"])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let startup = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(startup.contains("serving colour similarity only") && startup.contains("vsearch model install"), "\(startup)")
-        let plain = try await CLI.run(["similar", "chelsea_cat", "--json", "--endpoint", url])
-        #expect(try Self.object(plain.stdout)["similarity"] as? String == "color")
-        let upload = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--similarity", "visual",
-                                  "--endpoint", url])
-        #expect(upload.status != 0 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")
+        _ = try await ServeCLITests.serving(catalog, ["--model-dir", CLI.temporaryDirectory() + "/no-model"]) { url, server in
+            let startup = try await server.line { $0.contains("serving colour similarity only") }
+            #expect(startup.contains("serving colour similarity only") && startup.contains("vsearch model install"), "\(startup)")
+            let plain = try await CLI.run(["similar", "chelsea_cat", "--json", "--endpoint", url])
+            #expect(try Self.object(plain.stdout)["similarity"] as? String == "color")
+            let upload = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--similarity", "visual",
+                                      "--endpoint", url])
+            #expect(upload.status != 0 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `vsearch serve` and remote mode, run as a user would: the same query
@@ -7,25 +8,11 @@ import Testing
 struct ServeCLITests {
     typealias CLI = CLITests
 
-    /// Starts `vsearch serve --port 0` and waits for its start-up line.
-    static func serve(_ catalog: String, _ extra: [String] = []) async throws -> (process: Process, url: String, log: String) {
-        let log = CLI.temporaryDirectory() + "/serve.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["serve", "--catalog", catalog, "--port", "0"] + extra
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try CLITests.launch(process)
-        for _ in 0..<200 {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
-                return (process, String(text[range].dropFirst("listening on ".count)), log)
-            }
-            try await Task.sleep(for: .seconds(0.05))
-        }
-        process.terminate()
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "serve did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"])
+    /// `vsearch serve --port 0` on `catalog` while `body` runs: ``ServerFixture``'s process mode with this build's binary.
+    static func serving<Value: Sendable>(_ catalog: String, _ extra: [String] = [], environment: [String: String] = [:],
+                                         _ body: (_ url: String, _ server: ChildProcess.Running) async throws -> Value)
+        async throws -> (Value, ChildProcess.Outcome) {
+        try await ServerFixture.process(binary: CLI.binary, catalog: catalog, extra, environment: environment, body)
     }
 
     static func withoutRequestID(_ json: String) throws -> NSDictionary {
@@ -38,26 +25,24 @@ struct ServeCLITests {
     func serveAndQuery() async throws {
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
-        let (process, url, log) = try await Self.serve(catalog)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let startup = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(startup.contains("(102 images)") && startup.contains("auth: OPEN"))
-        for command in [["similar", "chelsea_cat"], ["recommend", "coffee_cup"], ["color", "c45b3b"],
-                        ["search", "--image", CLI.repository + "/corpus/images/astronaut.jpg"]] {
-            let options = ["--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--limit", "4", "--json"]
-            let local = try await CLI.run(command + options + ["--catalog", catalog])
-            let remote = try await CLI.run(command + options + ["--endpoint", url])
-            #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
-            // Uploads are prepared the same way locally and by the client (512 px, JPEG 0.97), so even they agree exactly.
-            #expect(try Self.withoutRequestID(local.stdout) == Self.withoutRequestID(remote.stdout), "\(command)")
+        let (_, outcome) = try await Self.serving(catalog) { url, server in
+            let startup = server.text(.stderr)
+            #expect(startup.contains("(102 images)") && startup.contains("auth: OPEN"))
+            for command in [["similar", "chelsea_cat"], ["recommend", "coffee_cup"], ["color", "c45b3b"],
+                            ["search", "--image", CLI.repository + "/corpus/images/astronaut.jpg"]] {
+                let options = ["--fq", "category=photo", "--fl", "brand", "--facets", "brand", "--limit", "4", "--json"]
+                let local = try await CLI.run(command + options + ["--catalog", catalog])
+                let remote = try await CLI.run(command + options + ["--endpoint", url])
+                #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
+                // Uploads are prepared the same way locally and by the client (512 px, JPEG 0.97), so even they agree exactly.
+                #expect(try Self.withoutRequestID(local.stdout) == Self.withoutRequestID(remote.stdout), "\(command)")
+            }
+            let table = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--limit", "2"])
+            #expect(table.status == 0 && table.stdout.contains("chelsea_cat"))
+            server.signal(SIGTERM)
         }
-        let table = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--limit", "2"])
-        #expect(table.status == 0 && table.stdout.contains("chelsea_cat"))
-        kill(process.processIdentifier, SIGTERM)
-        await CLI.waitForExit(process)
-        #expect(process.terminationStatus == 0)
-        let logged = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(logged.contains("vsearch serve: stopped") && logged.contains("status=200") && logged.contains("request_id="))
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.contains("vsearch serve: stopped") && outcome.stderr.contains("status=200") && outcome.stderr.contains("request_id="))
     }
 
     @Test("with keys: a missing key exits 77 naming the problem; the right key works; secrets never reach the log")
@@ -66,21 +51,21 @@ struct ServeCLITests {
         try await EngineCLITests.indexCorpus(catalog)
         let keys = CLI.temporaryDirectory() + "/keys"
         try "# keys\nsecret-app-key\nACCESS:TOPSECRET\n".write(toFile: keys, atomically: true, encoding: .utf8)
-        let (process, url, log) = try await Self.serve(catalog, ["--keys-file", keys, "--json-logs"])
-        defer { kill(process.processIdentifier, SIGKILL) }
-        let missing = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url])
-        #expect(missing.status == 77 && missing.stderr.contains("401"))
-        let good = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "secret-app-key"])
-        #expect(good.status == 0)
-        let basic = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS"], environment: ["VSEARCH_SECRET_KEY": "TOPSECRET"])
-        #expect(basic.status == 0, "\(basic.stderr)")
-        // The same KEY:SECRET form as `vsearch serve --access-key`.
-        let sameForm = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS:TOPSECRET"])
-        #expect(sameForm.status == 0, "\(sameForm.stderr)")
-        // A wrong app key is refused (77) and never echoed: the URL in the message is redacted.
-        let wrong = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "wrong-secret-key-123"])
-        #expect(wrong.status == 77 && !wrong.stderr.contains("wrong-secret-key-123") && wrong.stderr.contains("access_key=***"), "\(wrong.stderr)")
-        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        let (_, outcome) = try await Self.serving(catalog, ["--keys-file", keys, "--json-logs"]) { url, _ in
+            let missing = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url])
+            #expect(missing.status == 77 && missing.stderr.contains("401"))
+            let good = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "secret-app-key"])
+            #expect(good.status == 0)
+            let basic = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS"], environment: ["VSEARCH_SECRET_KEY": "TOPSECRET"])
+            #expect(basic.status == 0, "\(basic.stderr)")
+            // The same KEY:SECRET form as `vsearch serve --access-key`.
+            let sameForm = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--access-key", "ACCESS:TOPSECRET"])
+            #expect(sameForm.status == 0, "\(sameForm.stderr)")
+            // A wrong app key is refused (77) and never echoed: the URL in the message is redacted.
+            let wrong = try await CLI.run(["similar", "chelsea_cat", "--endpoint", url, "--app-key", "wrong-secret-key-123"])
+            #expect(wrong.status == 77 && !wrong.stderr.contains("wrong-secret-key-123") && wrong.stderr.contains("access_key=***"), "\(wrong.stderr)")
+        }
+        let logged = outcome.stderr
         #expect(logged.contains("keys required") && logged.contains("\"status\":401"))
         #expect(!logged.contains("secret-app-key") && !logged.contains("TOPSECRET"))
     }

@@ -22,64 +22,48 @@ struct TrackCLITests {
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
-        for (action, extra) in [("product_view", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
-                                ("product_click", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"]),
-                                ("add_to_cart", ["--pid", "chelsea_cat", "--img-url", "https://shop.example/p.jpg", "--pos", "1"])] {
+        for (action, extra) in [("product_view", ["--pid", "chelsea_cat", "--im-url", "https://shop.example/p.jpg", "--pos", "1"]),
+                                ("product_click", ["--pid", "chelsea_cat", "--im-url", "https://shop.example/p.jpg", "--pos", "1"]),
+                                ("add_to_cart", ["--pid", "chelsea_cat", "--im-url", "https://shop.example/p.jpg", "--pos", "1"])] {
             let run = try await CLI.run(["track", action, "--query-id", "777"] + extra + ["--endpoint", "http://127.0.0.1:9", "--queue", queue])
             #expect(run.status == 0 && run.stdout.contains("still queued"), "\(run.stderr)")
         }
         let status = try await CLI.run(["track", "status", "--queue", queue, "--json"])
         let counters = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Int]
         #expect(counters?["queued"] == 3 && counters?["sent"] == 0)
-        let (server, url, _) = try await ServeCLITests.serve(catalog)
-        defer { kill(server.processIdentifier, SIGKILL) }
-        let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue])
-        #expect(flush.status == 0 && flush.stdout.contains("delivered 3; 0 still queued"))
-        let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
-        let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
-        let query = (object?["queries"] as? [[String: Any]])?.first
-        #expect(object?["total"] as? Int == 3 && query?["key"] as? String == "777" && query?["ctr"] as? Double == 1)
-        let table = try await CLI.run(["events", "stats", "--catalog", catalog, "--since", "1h"])
-        #expect(table.status == 0 && table.stdout.contains("chelsea_cat") && table.stdout.contains("100.0%"))
+        _ = try await ServeCLITests.serving(catalog) { url, server in
+            let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue])
+            #expect(flush.status == 0 && flush.stdout.contains("delivered 3; 0 still queued"))
+            let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+            let query = (object?["queries"] as? [[String: Any]])?.first
+            #expect(object?["total"] as? Int == 3 && query?["key"] as? String == "777" && query?["ctr"] as? Double == 1)
+            let table = try await CLI.run(["events", "stats", "--catalog", catalog, "--since", "1h"])
+            #expect(table.status == 0 && table.stdout.contains("chelsea_cat") && table.stdout.contains("100.0%"))
+        }
     }
 
     @Test("kill -9 while tracking: every event whose track returned is delivered after a restart")
     func killNine() async throws {
         let queue = CLI.temporaryDirectory() + "/queue.sqlite"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["debug", "track-load", "--count", "100000", "--queue", queue, "--echo"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try CLITests.launch(process)
-        let reading = pipe.fileHandleForReading
-        var output = try await CLI.offPool {
-            var output = Data()
-            while !String(decoding: output, as: UTF8.self).contains("queued 300\n") {
-                let chunk = reading.availableData
-                if chunk.isEmpty { break }
-                output.append(chunk)
-            }
-            return output
+        let (_, outcome) = try await CLI.withRunning(["debug", "track-load", "--count", "100000", "--queue", queue, "--echo"]) { load in
+            _ = try await load.line(on: .stdout) { $0 == "queued 300" }
+            load.signal(SIGKILL)
         }
-        kill(process.processIdentifier, SIGKILL)
-        await CLI.waitForExit(process)
-        output.append(reading.readDataToEndOfFile())
-        let confirmed = String(decoding: output, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("queued ") }.count
-        #expect(process.terminationReason == .uncaughtSignal && confirmed >= 300 && confirmed < 100_000)
+        let confirmed = outcome.stdout.split(separator: "\n").filter { $0.hasPrefix("queued ") }.count
+        #expect(outcome.signal == SIGKILL && confirmed >= 300 && confirmed < 100_000)
 
         let catalog = EngineCLITests.catalogPath()
         try await EngineCLITests.indexCorpus(catalog)
-        let (server, url, _) = try await ServeCLITests.serve(catalog)
-        defer { kill(server.processIdentifier, SIGKILL) }
-        let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue, "--json"])
-        let report = try JSONSerialization.jsonObject(with: Data(flush.stdout.utf8)) as? [String: Any]
-        let sent = report?["sent"] as? Int ?? 0
-        #expect(report?["remaining"] as? Int == 0)
-        // Every confirmed event arrives; at most the one in flight at the kill is extra.
-        #expect(sent >= confirmed && sent <= confirmed + 1, "confirmed \(confirmed), delivered \(sent)")
-        let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
-        #expect((try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])?["total"] as? Int == sent)
+        _ = try await ServeCLITests.serving(catalog) { url, server in
+            let flush = try await CLI.run(["track", "flush", "--endpoint", url, "--queue", queue, "--json"])
+            let report = try JSONSerialization.jsonObject(with: Data(flush.stdout.utf8)) as? [String: Any]
+            let sent = report?["sent"] as? Int ?? 0
+            #expect(report?["remaining"] as? Int == 0)
+            // Every confirmed event arrives; at most the one in flight at the kill is extra.
+            #expect(sent >= confirmed && sent <= confirmed + 1, "confirmed \(confirmed), delivered \(sent)")
+            let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
+            #expect((try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])?["total"] as? Int == sent)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The web page in a real browser: `Tests/Browser/page_test.py` starts `vsearch serve` on the corpus and drives
@@ -42,35 +43,24 @@ struct WebPageBrowserTests {
         try FileManager.default.createDirectory(atPath: Self.output, withIntermediateDirectories: true)
         let resultPath = Self.output + "/result.json", logPath = Self.output + "/runner.log"
         try? FileManager.default.removeItem(atPath: resultPath)
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        defer { try? log.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BrowserSetup.python)
-        process.arguments = [Self.runner, "--vsearch", CLI.binary, "--corpus", CLI.repository + "/corpus",
-                             "--screenshots", Self.output, "--json", resultPath]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONUNBUFFERED": "1"]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        try CLITests.launch(process)
-        let started = Date()
-        // Wait without holding a thread: the suites around this one share a cooperative pool of one thread per
-        // core, and a blocked one starved their timing tests (seen in CI on 2 cores).
-        while process.isRunning && Date().timeIntervalSince(started) < Self.deadline {
-            try await Task.sleep(for: .milliseconds(250))
+        let arguments = [Self.runner, "--vsearch", CLI.binary, "--corpus", CLI.repository + "/corpus",
+                         "--screenshots", Self.output, "--json", resultPath]
+        // Awaited without holding a thread; past the deadline the runner gets SIGTERM (it stops its servers and the browser on the way out).
+        let deadline = Self.deadline
+        let (watchdog, outcome) = try await ChildProcess.withRunning(BrowserSetup.python, arguments, environment: ["PYTHONUNBUFFERED": "1"]) { runner in
+            Task {
+                guard (try? await Task.sleep(for: .seconds(deadline))) != nil, !runner.hasEnded else { return false }
+                runner.signal(SIGTERM)
+                return true
+            }
         }
-        if process.isRunning {
-            process.terminate()  // SIGTERM: the runner stops its servers and the browser on the way out
-            Issue.record("the browser tests did not finish in \(Int(Self.deadline)) s; log: \(logPath)")
-        }
-        await CLI.waitForExit(process)
-
-        let logText = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        watchdog.cancel()
+        let logText = outcome.stdout + outcome.stderr
+        try? logText.write(toFile: logPath, atomically: true, encoding: .utf8)
+        if await watchdog.value { Issue.record("the browser tests did not finish in \(Int(deadline)) s; log: \(logPath)") }
         guard let data = FileManager.default.contents(atPath: resultPath),
               let result = try? JSONDecoder().decode(RunnerResult.self, from: data) else {
-            Issue.record("the browser test runner wrote no result (exit \(process.terminationStatus)); its output:\n\(logText.suffix(3000))")
+            Issue.record("the browser test runner wrote no result (exit \(outcome.status)); its output:\n\(logText.suffix(3000))")
             return
         }
         #expect(!result.steps.isEmpty, "the runner ran no step")
@@ -78,8 +68,8 @@ struct WebPageBrowserTests {
             let picture = step.screenshot.map { " — screenshot \(Self.output)/\($0)" } ?? ""
             #expect(step.passed, "browser step \(step.name): \(step.message)\(picture)")
         }
-        #expect(process.terminationStatus == 0 || !result.passed,
-                "the runner exited \(process.terminationStatus) although every step passed:\n\(logText.suffix(2000))")
+        #expect(outcome.status == 0 || !result.passed,
+                "the runner exited \(outcome.status) although every step passed:\n\(logText.suffix(2000))")
         let failed = result.steps.filter { !$0.passed }.count
         print("browser tests: \(result.steps.count - failed) of \(result.steps.count) steps passed in \(result.seconds) s; "
               + "screenshots and runner.log in \(Self.output)")
@@ -104,21 +94,16 @@ enum BrowserSetup {
         }
         if !FileManager.default.isExecutableFile(atPath: python) {
             missing.append("the venv \(python)")
-        } else if (try? exitStatus(python, ["-c", "import selenium"])) != 0 {
+        } else if !hasSelenium {
             missing.append("selenium in \(python)")
         }
         return missing
     }
 
-    static func exitStatus(_ executable: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try CLITests.launch(process)
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// Whether the venv holds the selenium package (its folder in site-packages: no interpreter started).
+    static var hasSelenium: Bool {
+        let lib = CLITests.repository + "/.build-tools/venv/lib"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib)) ?? []
+        return versions.contains { FileManager.default.fileExists(atPath: lib + "/" + $0 + "/site-packages/selenium/__init__.py") }
     }
 }

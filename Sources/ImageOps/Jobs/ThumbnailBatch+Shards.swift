@@ -38,7 +38,7 @@ extension ThumbnailBatch {
         }
         guard let count = parts.map(\.count).max() else {
             throw .io(path: (output as NSString).appendingPathComponent("manifest.shard-0-of-N.jsonl"),
-                      reason: "no shard manifests to merge (run vsearch thumbs … --shard i/n first)")
+                      reason: "no shard manifests to merge (make them first: one run per part i/n of \(SettingName.thumbnailShard))")
         }
         guard Set(parts.map(\.count)).count == 1 else {
             throw .io(path: output, reason: "manifests of differently split jobs (\(Set(parts.map(\.count)).sorted()) parts); remove the stale ones")

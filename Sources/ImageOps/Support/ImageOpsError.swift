@@ -56,7 +56,7 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .limitExceeded(let source, let limit):
             switch limit {
             case .pixels(let width, let height, let maximum):
-                return "\(source): \(width)×\(height) exceeds the pixel limit of \(maximum) pixels (raise --max-pixels if the image is genuine)"
+                return "\(source): \(width)×\(height) exceeds the pixel limit of \(maximum) pixels (raise \(SettingName.maxPixels) if the image is genuine)"
             case .side(let width, let height, let maximum):
                 return "\(source): \(width)×\(height) exceeds the side limit of \(maximum) pixels"
             case .inputBytes(let count, let maximum):

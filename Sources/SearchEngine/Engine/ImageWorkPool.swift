@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// Where CPU-heavy image work runs in a server — decoding uploaded or
-/// fetched query images, making thumbnails: on threads of its own, off
-/// Swift's cooperative pool, admitted by a budget of decoded pixels.
+/// fetched query images, indexing inserted images, making thumbnails: on
+/// threads of its own, off Swift's cooperative pool, admitted by one budget
+/// of decoded pixels.
 ///
 /// Swift concurrency's cooperative pool has one thread per core. Decoding an
 /// image is seconds of synchronous work; run there, a few uploads occupy

@@ -67,6 +67,11 @@ final class InsertJobs: Sendable {
         for task in tasks { await task.value }
     }
 
+    /// Waits until every transaction running now has finished and saved its progress.
+    func finishAll() async {
+        for task in running.withLock({ Array($0.values) }) { await task.value }
+    }
+
     /// Transactions running in this process now.
     var runningCount: Int { running.withLock { $0.count } }
 

@@ -52,8 +52,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// How long recommendations use the events read last before asking
         /// the store for new ones: 1 s by default (0: every request asks).
         public var engagementRefresh: Duration = .seconds(1)
-        /// Where query images are decoded: on the caller's task when nil (the
-        /// default, right for a command line), or on an ``ImageWorkPool``'s
+        /// Where query images and inserted images are decoded: on the caller's
+        /// task (queries) and the indexer's threads (inserts) when nil — the
+        /// default, right for a command line — or on one ``ImageWorkPool``'s
         /// threads under its pixel budget (a server: `vsearch serve` sets one).
         public var imageWork: ImageWorkPool?
         /// What ProductSearch's `main_image_url` says of a catalog image:
@@ -133,6 +134,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         loader = QueryImageLoader(policy: configuration.imageSources, cache: QueryImageCache(directory: cacheDirectory), limits: configuration.limits)
         var indexing = configuration.indexing
         if indexing.learned == nil { indexing.learned = configuration.learned }
+        if indexing.imageWork == nil { indexing.imageWork = configuration.imageWork }  // inserts decode under the queries' pixel budget
         indexing.recordsLearnedModel = false  // inserts follow the catalog's model; only `vsearch index` sets it
         jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: indexing), journal: journal, loader: loader)
         _ = try await snapshot()
@@ -334,6 +336,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// calls it when it shuts down.
     public func cancelInserts() async {
         await jobs.cancelAll()
+    }
+
+    /// Waits until the insert transactions running in this process have
+    /// finished and saved their progress: a command line's insert ends
+    /// with its work, where a server's returns at once.
+    public func finishInserts() async {
+        await jobs.finishAll()
     }
 
     public func insertStatus(_ request: InsertStatusRequest) async throws(VisualSearchError) -> InsertStatusResponse {

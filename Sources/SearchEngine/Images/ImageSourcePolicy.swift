@@ -1,4 +1,5 @@
 import Foundation
+import ImageOps
 import Networking
 import VisualSearch
 
@@ -64,7 +65,7 @@ public struct ImageSourcePolicy: Sendable, Hashable {
         let refusal = VisualSearchError.fetch(
             url: Redaction.url(location),
             reason: imageRoots.isEmpty
-                ? "this server reads no local files (start it with --image-root FOLDER to allow a folder)"
+                ? "this server reads no local files (add a folder to \(SettingName.imageRoots) to allow it)"
                 : "not inside an image root of this server")
         let lexical = (path as NSString).standardizingPath
         let roots = imageRoots.map { ($0 as NSString).standardizingPath }

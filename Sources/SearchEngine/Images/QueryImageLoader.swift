@@ -43,7 +43,7 @@ public struct QueryImageLoader: Sendable {
             throw .fetch(url: Redaction.url(text), reason: "not an http(s) URL, a file:// URL or an absolute path")
         }
         guard policy.remoteFetch != nil else {
-            throw .fetch(url: Redaction.url(url), reason: "this server does not fetch remote images (start it with --allow-remote-fetch)")
+            throw .fetch(url: Redaction.url(url), reason: "this server does not fetch remote images (\(SettingName.remoteFetch) allows it)")
         }
         do {
             return try await client.fetch(url, timeout: policy.fetchTimeout)

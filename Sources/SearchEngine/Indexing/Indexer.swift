@@ -44,6 +44,13 @@ public struct Indexer: Sendable {
         /// already made by the same model, and colour vectors alone otherwise, so a
         /// single insert never switches a colour-only catalog to visual similarity.
         public var recordsLearnedModel = true
+        /// Where images are decoded and embedded: the indexer's own ``jobs``
+        /// threads when nil (the default, right for `vsearch index`, which has
+        /// the machine to itself), or an ``ImageWorkPool`` under its pixel
+        /// budget — a server's inserts share the pool its queries decode on,
+        /// so an insert of large images cannot take more memory or CPU than
+        /// the server gives image work.
+        public var imageWork: ImageWorkPool?
         public init() {}
     }
 
@@ -182,9 +189,15 @@ public struct Indexer: Sendable {
             // With a learned model each worker takes a group of images: decodes them, then runs them through the model at once.
             let group = learned == nil ? 1 : Self.embeddingBatch
             let groups = stride(from: 0, to: batch.count, by: group).map { $0..<min(batch.count, $0 + group) }
-            let outcomes = await pool.map(count: groups.count) { g -> [Outcome] in
-                Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, limits: limits, learned: learned)
-            }.compactMap { $0 }.flatMap { $0 }
+            let outcomes: [Outcome]
+            if let imageWork = configuration.imageWork {
+                outcomes = await Indexer.process(groups.map { Array(batch[$0]) }, on: imageWork, known: known, schema: schema, limits: limits,
+                                                 learned: learned)
+            } else {
+                outcomes = await pool.map(count: groups.count) { g -> [Outcome] in
+                    Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, limits: limits, learned: learned)
+                }.compactMap { $0 }.flatMap { $0 }
+            }
             var items: [CatalogItem] = []
             var metadataOnly: [MetadataUpdate] = []
             for (offset, outcome) in outcomes.enumerated() {
@@ -238,7 +251,7 @@ public struct Indexer: Sendable {
             guard !values.isEmpty, failing.count == values.count else { continue }
             let fitting = FieldSchema.infer(columns: [field], rows: values.map { [field: $0] }).fields[field] ?? .string
             throw .invalidParameter(name: "schema", reason: "field \(field) is \(type.rawValue) but none of its \(values.count) values "
-                + "is (first: \"\(failing[0])\"); nothing was indexed. Its values fit \(fitting.rawValue): run again with --schema \(field):\(fitting.rawValue)")
+                + "is (first: \"\(failing[0])\"); nothing was indexed. Its values fit \(fitting.rawValue): run again with \(SettingName.schemaOverrides) \(field):\(fitting.rawValue)")
         }
     }
 
@@ -251,6 +264,41 @@ public struct Indexer: Sendable {
         for (name, type) in inferred.fields { schema.fields[name] = type }
         try await store.declare(schema)
         return try await store.schema()
+    }
+
+    /// Processes groups of sources on `imageWork`, each group charged the
+    /// pixels its images decode to (read from their headers); outcomes in the
+    /// groups' order. A group the pool refuses (overloaded) fails its images
+    /// with the pool's reason: re-sending the insert retries them.
+    static func process(_ groups: [[Source]], on imageWork: ImageWorkPool, known: [String: String], schema: FieldSchema,
+                        limits: ImageLimits, learned: (any ImageEmbedder)?) async -> [Outcome] {
+        await withTaskGroup(of: (Int, [Outcome]).self) { tasks in
+            for (position, group) in groups.enumerated() {
+                let pixels = group.reduce(0) { $0 + decodedPixels(of: $1, limits: limits, learned: learned) }
+                tasks.addTask {
+                    do throws(VisualSearchError) {
+                        let outcomes = try await imageWork.run(pixels: pixels, searching: { () throws(VisualSearchError) -> [Outcome] in
+                            Indexer.process(group, known: known, schema: schema, limits: limits, learned: learned)
+                        })
+                        return (position, outcomes)
+                    } catch {
+                        return (position, group.map { .failed($0.imageName, "\($0.imageName): \(error.message)") })
+                    }
+                }
+            }
+            var byGroup = [[Outcome]](repeating: [], count: groups.count)
+            for await (position, outcomes) in tasks { byGroup[position] = outcomes }
+            return byGroup.flatMap { $0 }
+        }
+    }
+
+    /// The pixels a source's decode produces, from its header (1 when its
+    /// bytes are not at hand yet or the header is unusable: reading it is
+    /// then the work, and it fails on its own).
+    static func decodedPixels(of source: Source, limits: ImageLimits, learned: (any ImageEmbedder)?) -> Int {
+        guard case .bytes(let bytes) = source.content,
+              let plan = try? ImageFeatures.plan(bytes, box: nil, source: source.imageName, limits: limits, learned: learned) else { return 1 }
+        return plan.decodedPixels
     }
 
     /// Images a worker runs through the learned model at once.

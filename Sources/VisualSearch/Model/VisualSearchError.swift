@@ -23,7 +23,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
     case fetch(url: String, reason: String)
     /// A metadata row does not fit the schema.
     case invalidMetadata(row: Int, field: String, reason: String)
-    /// No catalog at this location (only `vsearch index` creates one).
+    /// No catalog at this location (reading never creates one: an ``Indexer`` run or a catalog copy does).
     case catalogNotFound(location: String)
     /// The catalog cannot be used (corrupt, foreign, unwritable, unsupported…).
     case catalog(location: String, reason: String)
@@ -86,7 +86,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         switch self {
         case .imageNotFound(let name): "Image not found with im_name: \(name)"
         case .catalogNotFound(let location):
-            "no catalog at \(location); create one with `vsearch index IMAGES_DIR --catalog \(location)`, or point --catalog (or $VSEARCH_CATALOG) at an existing one"
+            "no catalog at \(location); index images into it first (an Indexer creates it), or open an existing catalog"
         case .storage(let reason, let sql): sql.map { "\(reason) (SQL: \($0))" } ?? reason
         default: message
         }

@@ -165,7 +165,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close",
                                   .contentLength: String(body.count), .xContentTypeOptions: "nosniff", .cacheControl: "no-store"]
         if let seconds = error.retryAfter { fields[.retryAfter] = String(seconds) }
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: error.status), headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: error.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [self] _ in
             close(context, reason: nil)

@@ -1,4 +1,5 @@
 import Foundation
+import ImageOps
 import Hummingbird
 import NIOCore
 import Synchronization
@@ -15,28 +16,33 @@ enum Responses {
     }
 
     /// The API family's error JSON with the error's status, and `Retry-After` when the error says when to retry.
-    static func failure(_ error: ServerError, family: APIFamily, method: String, requestID: String) -> Response {
+    static func failure(_ error: ServerError, family: APIFamily, method: String, requestID: String,
+                        settingNames: [SettingName: String] = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
-        return Response(status: HTTPResponse.Status(code: error.status), headers: headers,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: failureBody(family: family, method: method, error: error, requestID: requestID))))
+        return Response(status: error.status, headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: failureBody(family: family, method: method, error: error, requestID: requestID,
+                                                                                     settingNames: settingNames))))
     }
 
     /// The error JSON of an API family:
     /// ViSearch `{"status":"fail","method":…,"error":["…"],"page":0,"limit":0,"total":0,"result":[]}`;
     /// ProductSearch `{"reqid":…,"status":"fail","method":…,"error":{"code":…,"message":…}}`;
     /// tracking `{"status":"fail","reqid":…,"error":{"code":…,"message":…}}`.
-    static func failureBody(family: APIFamily, method: String, error: ServerError, requestID: String) -> [UInt8] {
+    /// A library setting an error names is called what `settingNames` says (``ServerConfiguration/settingNames``).
+    static func failureBody(family: APIFamily, method: String, error: ServerError, requestID: String,
+                            settingNames: [SettingName: String] = [:]) -> [UInt8] {
+        let message = SettingName.rename(in: error.message, settingNames)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         switch family {
         case .viSearch:
-            let response = SearchResponse(status: .fail, method: method, error: [error.message], page: 0, limit: 0, total: 0,
+            let response = SearchResponse(status: .fail, method: method, error: [message], page: 0, limit: 0, total: 0,
                                           result: [], requestID: requestID)
             return (try? encoder.encode(response)).map(Array.init) ?? []
         case .productSearch:
             let response = ProductSearchResponse(requestID: requestID, status: .fail, method: method,
-                                                 error: .init(code: error.status, message: error.message))
+                                                 error: .init(code: error.statusCode, message: message))
             return (try? encoder.encode(response)).map(Array.init) ?? []
         case .tracking:
             struct Body: Encodable {
@@ -44,7 +50,7 @@ enum Responses {
                 var reqid: String
                 var error: ProductSearchResponse.ErrorInfo
             }
-            return (try? encoder.encode(Body(reqid: requestID, error: .init(code: error.status, message: error.message)))).map(Array.init) ?? []
+            return (try? encoder.encode(Body(reqid: requestID, error: .init(code: error.statusCode, message: message)))).map(Array.init) ?? []
         }
     }
 }

@@ -1,10 +1,13 @@
 import Foundation
+import Hummingbird
 import ImageOps
 import VisualSearch
 
 /// Why the server refused or failed a request. Each case has its HTTP
-/// status and a message for the response's `error`.
-public enum ServerError: Error, Sendable, CustomStringConvertible {
+/// status and a message for the response's `error`; as Hummingbird's
+/// `HTTPResponseError` it answers itself in its API family's error JSON
+/// (``Responses``), so any middleware sees its status.
+public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseError {
     /// The request or the service's own error (bad parameter 400, unknown field 400, image not found 404, storage 500…).
     case engine(VisualSearchError)
     /// A service behind the routes failed in its own way (a proxied client's error, say).
@@ -24,23 +27,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     /// The client went away or sent a broken body.
     case badBody(String)
 
-    /// A service's failure as the server answers it.
-    public init(serviceFailure error: any Error) {
-        switch error {
-        case let error as VisualSearchError: self = .engine(error)
-        case let error as ClientError:
-            switch error {
-            case .http(let status, _, let message): self = .service(status: status, message: message ?? error.description)
-            case .invalidRequest(let reason): self = .service(status: 400, message: reason)
-            default: self = .service(status: 502, message: error.description)
-            }
-        case let error as ServerError: self = error
-        default: self = .service(status: 500, message: "\(error)")
-        }
-    }
-
-    /// The HTTP status answered.
-    public var status: Int {
+    /// The HTTP status answered, as a number.
+    public var statusCode: Int {
         switch self {
         case .engine(.image(.limitExceeded)): 413
         case .engine(let error): error.httpStatus
@@ -97,4 +85,41 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "HTTP \(status): \(message)" }
+}
+
+extension ServerError {
+    /// The HTTP status answered.
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
+
+    /// The error JSON of the request's API family (from its path), with `Retry-After` when the error says when to retry.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let path = request.uri.path
+        return Responses.failure(self, family: RoutePath.family(of: path), method: RoutePath.method(of: path),
+                                 requestID: RequestID.make())
+    }
+}
+
+/// A service's failure that maps itself to the server's answer: every
+/// ``VisualSearchService/Failure`` a ``ServiceRoutes`` serves conforms, so a
+/// typed failure reaches HTTP without being erased and cast back.
+public protocol ServedFailure: Error {
+    /// The answer the server gives for this failure.
+    var served: ServerError { get }
+}
+
+extension VisualSearchError: ServedFailure {
+    /// The engine's failure, with the status its case carries.
+    public var served: ServerError { .engine(self) }
+}
+
+extension ClientError: ServedFailure {
+    /// A proxied service's failure: its HTTP status and message when it
+    /// answered, 400 for a request the client refused to send, 502 otherwise.
+    public var served: ServerError {
+        switch self {
+        case .http(let status, _, let message): .service(status: status, message: message ?? description)
+        case .invalidRequest(let reason): .service(status: 400, message: reason)
+        default: .service(status: 502, message: description)
+        }
+    }
 }

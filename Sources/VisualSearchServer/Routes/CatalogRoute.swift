@@ -10,9 +10,9 @@ public struct CatalogRoute: Sendable {
     public let store: any CatalogReader
     let endpoint: EndpointFrame
 
-    public init(store: any CatalogReader, configuration: ServerConfiguration) {
+    public init(store: any CatalogReader, settings: EndpointSettings) {
         self.store = store
-        endpoint = EndpointFrame(configuration: configuration)
+        endpoint = EndpointFrame(settings: settings)
     }
 
     struct Body: Encodable, Sendable {

@@ -31,10 +31,10 @@ public struct CollectorRoutes: Sendable {
     public static let maxEventsPerBatch = 500
 
     /// Stores into `store`; counts events into `metrics` when given; `now` is the clock `ts` is checked against.
-    public init(store: any CollectorStore, configuration: ServerConfiguration, metrics: ServerMetrics? = nil,
+    public init(store: any CollectorStore, settings: EndpointSettings, metrics: ServerMetrics? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
-        endpoint = EndpointFrame(configuration: configuration)
+        endpoint = EndpointFrame(settings: settings)
         self.metrics = metrics
         self.now = now
     }

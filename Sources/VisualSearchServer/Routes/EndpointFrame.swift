@@ -8,17 +8,17 @@ import VisualSearch
 /// body limit for one route (the collector's batches). Endpoints only see
 /// ``RequestParameters`` and return a value; they never touch HTTP.
 struct EndpointFrame: Sendable {
-    let configuration: ServerConfiguration
+    let settings: EndpointSettings
 
     func run<T: Encodable & Sendable, Context: VisualSearchRequestContext>(_ request: Request, context: Context, family: APIFamily, method: String,
                                       authenticated: Bool = true, maxBodyBytes: Int? = nil,
                                       _ body: @escaping @Sendable (RequestParameters) async throws(ServerError) -> T) async -> Response {
-        let configuration = self.configuration
+        let settings = self.settings
         let requestID = context.requestID
-        let outcome: Result<T, ServerError> = await withDeadline(configuration.requestTimeout, {
+        let outcome: Result<T, ServerError> = await withDeadline(settings.requestTimeout, {
             do throws(ServerError) {
-                let parameters = try await RequestParameters.read(request, maxBodyBytes: min(maxBodyBytes ?? .max, configuration.maxBodyBytes))
-                if authenticated, let problem = configuration.credentials.problem(
+                let parameters = try await RequestParameters.read(request, maxBodyBytes: min(maxBodyBytes ?? .max, settings.maxBodyBytes))
+                if authenticated, let problem = settings.credentials.problem(
                     authorization: request.headers[.authorization], parameters: parameters.query) {
                     throw .unauthorized(problem)
                 }
@@ -26,10 +26,11 @@ struct EndpointFrame: Sendable {
             } catch {
                 return .failure(error)
             }
-        }, onTimeout: { .failure(.timedOut(seconds: configuration.requestTimeout)) })
+        }, onTimeout: { .failure(.timedOut(seconds: settings.requestTimeout)) })
         switch outcome {
         case .success(let value): return Responses.json(value)
-        case .failure(let error): return Responses.failure(error, family: family, method: method, requestID: requestID)
+        case .failure(let error):
+            return Responses.failure(error, family: family, method: method, requestID: requestID, settingNames: settings.settingNames)
         }
     }
 }

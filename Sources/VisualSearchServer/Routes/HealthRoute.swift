@@ -7,9 +7,9 @@ public struct HealthRoute: Sendable {
     public let store: any CatalogReader
     let endpoint: EndpointFrame
 
-    public init(store: any CatalogReader, configuration: ServerConfiguration) {
+    public init(store: any CatalogReader, settings: EndpointSettings) {
         self.store = store
-        endpoint = EndpointFrame(configuration: configuration)
+        endpoint = EndpointFrame(settings: settings)
     }
 
     struct Body: Encodable, Sendable {
@@ -28,7 +28,7 @@ public struct HealthRoute: Sendable {
             await endpoint.run(request, context: context, family: .viSearch, method: "health", authenticated: false) { _ throws(ServerError) in
                 do throws(VisualSearchError) {
                     return Body(images: try await store.count(), catalogVersion: try await store.version(),
-                                auth: endpoint.configuration.credentials.isOpen ? "open" : "keys")
+                                auth: endpoint.settings.credentials.isOpen ? "open" : "keys")
                 } catch {
                     throw .engine(error)
                 }

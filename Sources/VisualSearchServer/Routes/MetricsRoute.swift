@@ -9,14 +9,14 @@ import VisualSearch
 /// them like the API (Basic authorisation, or `access_key`/`app_key`).
 struct MetricsRoute: Sendable {
     let metrics: ServerMetrics
-    let configuration: ServerConfiguration
+    let settings: EndpointSettings
     let admission: Admission
     let imageWork: ImageWorkPool?
     let catalogSize: @Sendable () async -> Int?
 
     func register<Context: VisualSearchRequestContext>(on router: Router<Context>) {
         router.get("metrics") { request, context in
-            if let problem = configuration.credentials.problem(authorization: request.headers[.authorization],
+            if let problem = settings.credentials.problem(authorization: request.headers[.authorization],
                                                                parameters: WireQuery(parsing: request.uri.query ?? "")) {
                 return Responses.failure(.unauthorized(problem), family: .viSearch, method: "metrics", requestID: context.requestID)
             }

@@ -15,15 +15,15 @@ import VisualSearch
 /// Mount them in your own Hummingbird application:
 /// ```swift
 /// let router = Router(context: MyContext.self)          // MyContext: VisualSearchRequestContext
-/// ServiceRoutes(service: engine, configuration: ServerConfiguration()).register(on: router)
+/// ServiceRoutes(service: engine, settings: EndpointSettings()).register(on: router)
 /// ```
-public struct ServiceRoutes<Service: VisualSearchService>: Sendable {
+public struct ServiceRoutes<Service: VisualSearchService>: Sendable where Service.Failure: ServedFailure {
     public let service: Service
     let frame: EndpointFrame
 
-    public init(service: Service, configuration: ServerConfiguration) {
+    public init(service: Service, settings: EndpointSettings) {
         self.service = service
-        frame = EndpointFrame(configuration: configuration)
+        frame = EndpointFrame(settings: settings)
     }
 
     /// Adds every endpoint to `router`.
@@ -56,7 +56,7 @@ public struct ServiceRoutes<Service: VisualSearchService>: Sendable {
                 let typed: Request
                 do throws(VisualSearchError) { typed = try Request(wire: message) } catch { throw .engine(error) }
                 var response: Request.Response
-                do throws(Service.Failure) { response = try await call(typed) } catch { throw ServerError(serviceFailure: error) }
+                do throws(Service.Failure) { response = try await call(typed) } catch { throw error.served }
                 if var identified = response as? any RequestIdentified {
                     identified.requestID = requestID
                     if let stamped = identified as? Request.Response { response = stamped }

@@ -12,9 +12,9 @@ public struct StatsRoute: Sendable {
     public let store: any CollectorStore
     let endpoint: EndpointFrame
 
-    public init(store: any CollectorStore, configuration: ServerConfiguration) {
+    public init(store: any CollectorStore, settings: EndpointSettings) {
         self.store = store
-        endpoint = EndpointFrame(configuration: configuration)
+        endpoint = EndpointFrame(settings: settings)
     }
 
     struct Body: Encodable, Sendable {

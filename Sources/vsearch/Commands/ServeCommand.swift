@@ -144,6 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
             webRoot: webRoot.map { ($0 as NSString).standardizingPath },
             thumbnailCache: thumbnailCache.map { ($0 as NSString).standardizingPath } ?? ThumbnailCache.defaultDirectory)
         settings.recommendations = blending.blend
+        settings.settingNames = SettingFlags.servedNames
         settings.limits = limits.limits
         settings.servesMetrics = !limits.noMetrics
         settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }

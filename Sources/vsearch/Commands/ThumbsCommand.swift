@@ -96,8 +96,17 @@ struct Make: ParsableCommand {
     @Option(name: .customLong("png-filter"), help: "PNG row filter: none, sub, up, paeth or adaptive.")
     var pngFilter: ImageEncoders.PNG.Filter = .up
 
-    @Option(name: .customLong("max-pixels"), help: "Refuse sources declaring more pixels than this.")
-    var maxPixels: Int = ImageLimits.default.maxPixels
+    @Option(name: .customLong("max-image-megapixels"),
+            help: ArgumentHelp("Refuse sources declaring more than this many megapixels. Default \(Double(ImageLimits.default.maxPixels) / 1_000_000).",
+                               valueName: "megapixels"))
+    var maxImageMegapixels: Double?
+    /// `--max-pixels N` (pixels), this option's spelling before 0.3.0 (`vsearch serve` said `--max-image-megapixels`); hidden, for one release.
+    @Option(name: .customLong("max-pixels"), help: .hidden)
+    var legacyMaxPixels: Int?
+    /// The pixel limit in effect.
+    var maxPixels: Int {
+        maxImageMegapixels.map { Int(($0 * 1_000_000).rounded()) } ?? legacyMaxPixels ?? ImageLimits.default.maxPixels
+    }
 
     @Flag(help: "Redo every source, even when its outputs are up to date.")
     var force = false
@@ -120,7 +129,10 @@ struct Make: ParsableCommand {
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard (0...9).contains(pngLevel) else { throw ValidationError("--png-level must be 0...9") }
-        guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
+        if let maxImageMegapixels, !(maxImageMegapixels > 0) || !maxImageMegapixels.isFinite {
+            throw ValidationError("--max-image-megapixels must be above 0")
+        }
+        if let legacyMaxPixels, legacyMaxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
         guard (0...100).contains(webpQuality) else { throw ValidationError("--webp-quality must be 0...100") }
         guard (0...6).contains(webpEffort) else { throw ValidationError("--webp-effort must be 0...6") }
         guard (0...100).contains(avifQuality) else { throw ValidationError("--avif-quality must be 0...100") }

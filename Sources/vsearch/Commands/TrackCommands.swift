@@ -29,7 +29,7 @@ struct TrackCommand: AsyncParsableCommand {
 
         Example:
           vsearch track product_click --query-id 1158812345678901234 --pid dress_17 \\
-            --img-url https://cdn.example/dress_17.jpg --pos 3 \\
+            --im-url https://cdn.example/dress_17.jpg --pos 3 \\
             --endpoint http://127.0.0.1:8080
         """,
         subcommands: [TrackSendCommand.self, TrackFlushCommand.self, TrackStatusCommand.self],
@@ -89,7 +89,10 @@ struct TrackSendCommand: AsyncParsableCommand {
     @Argument(help: "The action, e.g. product_click.") var action: String
     @Option(name: .customLong("query-id"), help: "The reqid of the search the event follows.") var queryId: String?
     @Option(help: "Product id (im_name).") var pid: String?
-    @Option(name: .customLong("img-url"), help: "Product image URL.") var imgUrl: String?
+    @Option(name: .customLong("im-url"), help: "Product image URL.") var imageURL: String?
+    /// `--img-url`, this option's spelling before 0.3.0 (one spelling per concept: `--im-url`); hidden, for one release.
+    @Option(name: .customLong("img-url"), help: .hidden) var legacyImageURL: String?
+    var imgUrl: String? { imageURL ?? legacyImageURL }
     @Option(help: "Position in the results, from 1.") var pos: Int?
     @Option(name: .customLong("transaction-id"), help: "Transaction id.") var transactionId: String?
     @Option(help: "Transaction value.") var value: Double?
@@ -126,12 +129,12 @@ struct TrackSendCommand: AsyncParsableCommand {
 
     /// The options that set each event field the validator names (its wire or model name).
     static let flags: [String: String] = [
-        "queryId": "--query-id", "pid": "--pid", "imgUrl": "--img-url", "pos": "--pos", "transactionId": "--transaction-id",
+        "queryId": "--query-id", "pid": "--pid", "imgUrl": "--im-url", "pos": "--pos", "transactionId": "--transaction-id",
         "value": "--value", "price": "--price", "currency": "--currency", "brand": "--brand", "category": "--category",
         "name": "--name", "label": "--label", "source": "--source", "uid": "--uid", "json": "--json-payload", "action": "ACTION",
     ]
 
-    /// A validation error in the command line's words: `--img-url: required for product_click`, not the wire field `imgUrl`.
+    /// A validation error in the command line's words: `--im-url: required for product_click`, not the wire field `imgUrl`.
     static func commandLineMessage(_ error: TrackingError) -> String {
         guard case .invalidEvent(let field, let rule) = error, let flag = flags[field] else { return error.description }
         return "\(flag): \(rule)"

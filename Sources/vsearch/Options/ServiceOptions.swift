@@ -99,7 +99,7 @@ enum ServiceRunner {
             throw code
         } catch {
             if json {
-                let message = (error as? VisualSearchError)?.description ?? "\(error)"
+                let message = SettingFlags.rename((error as? VisualSearchError).map(CLIError.message(for:)) ?? "\(error)")
                 Terminal.json(SearchResponse(status: .fail, method: Call.method, error: [message], page: 0, limit: 0, total: 0, result: []))
             }
             throw CLIError.report(error)

@@ -7,6 +7,15 @@ import VisualSearch
 /// The one place errors become what the user sees: a line on stderr
 /// (`error: …`, saying what to do where we can) and an exit code.
 enum CLIError {
+    /// An engine error in the command line's words: a missing catalog says how to make one here.
+    static func message(for error: VisualSearchError) -> String {
+        if case .catalogNotFound(let location) = error {
+            return "no catalog at \(location); create one with `vsearch index IMAGES_DIR --catalog \(location)`, or point --catalog "
+                + "(or $VSEARCH_CATALOG) at an existing one"
+        }
+        return error.description
+    }
+
     /// Prints the error and returns the exit code to throw.
     static func report(_ error: any Error) -> ExitCode {
         switch error {
@@ -15,7 +24,7 @@ enum CLIError {
             Terminal.err("error: \(error.description)\n")
             return error.exitCode
         case let error as VisualSearchError:
-            Terminal.err("error: \(error.description)\n")
+            Terminal.err("error: \(message(for: error))\n")
             return ExitCodes.code(for: error)
         case let error as ClientError:
             Terminal.err("error: \(error.description)\n")

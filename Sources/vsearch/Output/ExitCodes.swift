@@ -9,7 +9,7 @@ enum ExitCodes {
     static let partialFailure = ExitCode(1)
     /// The command line was wrong (ArgumentParser's validation failure).
     static let usage = ExitCode.validationFailure
-    /// No catalog, or no input file, at the location given (EX_NOINPUT): only `vsearch index` creates a catalog.
+    /// No catalog, or no input file, at the location given (EX_NOINPUT): reading commands never create a catalog (`index`, `catalog migrate` and the vector-loading debug commands do).
     static let noInput = ExitCode(66)
     /// An input is not a usable image (EX_DATAERR).
     static let dataError = ExitCode(65)

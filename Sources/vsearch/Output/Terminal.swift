@@ -18,9 +18,9 @@ enum Terminal {
         write(bytes, to: STDOUT_FILENO)
     }
 
-    /// Writes text to stderr (no newline added).
+    /// Writes text to stderr (no newline added), a library setting named as its flag (``SettingFlags``).
     static func err(_ text: String) {
-        write(Array(text.utf8), to: STDERR_FILENO)
+        write(Array(SettingFlags.rename(text).utf8), to: STDERR_FILENO)
     }
 
     /// Writes every byte, retrying short writes and EINTR. When the reader has

@@ -264,7 +264,7 @@ struct EngineTests {
                 #expect(preparation != nil, "an unprepared local file was read though the engine reads no local files")
             } catch {
                 // Unprepared, the file is read by the engine, under its image policy (uploads only by default).
-                #expect(preparation == nil && error.message.contains("--image-root"), "\(error)")
+                #expect(preparation == nil && error.message.contains("`ImageSourcePolicy.imageRoots`"), "\(error)")
             }
         }
     }
@@ -320,12 +320,12 @@ struct EngineTests {
         await #expect {
             try await closed.uploadSearch(UploadSearchRequest(ImageQuery(.url("file://" + Repository.images + "/astronaut.jpg"))))
         } throws: { error in
-            (error as? VisualSearchError)?.message.contains("--image-root") == true
+            (error as? VisualSearchError)?.message.contains("`ImageSourcePolicy.imageRoots`") == true
         }
         await #expect {
             try await closed.uploadSearch(UploadSearchRequest(ImageQuery(.url("https://images.example/a.jpg"))))
         } throws: { error in
-            (error as? VisualSearchError)?.message.contains("--allow-remote-fetch") == true
+            (error as? VisualSearchError)?.message.contains("`ImageSourcePolicy.remoteFetch`") == true
         }
         await #expect(throws: VisualSearchError.self) {
             try await rooted.uploadSearch(UploadSearchRequest(ImageQuery(.url("ftp://example.com/a.jpg"))))

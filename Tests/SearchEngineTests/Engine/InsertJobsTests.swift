@@ -15,7 +15,7 @@ struct InsertJobsTests {
         let engine: VisualSearchEngine
         let uploads: String
 
-        init() async throws {
+        init(imageWork: ImageWorkPool? = nil) async throws {
             let input = Repository.temporaryDirectory("insert-input")
             for name in ["astronaut.jpg", "coffee_cup.jpg"] {
                 try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: input + "/" + name)
@@ -29,19 +29,18 @@ struct InsertJobsTests {
             var configuration = VisualSearchEngine.Configuration()
             configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
             configuration.queryCacheDirectory = Repository.temporaryDirectory("insert-cache")
+            configuration.imageWork = imageWork
             engine = try await VisualSearchEngine(store: store, configuration: configuration)
         }
 
-        /// Polls the transaction until it reports 100%; the suite's time limit bounds the wait.
+        /// The transaction's status once the engine has finished its inserts (awaited, not polled).
         func finished(_ transactionID: String) async throws -> InsertStatusResponse.Progress {
-            while true {
-                let status = try await engine.insertStatus(InsertStatusRequest(transactionID: transactionID))
-                #expect(status.status == .ok && status.method == "insert/status")
-                let progress = try #require(status.result.first)
-                #expect(progress.transactionID == transactionID)
-                if progress.isFinished { return progress }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            await engine.finishInserts()
+            let status = try await engine.insertStatus(InsertStatusRequest(transactionID: transactionID))
+            #expect(status.status == .ok && status.method == "insert/status")
+            let progress = try #require(status.result.first)
+            #expect(progress.transactionID == transactionID && progress.isFinished)
+            return progress
         }
 
         func insert(_ items: [InsertItem]) async throws -> InsertStatusResponse.Progress {
@@ -49,6 +48,19 @@ struct InsertJobsTests {
             #expect(response.status == .ok && response.method == "insert" && response.total == items.count)
             return try await finished(try #require(response.transactionID))
         }
+    }
+
+    @Test("inserts decode on the engine's image work pool, each charged the pixels it decodes, and leave the budget whole")
+    func insertsUnderThePixelBudget() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 2_000_000))
+        let fixture = try await Fixture(imageWork: pool)
+        let progress = try await fixture.insert(["chelsea_cat", "grace_hopper"].map {
+            InsertItem(imageName: "new/" + $0, imageURL: "file://" + fixture.uploads + "/" + $0 + ".jpg", metadata: [:])
+        })
+        #expect(progress.successCount == 2 && progress.failCount == 0, "\(progress.errorList)")
+        let statistics = pool.statistics
+        #expect(statistics.completed == 2 && statistics.pixelsDecoded > 2 && statistics.running == 0 && statistics.pixelsInFlight == 0,
+                "\(statistics)")
     }
 
     @Test("an image inserted by file:// under an image root is indexed, found by search, then removed")
@@ -93,7 +105,7 @@ struct InsertJobsTests {
         #expect(errors.map(\.imageName) == ["escape", "corpus", "remote", "gopher"])
         #expect(errors.allSatisfy { $0.code == 400 })
         #expect(errors[0].message.contains("not inside an image root") && errors[1].message.contains("not inside an image root"))
-        #expect(errors[2].message.contains("--allow-remote-fetch"))
+        #expect(errors[2].message.contains("`ImageSourcePolicy.remoteFetch`"))
         #expect(errors[3].message.contains("not an http(s) URL"))
         #expect(try await fixture.engine.catalog.loadIndex().names.sorted() == ["astronaut", "cat", "coffee_cup", "hopper"])
     }

@@ -57,7 +57,7 @@ struct ImageSourcePolicyTests {
     func noRoots() throws {
         let layout = try Layout()
         for location in [layout.root + "/inside.jpg", "file://" + layout.root + "/inside.jpg", "/etc/passwd"] {
-            Self.expectRefused(.uploadsOnly, location, reason: "--image-root")
+            Self.expectRefused(.uploadsOnly, location, reason: "`ImageSourcePolicy.imageRoots`")
         }
     }
 

@@ -51,7 +51,7 @@ struct QueryImageLoaderTests {
             await #expect {
                 try await Self.loader(.uploadsOnly).load(image)
             } throws: { error in
-                (error as? VisualSearchError).flatMap(Self.reason)?.contains("--image-root") == true
+                (error as? VisualSearchError).flatMap(Self.reason)?.contains("`ImageSourcePolicy.imageRoots`") == true
             }
         }
     }
@@ -64,7 +64,7 @@ struct QueryImageLoaderTests {
             await #expect {
                 try await Self.loader(.uploadsOnly).load(.url(url))
             } throws: { error in
-                (error as? VisualSearchError).flatMap(Self.reason)?.contains("--allow-remote-fetch") == true
+                (error as? VisualSearchError).flatMap(Self.reason)?.contains("`ImageSourcePolicy.remoteFetch`") == true
             }
         }
         #expect(stub.connections == 0)

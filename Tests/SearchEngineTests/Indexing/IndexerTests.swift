@@ -243,7 +243,7 @@ struct IndexerTests {
             try await Indexer(store: store).run(directory: try Self.folder(), metadata: table, schema: FieldSchema(fields: ["price": .int]))
         } throws: { error in
             guard case VisualSearchError.invalidParameter(_, let reason) = error else { return false }
-            return reason.contains("--schema price:float")
+            return reason.contains("`Indexer.run(schema:)` price:float")
         }
         #expect(try await store.schema().fields.isEmpty)
         #expect(try await store.count() == 0)

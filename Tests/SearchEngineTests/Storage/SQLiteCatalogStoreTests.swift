@@ -40,7 +40,7 @@ struct SQLiteCatalogStoreTests {
     @Test("a foreign SQLite file is refused, naming the path, and left byte for byte as it was", .enabled(if: hasSQLiteTool))
     func foreign() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/other.sqlite"
-        try run("sqlite3", [path, "CREATE TABLE t(x); INSERT INTO t VALUES (42);"])
+        try await run("sqlite3", [path, "CREATE TABLE t(x); INSERT INTO t VALUES (42);"])
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         await #expect {
             try await SQLiteCatalogStore(path: path)
@@ -81,7 +81,7 @@ struct SQLiteCatalogStoreTests {
     func applicationID() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
         _ = try await SQLiteCatalogStore(path: path, creating: true)
-        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
+        #expect(try await run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
     }
 
     @Test("a catalog from before the collector migration keeps its events and loses the collector's old migration table",
@@ -95,20 +95,20 @@ struct SQLiteCatalogStoreTests {
         }
         // Make it look like a catalog written before "v2: collector events",
         // when the collector kept its own migration record in the same file.
-        try run("sqlite3", [path, """
+        try await run("sqlite3", [path, """
             DELETE FROM grdb_migrations WHERE identifier = 'v2: collector events';
             CREATE TABLE tracking_migrations (identifier TEXT PRIMARY KEY);
             INSERT INTO tracking_migrations VALUES ('v1: events');
             """])
-        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM tracking_migrations;"]) == "1")
+        #expect(try await run("sqlite3", [path, "SELECT COUNT(*) FROM tracking_migrations;"]) == "1")
 
         let reopened = try await SQLiteCatalogStore(path: path)
         #expect(try await reopened.eventCount() == 1)
         #expect(try await reopened.count() == 1)
-        #expect(try run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
-        #expect(try run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
+        #expect(try await run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
+        #expect(try await run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
             == "v1: images, fields, values, full-text\nv2: collector events\nv3: insert transactions\nv4: learned vectors")
-        #expect(try run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
+        #expect(try await run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
         // Opening again applies nothing twice.
         _ = try await SQLiteCatalogStore(path: path)
         #expect(try await reopened.eventCount() == 1)

@@ -118,18 +118,11 @@ enum Items {
     }
 }
 
-/// Runs an external command and returns its standard output.
+/// Runs an external command (found on the PATH) and returns its standard output, trimmed.
 @discardableResult
-func run(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [executable] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+func run(_ executable: String, _ arguments: [String]) async throws -> String {
+    let outcome = try await ChildProcess.run("/usr/bin/env", [executable] + arguments)
+    return outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Whether the tests that look at or make SQLite files behind the store's

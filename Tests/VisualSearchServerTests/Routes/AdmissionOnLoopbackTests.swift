@@ -15,7 +15,7 @@ struct AdmissionOnLoopbackTests {
     static let attacker = "127.0.0.2"
 
     /// Opens a connection from `source` and sends a POST head to `target` that declares `length` body bytes, and no body.
-    static func head(_ running: TestServer.Running, _ target: String, length: Int, from source: String = attacker,
+    static func head(_ running: ServerFixture.Live, _ target: String, length: Int, from source: String = attacker,
                      headers: String = "Content-Type: multipart/form-data; boundary=B\r\n") throws -> RawConnection {
         let connection = try RawConnection(port: running.url.port ?? 0, from: source)
         connection.write("POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)Content-Length: \(length)\r\n\r\n")
@@ -30,7 +30,7 @@ struct AdmissionOnLoopbackTests {
     }
 
     /// Requests in flight in both lanes.
-    static func inFlight(_ running: TestServer.Running) -> Int {
+    static func inFlight(_ running: ServerFixture.Live) -> Int {
         running.server.admission.lanes.values.reduce(0) { $0 + $1.counts.running }
     }
 
@@ -41,7 +41,7 @@ struct AdmissionOnLoopbackTests {
         if let key { target = target.appending(queryItems: [URLQueryItem(name: "access_key", value: key)]) }
         var headers = [("Content-Type", form.contentType)]
         if let authorization { headers.append(("Authorization", authorization)) }
-        return try await TestServer.reply(target, method: "POST", headers: headers, body: form.encoded)
+        return try await ServerFixture.reply(target, method: "POST", headers: headers, body: form.encoded)
     }
 
     // MARK: - 1. Body memory
@@ -49,7 +49,7 @@ struct AdmissionOnLoopbackTests {
     @Test("#1: 16 keyless collector posts declaring 16 MiB each get 413 at once (the collector's 1 MiB cap); an upload with a key is served")
     func keylessCollectorCannotTakeBodyMemory() async throws {
         let credentials = try ServerCredentials(lines: "shop-a")
-        try await TestServer.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
+        try await ServerFixture.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
             let flood = try (0..<16).map { _ in
                 try Self.head(running, "/v3/events?code=x", length: 16 << 20, headers: "Content-Type: application/json\r\n")
             }
@@ -66,7 +66,7 @@ struct AdmissionOnLoopbackTests {
     @Test("#1, #2: 16 uploads with made-up keys declaring 16 MiB from one address hold at most its quarter of the body budget; an upload with a key is served")
     func madeUpKeysCannotTakeBodyMemory() async throws {
         let credentials = try ServerCredentials(lines: "shop-a")
-        try await TestServer.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
+        try await ServerFixture.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
             let flood = try (0..<16).map { index in try Self.head(running, "/uploadsearch?access_key=fake\(index)", length: 16 << 20) }
             #expect(try await Self.answered(flood, atLeast: 12) == 12, "64 MiB of 256 reserved, the other 12 refused")
             let upload = try await Self.upload(running.url, key: "shop-a")
@@ -82,7 +82,7 @@ struct AdmissionOnLoopbackTests {
 
     @Test("#1, #3: on an open server, 16 uploads to /uploadsearch/ declaring 16 MiB from one address hold at most a quarter; another address uploads")
     func openServerSlashUploadsCannotTakeBodyMemory() async throws {
-        try await TestServer.with({ $0.limits.clients.refusalDelay = 0 }) { running in
+        try await ServerFixture.with({ $0.limits.clients.refusalDelay = 0 }) { running in
             let flood = try (0..<16).map { _ in try Self.head(running, "/uploadsearch/", length: 16 << 20) }
             #expect(try await Self.answered(flood, atLeast: 12) == 12)
             #expect(running.server.admission.lanes[.image]?.counts.running == 4, "the flood's uploads are image requests")
@@ -96,7 +96,7 @@ struct AdmissionOnLoopbackTests {
     @Test("#2: slow-body searches with made-up keys from one address get at most its share of the light lane; the valid key is served")
     func madeUpKeysShareTheirAddress() async throws {
         let credentials = try ServerCredentials(lines: "shop-a")
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.credentials = credentials
             $0.maxConcurrentRequests = 8
             $0.limits.maxQueueWait = 0.5
@@ -107,7 +107,7 @@ struct AdmissionOnLoopbackTests {
             }
             let refused = try await Self.answered(flood, atLeast: 4)
             #expect(refused >= 3, "one address may hold about half the lane; \(8 - refused) held")
-            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+            let search = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat"), URLQueryItem(name: "access_key", value: "shop-a")]))
             #expect(search.status == 200, "\(search.status) \(search.errors)")
             for connection in flood where connection.hasAnswer {
@@ -120,7 +120,7 @@ struct AdmissionOnLoopbackTests {
     func wrongSecretIsNotTheKey() async throws {
         let credentials = try ServerCredentials(lines: "ACCESS:SECRET")
         func basic(_ pair: String) -> String { "Basic " + Data(pair.utf8).base64EncodedString() }
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.credentials = credentials
             $0.maxConcurrentRequests = 8
             $0.limits.clients.maxConcurrent = 2
@@ -131,7 +131,7 @@ struct AdmissionOnLoopbackTests {
                               headers: "Authorization: \(basic("ACCESS:wrong"))\r\nContent-Type: application/x-www-form-urlencoded\r\n")
             }
             #expect(await eventually { (running.server.admission.lanes[.light]?.counts.running ?? 0) >= 4 }, "the wrong secrets never took their slots")
-            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+            let search = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat")]), headers: [("Authorization", basic("ACCESS:SECRET"))])
             #expect(search.status == 200, "\(search.status) \(search.errors)")
             withExtendedLifetime(flood) {}
@@ -142,7 +142,7 @@ struct AdmissionOnLoopbackTests {
 
     @Test("#3: every spelling of an upload path the router accepts is admitted as an image request")
     func slashesDoNotEscapeTheImageLane() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let paths = ["/uploadsearch/", "//uploadsearch", "/uploadsearch//", "/discoversearch/", "/v1/product/search_by_image/"]
             var held: [RawConnection] = []
             for (index, path) in paths.enumerated() {
@@ -151,7 +151,7 @@ struct AdmissionOnLoopbackTests {
                 #expect(running.server.admission.lanes[.image]?.counts.running == index + 1, "\(path) was not admitted as an image request")
             }
             #expect(running.server.admission.lanes[.light]?.counts.running == 0)
-            let metrics = try await TestServer.reply(running.url.appending(path: "metrics")).text
+            let metrics = try await ServerFixture.reply(running.url.appending(path: "metrics")).text
             #expect(metrics.contains(#"vsearch_http_requests_in_flight{lane="image"} 5"#), "\(metrics)")
             withExtendedLifetime(held) {}
         }
@@ -162,10 +162,10 @@ struct AdmissionOnLoopbackTests {
     @Test("#11: 1,000 sequential searches, one in flight, as fast as loopback answers, on an idle server with the default limits: none refused")
     func politeClientIsNeverRefused() async throws {
         // The refusal delay only makes a refusal slow to arrive; with it off, the old limiter's 429s came back at once.
-        try await TestServer.with({ $0.limits.clients.refusalDelay = 0 }) { running in
+        try await ServerFixture.with({ $0.limits.clients.refusalDelay = 0 }) { running in
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
             var statuses: [Int: Int] = [:]
-            for _ in 0..<1000 { statuses[try await TestServer.reply(search).status, default: 0] += 1 }
+            for _ in 0..<1000 { statuses[try await ServerFixture.reply(search).status, default: 0] += 1 }
             #expect(statuses == [200: 1000])
         }
     }

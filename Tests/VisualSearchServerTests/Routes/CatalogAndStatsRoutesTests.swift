@@ -11,8 +11,8 @@ import VisualSearch
 struct CatalogAndStatsRoutesTests {
     @Test("/catalog gives the image count, every declared field with its type, and names page by page in name order")
     func catalog() async throws {
-        let server = try await InProcess.server()
-        let (first, second, all) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let (first, second, all) = try await ServerFixture.router(server) { client in
             (try await client.send("/catalog?limit=5"), try await client.send("/catalog?limit=5&page=2"),
              try await client.send("/catalog?limit=1000"))
         }
@@ -28,8 +28,8 @@ struct CatalogAndStatsRoutesTests {
 
     @Test("/catalog refuses a page or limit that is not a whole number in range, naming it")
     func catalogParameters() async throws {
-        let server = try await InProcess.server()
-        let replies = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let replies = try await ServerFixture.router(server) { client in
             [try await client.send("/catalog?page=0"), try await client.send("/catalog?limit=abc"), try await client.send("/catalog?limit=5000")]
         }
         #expect(replies.allSatisfy { $0.status == 400 })
@@ -38,8 +38,8 @@ struct CatalogAndStatsRoutesTests {
 
     @Test("with keys, /catalog and /v3/stats need one (401 without), while the page, images and the collector stay open")
     func keys() async throws {
-        let server = try await InProcess.server { $0.credentials = try! ServerCredentials(lines: "pagekey") }
-        let replies = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server { $0.credentials = try! ServerCredentials(lines: "pagekey") }
+        let replies = try await ServerFixture.router(server) { client in
             [try await client.send("/catalog"), try await client.send("/v3/stats"),
              try await client.send("/catalog?access_key=pagekey"), try await client.send("/v3/stats?access_key=pagekey"),
              try await client.send("/"), try await client.send("/images/chelsea_cat?size=400")]
@@ -52,7 +52,7 @@ struct CatalogAndStatsRoutesTests {
     @Test("/v3/stats: the events stats plus a timeline in buckets, since a window; a bad window is 400 naming the forms")
     func stats() async throws {
         let catalog = await Corpus.makeCatalog()
-        let server = try await InProcess.server(catalog: catalog)
+        let server = try await ServerFixture.server(catalog: catalog)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var events: [TrackingEvent] = []
         for (index, pid) in ["chelsea_cat", "coffee_cup", "chelsea_cat"].enumerated() {
@@ -69,7 +69,7 @@ struct CatalogAndStatsRoutesTests {
         old.timestamp = now - 10 * 86_400_000
         events += [click, old]
         _ = try await server.collector.receive(events)
-        let (day, all, bad) = try await InProcess.test(server) { client in
+        let (day, all, bad) = try await ServerFixture.router(server) { client in
             (try await client.send("/v3/stats?since=24h&bucket=3600"), try await client.send("/v3/stats?since=all&bucket=86400"),
              try await client.send("/v3/stats?since=yesterday"))
         }

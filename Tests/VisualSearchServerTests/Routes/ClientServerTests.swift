@@ -16,15 +16,15 @@ struct ClientServerTests {
     @Test("an app key (access_key) and an access key with its secret (Basic) reach a server with keys; a wrong key is a 401 saying so")
     func credentials() async throws {
         let keys = try ServerCredentials(lines: "app-1\nACCESS:SECRET")
-        try await TestServer.with({ $0.credentials = keys }) { running in
+        try await ServerFixture.with({ $0.credentials = keys }) { running in
             let request = SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.limit = 2 })
-            let viaAppKey = try await TestServer.client(running.url, credentials: .appKey("app-1")).search(request)
+            let viaAppKey = try await ServerFixture.client(running.url, credentials: .appKey("app-1")).search(request)
             #expect(viaAppKey.status == .ok && viaAppKey.result.count == 2)
-            let viaBasic = try await TestServer.client(running.url, credentials: .accessKey("ACCESS", secret: "SECRET")).search(request)
+            let viaBasic = try await ServerFixture.client(running.url, credentials: .accessKey("ACCESS", secret: "SECRET")).search(request)
             #expect(viaBasic.result == viaAppKey.result)
             for credentials: ClientConfiguration.Credentials in [.appKey("nope"), .accessKey("ACCESS", secret: "WRONG"), .none] {
                 do {
-                    _ = try await TestServer.client(running.url, credentials: credentials).search(request)
+                    _ = try await ServerFixture.client(running.url, credentials: credentials).search(request)
                     Issue.record("\(credentials): expected a 401")
                 } catch {
                     guard case .http(401, _, let message?)? = error as? ClientError else {
@@ -39,7 +39,7 @@ struct ClientServerTests {
 
     @Test("ProductSearch with its own app key and placement: search_by_image and recommendations; an unknown product is a 404 with the service's message")
     func productSearch() async throws {
-        try await TestServer.with({ $0.credentials = ServerCredentials(appKeys: ["product-key"]) }) { running in
+        try await ServerFixture.with({ $0.credentials = ServerCredentials(appKeys: ["product-key"]) }) { running in
             let client = ViSearchClient(configuration: ClientConfiguration(
                 baseURL: running.url, credentials: .appKey("not-for-products"),
                 productSearch: ProductSearchConfiguration(baseURL: running.url, appKey: "product-key", placementID: 7), retry: .none))
@@ -66,7 +66,7 @@ struct ClientServerTests {
 
     @Test("a request the server refuses: the HTTP status with the server's message, sent once")
     func refusals() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let client = ViSearchClient(configuration: ClientConfiguration(baseURL: running.url, credentials: .none))  // default retries
             let cases: [(SearchRequest, Int, String)] = [
                 (SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.page = 0 }), 400, "Invalid parameter page"),
@@ -92,8 +92,8 @@ struct ClientServerTests {
     @Test("data API: insert runs asynchronously, status reports each failure, search finds the new image, remove takes it out")
     func dataAPI() async throws {
         let truncated = Repository.badInput + "/truncated/trunc_50pct.jpg"
-        try await TestServer.with({ $0.imageRoots = [Repository.images, Repository.badInput] }) { running in
-            let client = TestServer.client(running.url)
+        try await ServerFixture.with({ $0.imageRoots = [Repository.images, Repository.badInput] }) { running in
+            let client = ServerFixture.client(running.url)
             let items = [InsertItem(imageName: "new_cat", imageURL: "file://" + Repository.images + "/chelsea_cat.jpg", metadata: ["brand": "acme", "shelf": "7"]),
                          InsertItem(imageName: "broken", imageURL: truncated),
                          InsertItem(imageName: "far", imageURL: "https://example.com/a.jpg")]
@@ -110,7 +110,7 @@ struct ClientServerTests {
             #expect(finished.errorList.map(\.imageName) == ["broken", "far"])
             #expect(finished.errorList.map(\.index) == [1, 2])
             #expect(finished.errorList.first?.message.contains("truncated JPEG") == true, "\(finished.errorList)")
-            #expect(finished.errorList.last?.message.contains("--allow-remote-fetch") == true, "\(finished.errorList)")
+            #expect(finished.errorList.last?.message.contains("`ImageSourcePolicy.remoteFetch`") == true, "\(finished.errorList)")
 
             let search = SearchRequest(imageName: "new_cat", parameters: Corpus.parameters { $0.filters = [Filter(field: "shelf", value: "7")]; $0.fields = ["brand"] })
             let found = try await client.search(search)
@@ -135,8 +135,8 @@ struct ClientServerTests {
 
     @Test("a server that stops mid-insert leaves no transaction running, and its saved progress is what was committed")
     func insertStoppedWithServer() async throws {
-        let running = await TestServer.start { $0.imageRoots = [Repository.images] }
-        let client = TestServer.client(running.url)
+        let running = try await ServerFixture.live { $0.imageRoots = [Repository.images] }
+        let client = ServerFixture.client(running.url)
         let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: "file://" + Repository.images + "/grace_hopper.jpg") }
         let before = try await running.server.catalog.count()
         let id = try #require(try await client.insert(InsertRequest(items: items)).transactionID)

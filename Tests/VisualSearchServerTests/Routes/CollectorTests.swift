@@ -14,7 +14,7 @@ import EventDelivery
 struct CollectorTests {
     @Test("the tracker's HTTP transport delivers batches; a bad event is rejected alone; resends are deduplicated")
     func batches() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev")
             var good = TrackingEvent.productClick(queryId: "1", pid: "chelsea_cat", imgUrl: "https://shop.example/p.jpg", pos: 1)
             good.eventID = "g1"
@@ -40,7 +40,7 @@ struct CollectorTests {
 
     @Test("pixel mode: one GET per event, each stored")
     func pixel() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let transport = HTTPEventTransport(endpoint: .custom(running.url), code: "dev", mode: .pixel)
             let events = (1...3).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "https://shop.example/p.jpg", pos: $0) }
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted, .accepted]))
@@ -52,9 +52,9 @@ struct CollectorTests {
     @Test("bodies no tracker sends: 400 in the tracking error shape, nothing stored",
           arguments: ["{\"nope\":1}", "not json", ""])
     func garbageBatch(body: String) async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         let before = try await server.collector.eventCount()
-        let reply = try await InProcess.test(server) { client in
+        let reply = try await ServerFixture.router(server) { client in
             try await client.send("/v3/events?code=x", method: .post, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
         }
         #expect(reply.status == 400 && reply.json["status"] as? String == "fail")
@@ -65,9 +65,9 @@ struct CollectorTests {
 
     @Test("a pixel missing its action: 400 naming the problem, nothing stored")
     func badPixel() async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         let before = try await server.collector.eventCount()
-        let reply = try await InProcess.test(server) { try await $0.send("/v3/__va.gif?code=x&pid=p") }
+        let reply = try await ServerFixture.router(server) { try await $0.send("/v3/__va.gif?code=x&pid=p") }
         #expect(reply.status == 400 && ((reply.json["error"] as? [String: Any])?["message"] as? String)?.isEmpty == false)
         #expect(try await server.collector.eventCount() == before)
     }
@@ -82,7 +82,7 @@ struct CollectorTests {
         for index in 0..<120 { try await down.track(.productClick(queryId: "q\(index % 4)", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 1)) }
         let failed = await down.flush(maxFailures: 2)
         #expect(failed.sent == 0 && failed.remaining == 120)
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let up = Tracker(queue: queue, transport: HTTPEventTransport(endpoint: .custom(running.url), code: "dev"))
             let report = await up.flush()
             #expect(report.sent == 120 && report.remaining == 0)
@@ -97,7 +97,7 @@ struct CollectorTests {
     /// timestamp years ahead broke /analytics for every period, for good.
     @Test("a pixel whose imUrl cannot be parsed, or whose ts is years ahead, is refused naming the field; nothing stored")
     func unshowableEvents() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let before = try await running.server.collector.eventCount()
             let future = Int64(Date().timeIntervalSince1970 * 1000) + 5 * 365 * 86_400_000
             let cases: [(query: String, field: String)] = [
@@ -106,19 +106,19 @@ struct CollectorTests {
                 ("action=result_load&queryId=pinned&eid=pin3&ts=1700000000", "ts"),
             ]
             for (query, field) in cases {
-                let reply = try await TestServer.reply(URL(string: "\(running.url)/v3/__va.gif?" + query)!)
+                let reply = try await ServerFixture.reply(URL(string: "\(running.url)/v3/__va.gif?" + query)!)
                 let message = (reply.json["error"] as? [String: Any])?["message"] as? String ?? ""
                 #expect(reply.status == 400 && message.contains(field), "\(query): \(reply.status) \(reply.text)")
             }
             let good = "action=result_load&queryId=pinned&imUrl=%2Fimages%2Fchelsea_cat&eid=pin4&ts=\(Int64(Date().timeIntervalSince1970 * 1000))"
-            #expect(try await TestServer.reply(URL(string: "\(running.url)/v3/__va.gif?" + good)!).status == 200)
+            #expect(try await ServerFixture.reply(URL(string: "\(running.url)/v3/__va.gif?" + good)!).status == 200)
             #expect(try await running.server.collector.eventCount() == before + 1)
         }
     }
 
     @Test("a batch over 500 events is refused whole with 413; 500 are stored")
     func batchCap() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             func batch(_ count: Int, prefix: String) -> [UInt8] {
                 let events = (0..<count).map { index in
                     var event = TrackingEvent.productView(queryId: "q", pid: "p\(index % 7)", imgUrl: "https://shop.example/p.jpg", pos: 1)
@@ -129,11 +129,11 @@ struct CollectorTests {
             }
             let url = URL(string: "\(running.url)/v3/events?" + "code=dev")!
             let before = try await running.server.collector.eventCount()
-            let over = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
+            let over = try await ServerFixture.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
                                                   body: batch(CollectorRoutes.maxEventsPerBatch + 1, prefix: "over"))
             #expect(over.status == 413 && over.text.contains("501 events"), "\(over.status) \(over.text)")
             #expect(try await running.server.collector.eventCount() == before)
-            let full = try await TestServer.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
+            let full = try await ServerFixture.reply(url, method: "POST", headers: [("Content-Type", "application/json")],
                                                   body: batch(CollectorRoutes.maxEventsPerBatch, prefix: "ok"))
             #expect(full.status == 200)
             #expect(try await running.server.collector.eventCount() == before + CollectorRoutes.maxEventsPerBatch)

@@ -19,8 +19,8 @@ struct HostileRequestTests {
                       ("uploadsearch?im_url=ftp://x/y.jpg", "im_url"), ("discoversearch?im_id=x&point=1", "point"),
                       ("insert/status/not%20an%20id", "trans_id"), ("search?im_name=chelsea_cat&score_min=0.9&score_max=0.2", "score_min")])
     func invalidParameters(path: String, mentions: String) async throws {
-        let server = try await InProcess.server()
-        let reply = try await InProcess.test(server) { try await $0.send("/" + path) }
+        let server = try await ServerFixture.server()
+        let reply = try await ServerFixture.router(server) { try await $0.send("/" + path) }
         #expect(reply.status == 400)
         #expect(reply.json["status"] as? String == "fail")
         #expect(reply.errors.count == 1)
@@ -32,15 +32,15 @@ struct HostileRequestTests {
 
     @Test("an unknown im_name: 404 with the service's own message")
     func notFound() async throws {
-        let server = try await InProcess.server()
-        let reply = try await InProcess.test(server) { try await $0.send("/search?im_name=nothing_here") }
+        let server = try await ServerFixture.server()
+        let reply = try await ServerFixture.router(server) { try await $0.send("/search?im_name=nothing_here") }
         #expect(reply.status == 404 && reply.errors == ["Image not found with im_name."])
     }
 
     @Test("an unknown path: 404 in the API family's error shape")
     func unknownPath() async throws {
-        let server = try await InProcess.server()
-        let (viSearch, product) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let (viSearch, product) = try await ServerFixture.router(server) { client in
             (try await client.send("/nowhere"), try await client.send("/v1/product/nowhere"))
         }
         #expect(viSearch.status == 404 && viSearch.errors.first?.contains("/nowhere") == true)
@@ -98,12 +98,12 @@ struct HostileRequestTests {
     @Test("each badinput file uploaded: 200 when the table says it decodes, 400 naming the problem when refused (413 beyond the server's image limits), never a 5xx",
           arguments: BadInput.all)
     func badInput(_ row: BadInput) async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: Repository.badInput + "/" + row.file))
         var upload = MultipartForm()
         upload.append(file: "image", filename: "upload", contentType: "application/octet-stream", data: Array(bytes))
         let form = upload
-        let (reply, health) = try await InProcess.test(server) { client in
+        let (reply, health) = try await ServerFixture.router(server) { client in
             (try await client.post("/uploadsearch?limit=1", form: form), try await client.send("/health"))
         }
         let message = reply.errors.first ?? ""
@@ -138,8 +138,8 @@ struct HostileRequestTests {
           arguments: ["not multipart at all", "--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--",
                       "--B\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n\u{FF}\u{D8}"])
     func garbageMultipart(body: String) async throws {
-        let server = try await InProcess.server()
-        let (reply, health) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let (reply, health) = try await ServerFixture.router(server) { client in
             (try await client.send("/uploadsearch", method: .post, headers: [("Content-Type", "multipart/form-data; boundary=B")], body: Array(body.utf8)),
              try await client.send("/health"))
         }
@@ -150,11 +150,11 @@ struct HostileRequestTests {
 
     @Test("the Swift SDK's zero-part multipart body with im_id in the query works")
     func zeroPartBody() async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         var image = MultipartForm()
         image.append(file: "image", filename: "image.jpeg", contentType: "image/jpeg", data: Repository.bytes("coffee_cup.jpg"))
         let upload = image
-        let (first, again) = try await InProcess.test(server) { client in
+        let (first, again) = try await ServerFixture.router(server) { client in
             let first = try await client.post("/uploadsearch?limit=1", form: upload)
             let id = first.json["im_id"] as? String ?? ""
             return (first, try await client.post("/uploadsearch?im_id=\(id)&limit=1", form: MultipartForm()))
@@ -166,7 +166,7 @@ struct HostileRequestTests {
 
     @Test("a body over the limit: 413 from Content-Length alone, before a byte of it is sent; the server keeps answering")
     func oversized() async throws {
-        try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
+        try await ServerFixture.with({ $0.maxBodyBytes = 1 << 20 }) { running in
             // Only the head: a server that waited for the 3 MiB body would never answer.
             let connection = try RawConnection(port: running.url.port ?? 0)
             connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
@@ -182,7 +182,7 @@ struct HostileRequestTests {
 
     @Test("a chunked body (no Content-Length) over the limit: 413 once the limit is passed, not after the whole body")
     func oversizedChunked() async throws {
-        try await TestServer.with({ $0.maxBodyBytes = 1 << 20 }) { running in
+        try await ServerFixture.with({ $0.maxBodyBytes = 1 << 20 }) { running in
             let connection = try RawConnection(port: running.url.port ?? 0)
             connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
                              + "Transfer-Encoding: chunked\r\n\r\n")
@@ -204,8 +204,8 @@ struct HostileRequestTests {
     @Test("auth: wrong or missing credentials get 401 JSON; app key, Basic and ProductSearch app_key pass; /health needs none")
     func auth() async throws {
         let credentials = try ServerCredentials(lines: "app-1\nACCESS:SECRET")
-        let server = try await InProcess.server { $0.credentials = credentials }
-        try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server { $0.credentials = credentials }
+        try await ServerFixture.router(server) { client in
             let path = "/search?im_name=chelsea_cat&limit=1"
             let missing = try await client.send(path)
             #expect(missing.status == 401 && missing.errors.first?.hasPrefix("Missing credentials") == true)
@@ -229,21 +229,21 @@ struct HostileRequestTests {
     // MARK: - Deadline and concurrency (real sockets: a body that stops arriving)
 
     /// Opens a connection and sends the head of an upload whose body stops after its first line.
-    func stalledUpload(_ running: TestServer.Running) throws -> RawConnection {
+    func stalledUpload(_ running: ServerFixture.Live) throws -> RawConnection {
         let connection = try RawConnection(port: running.url.port ?? 0)
         connection.write("POST /uploadsearch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
                          + "Content-Length: 100000\r\n\r\n--B\r\n")
         return connection
     }
 
-    func expectAnswering(_ running: TestServer.Running) async throws {
-        let health = try await TestServer.reply(running.url.appending(path: "health"))
+    func expectAnswering(_ running: ServerFixture.Live) async throws {
+        let health = try await ServerFixture.reply(running.url.appending(path: "health"))
         #expect(health.status == 200 && health.json["status"] as? String == "OK")
     }
 
     @Test("the request deadline: a request whose body stops arriving gets 503 JSON saying it timed out")
     func deadline() async throws {
-        try await TestServer.with({ $0.requestTimeout = 0.5 }) { running in
+        try await ServerFixture.with({ $0.requestTimeout = 0.5 }) { running in
             let connection = try stalledUpload(running)
             let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
             #expect(answer.status == 503)
@@ -256,7 +256,7 @@ struct HostileRequestTests {
 
     @Test("more light requests in flight than the cap, with no queue: 503 with Retry-After, then normal service once the slot is free")
     func concurrencyCap() async throws {
-        try await TestServer.with({ $0.maxConcurrentRequests = 1; $0.limits.maxQueuedRequests = 0; $0.requestTimeout = 5 }) { running in
+        try await ServerFixture.with({ $0.maxConcurrentRequests = 1; $0.limits.maxQueuedRequests = 0; $0.requestTimeout = 5 }) { running in
             // The holder takes the only light slot: a collector batch whose body never finishes arriving, until its deadline.
             // It comes from another address: a client's own second request would be over its share (429), not shed.
             var holder = try stalledBatch(running)
@@ -266,7 +266,7 @@ struct HostileRequestTests {
             var refused: Reply?
             for _ in 0..<200 {
                 if holder.hasAnswer { holder = try stalledBatch(running) }
-                let reply = try await TestServer.reply(search)
+                let reply = try await ServerFixture.reply(search)
                 if reply.status != 200 { refused = reply; break }
             }
             let busy = try #require(refused, "no request was refused while the holder held the only slot")
@@ -276,12 +276,12 @@ struct HostileRequestTests {
             let held = try #require(await holder.readResponse())
             let message = (try JSONSerialization.jsonObject(with: Data(held.body)) as? [String: Any])?["error"] as? [String: Any]
             #expect(held.status == 503 && message?["message"] as? String == "Request timed out after 5.0 s", "\(String(describing: message))")
-            #expect(try await TestServer.reply(search).status == 200)
+            #expect(try await ServerFixture.reply(search).status == 200)
         }
     }
 
     /// Opens a connection from 127.0.0.2 and sends the head of a collector batch whose body stops after its first byte.
-    func stalledBatch(_ running: TestServer.Running) throws -> RawConnection {
+    func stalledBatch(_ running: ServerFixture.Live) throws -> RawConnection {
         let connection = try RawConnection(port: running.url.port ?? 0, from: "127.0.0.2")
         connection.write("POST /v3/events?code=x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                          + "Content-Length: 100000\r\n\r\n{")
@@ -294,8 +294,8 @@ struct HostileRequestTests {
 struct ParameterMergingTests {
     @Test("Java: a form-urlencoded POST body")
     func formBody() async throws {
-        let server = try await InProcess.server()
-        let reply = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let reply = try await ServerFixture.router(server) { client in
             try await client.send("/recommendations", method: .post, headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                   body: Array("im_name=coffee_cup&limit=2&fl=brand&fq=category%3Afood".utf8))
         }
@@ -305,22 +305,22 @@ struct ParameterMergingTests {
 
     @Test("Java/JS: multipart text parts beside the image; a body value overrides the query string")
     func multipartTextParts() async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         var parts = MultipartForm()
         parts.append(field: "limit", value: "3")
         parts.append(field: "facets", value: "brand,category")
         parts.append(file: "image", filename: "photo.jpg", contentType: "image/jpeg", data: Repository.bytes("coffee_cup.jpg"))
         let form = parts
-        let reply = try await InProcess.test(server) { try await $0.post("/uploadsearch?limit=9", form: form) }
+        let reply = try await ServerFixture.router(server) { try await $0.post("/uploadsearch?limit=9", form: form) }
         #expect(reply.status == 200 && reply.json["limit"] as? Int == 3 && reply.results.count == 3)
         #expect((reply.json["facets"] as? [[String: Any]])?.map { $0["key"] as? String } == ["brand", "category"])
     }
 
     @Test("Android: GET /uploadsearch with im_url only; ProductSearch with no body at all")
     func noBody() async throws {
-        let server = try await InProcess.server { $0.imageRoots = [Repository.images] }
+        let server = try await ServerFixture.server { $0.imageRoots = [Repository.images] }
         let file = "file://" + Repository.images + "/coffee_cup.jpg"
-        let (get, post) = try await InProcess.test(server) { client in
+        let (get, post) = try await ServerFixture.router(server) { client in
             (try await client.send("/uploadsearch?im_url=\(file)&limit=1"),
              try await client.send("/v1/product/search_by_image?app_key=a&placement_id=1&im_url=\(file)&limit=1", method: .post))
         }
@@ -330,8 +330,8 @@ struct ParameterMergingTests {
 
     @Test("Python and PHP: the singular /recommendation answers as /recommendations")
     func singularRecommendation() async throws {
-        let server = try await InProcess.server()
-        let (singular, plural) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let (singular, plural) = try await ServerFixture.router(server) { client in
             (try await client.send("/recommendation?im_name=coffee_cup&limit=4&score=True"),
              try await client.send("/recommendations?im_name=coffee_cup&limit=4&score=true"))
         }

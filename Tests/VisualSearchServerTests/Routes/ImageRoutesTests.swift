@@ -33,7 +33,7 @@ struct ImageRoutesTests {
         }
 
         func server() async throws -> VisualSearchServer<VisualSearchEngine> {
-            try await InProcess.server(catalog: catalog) { $0.thumbnailCache = thumbnails }
+            try await ServerFixture.server(catalog: catalog) { $0.thumbnailCache = thumbnails }
         }
 
         /// Files in the thumbnail folder.
@@ -47,7 +47,7 @@ struct ImageRoutesTests {
     @Test("the original is the source file's bytes, with its type, an ETag, Cache-Control and nosniff")
     func original() async throws {
         let fixture = try await Fixture.make()
-        let reply = try await InProcess.test(try await fixture.server()) { try await $0.send("/images/chelsea_cat") }
+        let reply = try await ServerFixture.router(try await fixture.server()) { try await $0.send("/images/chelsea_cat") }
         #expect(reply.status == 200)
         #expect(reply.body == Array(FileManager.default.contents(atPath: fixture.images + "/chelsea_cat.jpg")!))
         #expect(reply.headers["content-type"] == "image/jpeg")
@@ -61,7 +61,7 @@ struct ImageRoutesTests {
     func thumbnail() async throws {
         let fixture = try await Fixture.make()
         let server = try await fixture.server()
-        let (first, second) = try await InProcess.test(server) { client in
+        let (first, second) = try await ServerFixture.router(server) { client in
             (try await client.send("/images/chelsea_cat?size=400"), try await client.send("/images/chelsea_cat?size=400"))
         }
         #expect(first.status == 200 && first.headers["content-type"] == "image/jpeg")
@@ -74,14 +74,14 @@ struct ImageRoutesTests {
         let keptPath = fixture.thumbnails + "/" + fixture.kept[0]
         #expect(Array(FileManager.default.contents(atPath: keptPath)!) == first.body)
         try FileIO.writeAtomically(Array("kept".utf8), to: keptPath)
-        let third = try await InProcess.test(server) { try await $0.send("/images/chelsea_cat?size=400") }
+        let third = try await ServerFixture.router(server) { try await $0.send("/images/chelsea_cat?size=400") }
         #expect(third.text == "kept")
     }
 
     @Test("a PNG source gets a PNG thumbnail")
     func pngThumbnail() async throws {
         let fixture = try await Fixture.make()
-        let reply = try await InProcess.test(try await fixture.server()) { try await $0.send("/images/cat_png?size=400") }
+        let reply = try await ServerFixture.router(try await fixture.server()) { try await $0.send("/images/cat_png?size=400") }
         #expect(reply.status == 200 && reply.headers["content-type"] == "image/png")
         #expect(try Self.size(reply.body) == PixelSize(width: 400, height: 266))
     }
@@ -89,7 +89,7 @@ struct ImageRoutesTests {
     @Test("an image not larger than the size asked is answered with its original")
     func smallImageGivesOriginal() async throws {
         let fixture = try await Fixture.make()
-        let (small, large) = try await InProcess.test(try await fixture.server()) { client in
+        let (small, large) = try await ServerFixture.router(try await fixture.server()) { client in
             (try await client.send("/images/greek_coins?size=400"), try await client.send("/images/oc_handshake_01?size=800"))
         }
         #expect(small.status == 200 && small.body == Array(FileManager.default.contents(atPath: fixture.images + "/greek_coins.jpg")!))
@@ -101,9 +101,9 @@ struct ImageRoutesTests {
     func revalidation() async throws {
         let fixture = try await Fixture.make()
         let server = try await fixture.server()
-        let first = try await InProcess.test(server) { try await $0.send("/images/chelsea_cat?size=400") }
+        let first = try await ServerFixture.router(server) { try await $0.send("/images/chelsea_cat?size=400") }
         let tag = try #require(first.headers["etag"])
-        let (same, weak, other) = try await InProcess.test(server) { client in
+        let (same, weak, other) = try await ServerFixture.router(server) { client in
             (try await client.send("/images/chelsea_cat?size=400", headers: [("If-None-Match", tag)]),
              try await client.send("/images/chelsea_cat?size=400", headers: [("If-None-Match", "\"x\", W/\(tag)")]),
              try await client.send("/images/chelsea_cat?size=400", headers: [("If-None-Match", "\"something-else\"")]))
@@ -113,7 +113,7 @@ struct ImageRoutesTests {
         #expect(other.status == 200 && other.body == first.body)
         // The source changes (another picture under the same name): new tag, new thumbnail, old one never served.
         try FileIO.writeAtomically(Repository.bytes("oc_handshake_01.jpg"), to: fixture.images + "/chelsea_cat.jpg")
-        let changed = try await InProcess.test(server) { try await $0.send("/images/chelsea_cat?size=400", headers: [("If-None-Match", tag)]) }
+        let changed = try await ServerFixture.router(server) { try await $0.send("/images/chelsea_cat?size=400", headers: [("If-None-Match", tag)]) }
         #expect(changed.status == 200 && changed.headers["etag"] != tag)
         #expect(try Self.size(changed.body) == PixelSize(width: 400, height: 300))
     }
@@ -121,7 +121,7 @@ struct ImageRoutesTests {
     @Test("only catalog images by name: unknown names and paths are 404, a size off the rule is 400 naming the sizes")
     func refusals() async throws {
         let fixture = try await Fixture.make()
-        let replies = try await InProcess.test(try await fixture.server()) { client in
+        let replies = try await ServerFixture.router(try await fixture.server()) { client in
             [try await client.send("/images/no_such_image"),
              try await client.send("/images/..%2F..%2F..%2Fetc%2Fpasswd"),
              try await client.send("/images/%2Fetc%2Fpasswd"),
@@ -141,7 +141,7 @@ struct ImageRoutesTests {
         let fixture = try await Fixture.make()
         try FileManager.default.removeItem(atPath: fixture.images + "/greek_coins.jpg")
         try FileIO.writeAtomically(Array(Repository.bytes("chelsea_cat.jpg").prefix(600)), to: fixture.images + "/oc_handshake_01.jpg")
-        let replies = try await InProcess.test(try await fixture.server()) { client in
+        let replies = try await ServerFixture.router(try await fixture.server()) { client in
             [try await client.send("/images/greek_coins"), try await client.send("/images/greek_coins?size=400"),
              try await client.send("/images/oc_handshake_01?size=400"), try await client.send("/images/chelsea_cat?size=400")]
         }
@@ -157,7 +157,7 @@ struct ImageRoutesTests {
     func simultaneousFirstRequests() async throws {
         let fixture = try await Fixture.make()
         let server = try await fixture.server()
-        let bodies = try await InProcess.test(server) { client in
+        let bodies = try await ServerFixture.router(server) { client in
             try await withThrowingTaskGroup(of: [UInt8].self) { group in
                 for _ in 0..<8 { group.addTask { try await client.send("/images/oc_handshake_01?size=400").body } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -171,7 +171,7 @@ struct ImageRoutesTests {
     func unwritableFolder() async throws {
         let fixture = try await Fixture.make()
         try Data().write(to: URL(fileURLWithPath: fixture.thumbnails))  // a file where the folder should be
-        let reply = try await InProcess.test(try await fixture.server()) { try await $0.send("/images/chelsea_cat?size=400") }
+        let reply = try await ServerFixture.router(try await fixture.server()) { try await $0.send("/images/chelsea_cat?size=400") }
         #expect(reply.status == 200)
         #expect(try Self.size(reply.body) == PixelSize(width: 400, height: 266))
     }

@@ -58,10 +58,10 @@ struct ProductionLimitsTests {
 
     @Test("an upload declaring 13000×13000 (169 MP, within the command line's limit): 413 before decoding, nothing allocated for it")
     func pixelBudget() async throws {
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let bomb = try Self.declaredPNG(width: 13_000, height: 13_000)
             let (body, headers) = Self.upload(bomb)
-            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            let reply = try await ServerFixture.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
             #expect(reply.status == 413)
             #expect(reply.json["status"] as? String == "fail")
             #expect(reply.errors == ["Image too large: query image declares 13000×13000 pixels, beyond this server's limit of 32 megapixels per image; send a smaller image"])
@@ -76,11 +76,11 @@ struct ProductionLimitsTests {
     @Test("the limit is a setting: 1 MP refuses a 1600×1200 JPEG with 413; a ProductSearch upload gets its own error shape")
     func pixelLimitSetting() async throws {
         let photo = try ImageEncoders.JPEG().encode(PixelBuffer(width: 1600, height: 1200, hasAlpha: false, fill: (40, 90, 160, 255)))
-        try await TestServer.with({ $0.limits.image.maxPixels = 1_000_000 }) { running in
+        try await ServerFixture.with({ $0.limits.image.maxPixels = 1_000_000 }) { running in
             let (body, headers) = Self.upload(photo)
-            let viSearch = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            let viSearch = try await ServerFixture.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
             #expect(viSearch.status == 413 && viSearch.errors.first?.contains("limit of 1 megapixels") == true, "\(viSearch.errors)")
-            let product = try await TestServer.reply(running.url.appending(path: "v1/product/search_by_image"), method: "POST",
+            let product = try await ServerFixture.reply(running.url.appending(path: "v1/product/search_by_image"), method: "POST",
                                                      headers: headers, body: body)
             let error = product.json["error"] as? [String: Any]
             #expect(product.status == 413 && error?["code"] as? Int == 413)
@@ -90,9 +90,9 @@ struct ProductionLimitsTests {
     @Test("a 4000×3000 JPEG upload is decoded with DCT scaling: the pool is charged 1/64 of its pixels")
     func dctScaledDecode() async throws {
         let photo = try ImageEncoders.JPEG().encode(PixelBuffer(width: 4000, height: 3000, hasAlpha: false, fill: (40, 90, 160, 255)))
-        try await TestServer.with { running in
+        try await ServerFixture.with { running in
             let (body, headers) = Self.upload(photo)
-            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
+            let reply = try await ServerFixture.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: headers, body: body)
             #expect(reply.status == 200)
             let statistics = try #require(running.server.imageWork?.statistics)
             #expect(statistics.completed == 1)
@@ -106,7 +106,7 @@ struct ProductionLimitsTests {
     func rateLimit() async throws {
         let credentials = try ServerCredentials(lines: "shop-a\nshop-b\nshop-c")
         let clock = SteppedClock()
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.credentials = credentials
             $0.admissionClock = clock  // time passes for the bucket only when the test advances it
             $0.limits.clients = ClientLimits(requestsPerSecond: 0.5, burst: 2)  // a token every 2 s of the clock
@@ -116,7 +116,7 @@ struct ProductionLimitsTests {
             // Another key holds one of the light lane's two slots: the lane is contended, so rates bind.
             let holder = try await Self.heldRequest(running, target: "/search?access_key=shop-c", lane: .light, from: "127.0.0.2")
             func search(_ key: String) async throws -> Reply {
-                try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+                try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                     URLQueryItem(name: "im_name", value: "chelsea_cat"), URLQueryItem(name: "access_key", value: key)]))
             }
             #expect(try await search("shop-a").status == 200)
@@ -137,14 +137,14 @@ struct ProductionLimitsTests {
             // Keys are clients of their own.
             #expect(try await search("shop-b").status == 200)
             // Health is never limited: load balancers must see the server.
-            for _ in 0..<5 { #expect(try await TestServer.reply(running.url.appending(path: "health")).status == 200) }
+            for _ in 0..<5 { #expect(try await ServerFixture.reply(running.url.appending(path: "health")).status == 200) }
             withExtendedLifetime(holder) {}
         }
     }
 
     @Test("a client over its share of a busy lane: 429 while its request holds the slot; another address is served; served again once answered")
     func clientConcurrency() async throws {
-        try await TestServer.with({ $0.maxConcurrentRequests = 2; Self.holdersOutlastTheRun(&$0) }) { running in
+        try await ServerFixture.with({ $0.maxConcurrentRequests = 2; Self.holdersOutlastTheRun(&$0) }) { running in
             // One of two light slots held by 127.0.0.1: the lane is contended and that client's share is 1.
             let holder = try await Self.heldRequest(running, target: "/search", lane: .light)
             let search = running.url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: "chelsea_cat")])
@@ -155,13 +155,13 @@ struct ProductionLimitsTests {
             let other = try await RawConnection.get("/search?im_name=chelsea_cat", port: running.url.port ?? 0, from: "127.0.0.2")
             #expect(other?.status == 200)
             try await Self.letGo(holder, running, lane: .light)
-            #expect(try await TestServer.reply(search).status == 200)
+            #expect(try await ServerFixture.reply(search).status == 200)
         }
     }
 
     @Test("a client's image requests have a smaller share: its second upload is refused 429 while its searches go on")
     func clientImageConcurrency() async throws {
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.limits.clients.maxConcurrentImageRequests = 1
             $0.limits.maxConcurrentImageRequests = 2  // one held upload makes the image lane contended
             Self.holdersOutlastTheRun(&$0)
@@ -171,14 +171,14 @@ struct ProductionLimitsTests {
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             var refused: Reply?
             for _ in 0..<200 {
-                let reply = try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
+                let reply = try await ServerFixture.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
                 if reply.status != 200 { refused = reply; break }
                 try await Task.sleep(for: .milliseconds(10))
             }
             let limited = try #require(refused)
             #expect(limited.status == 429 && limited.errors.first?.contains("more than 1 image requests at once from this client while the server is busy") == true,
                     "\(limited.errors)")
-            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+            let search = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat")]))
             #expect(search.status == 200)
             withExtendedLifetime(holder) {}
@@ -189,7 +189,7 @@ struct ProductionLimitsTests {
 
     @Test("uploads beyond their lane's slots and queue: 503 with Retry-After, while searches by im_name are still answered")
     func imageLaneSheds() async throws {
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.limits.maxConcurrentImageRequests = 1
             $0.limits.maxQueuedRequests = 0
             $0.limits.clients.maxConcurrent = 0
@@ -201,7 +201,7 @@ struct ProductionLimitsTests {
             let uploadURL = running.url.appending(path: "uploadsearch")
             var shed: Reply?
             for _ in 0..<200 {
-                let reply = try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
+                let reply = try await ServerFixture.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body)
                 if reply.status == 503 { shed = reply; break }
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -209,18 +209,18 @@ struct ProductionLimitsTests {
             #expect(refused.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 0 waiting") == true, "\(refused.errors)")
             #expect(refused.headers["retry-after"] == "2")
             // The light lane has slots of its own.
-            let search = try await TestServer.reply(running.url.appending(path: "search").appending(queryItems: [
+            let search = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat")]))
             #expect(search.status == 200)
             try await Self.letGo(holder, running, lane: .image)
-            #expect(try await TestServer.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body).status == 200)
+            #expect(try await ServerFixture.reply(uploadURL, method: "POST", headers: upload.headers, body: upload.body).status == 200)
         }
     }
 
     @Test("a request that waits in its lane's queue longer than the queue timeout is shed with 503; short of it, it still waits")
     func queueTimeout() async throws {
         let clock = SteppedClock()
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.admissionClock = clock  // the wait is counted on a clock the test advances
             $0.limits.maxConcurrentImageRequests = 1
             $0.limits.maxQueuedRequests = 4
@@ -233,7 +233,7 @@ struct ProductionLimitsTests {
             let queue = try #require(running.server.admission.lanes[.image])
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let url = running.url.appending(path: "uploadsearch")
-            let waiting = Task { try await TestServer.reply(url, method: "POST", headers: upload.headers, body: upload.body) }
+            let waiting = Task { try await ServerFixture.reply(url, method: "POST", headers: upload.headers, body: upload.body) }
             #expect(await eventually { queue.counts.queued == 1 }, "the upload never queued behind the holder")
             // A second short of the queue timeout it still waits…
             clock.step(by: .seconds(4))
@@ -253,7 +253,7 @@ struct ProductionLimitsTests {
 
     @Test("headers that drip: the connection is closed after the header timeout")
     func headerTimeout() async throws {
-        try await TestServer.with({ $0.limits.connections.headerTimeout = 0.5 }) { running in
+        try await ServerFixture.with({ $0.limits.connections.headerTimeout = 0.5 }) { running in
             let start = ContinuousClock.now
             // The read timeout only bounds a broken run: it is far below the 60 s idle timeout, the only other closer.
             let connection = try RawConnection(port: running.url.port ?? 0, readTimeout: 30)
@@ -267,7 +267,7 @@ struct ProductionLimitsTests {
 
     @Test("a body below the minimum rate: closed after the body timeout; a body at a normal pace is not")
     func bodyTimeout() async throws {
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.limits.connections.bodyTimeout = 1
             $0.limits.connections.minBodyRate = 1 << 20
         }) { running in
@@ -278,14 +278,14 @@ struct ProductionLimitsTests {
             #expect(elapsed >= .milliseconds(900), "closed after \(elapsed), before the body timeout")
             try await Self.expectClosed(running, reason: "body_timeout")
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
-            let reply = try await TestServer.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body)
+            let reply = try await ServerFixture.reply(running.url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body)
             #expect(reply.status == 200)
         }
     }
 
     @Test("beyond the connection limit a new connection's request is answered 503 and closed; once one closes, another is served")
     func connectionLimit() async throws {
-        try await TestServer.with({ $0.limits.connections.maxConnections = 2 }) { running in
+        try await ServerFixture.with({ $0.limits.connections.maxConnections = 2 }) { running in
             let port = running.url.port ?? 0
             var first: RawConnection? = try RawConnection(port: port)
             let second = try RawConnection(port: port)
@@ -309,7 +309,7 @@ struct ProductionLimitsTests {
 
     @Test("beyond the connections one address may hold: 429, while the server still has connections for others")
     func clientConnectionLimit() async throws {
-        try await TestServer.with({ $0.limits.connections.maxConnectionsPerClient = 2 }) { running in
+        try await ServerFixture.with({ $0.limits.connections.maxConnectionsPerClient = 2 }) { running in
             let port = running.url.port ?? 0
             let held = try (0..<2).map { _ in try RawConnection(port: port) }
             #expect(await eventually { running.server.connections.total == 2 }, "the server never counted the first two connections")
@@ -325,7 +325,7 @@ struct ProductionLimitsTests {
 
     @Test("a connection over the per-address limit that never sends its request is closed by the header timeout")
     func refusedConnectionTimesOut() async throws {
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.limits.connections.maxConnectionsPerClient = 1
             $0.limits.connections.headerTimeout = 0.5
             $0.limits.connections.bodyTimeout = 600
@@ -348,7 +348,7 @@ struct ProductionLimitsTests {
 
     @Test("/metrics after a known sequence: requests by endpoint and status, refusals, decoded pixels, catalog size, collector events")
     func metrics() async throws {
-        try await TestServer.with({
+        try await ServerFixture.with({
             $0.admissionClock = TestClock()  // never advanced: the bucket does not refill, however long the run (a loaded CI took 55 s)
             $0.limits.clients = ClientLimits(requestsPerSecond: 1, burst: 6)
             $0.maxConcurrentRequests = 2
@@ -358,24 +358,24 @@ struct ProductionLimitsTests {
             // Another address holds one of the two light slots, so the lane is contended and light requests spend tokens.
             let holder = try await Self.heldRequest(running, target: "/v3/events?code=x", lane: .light, from: "127.0.0.2")
             func search(_ name: String) async throws -> Int {
-                try await TestServer.reply(url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: name)])).status
+                try await ServerFixture.reply(url.appending(path: "search").appending(queryItems: [URLQueryItem(name: "im_name", value: name)])).status
             }
             #expect(try await search("chelsea_cat") == 200)
             #expect(try await search("coffee_cup") == 200)
             #expect(try await search("no_such_image") == 404)
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
-            #expect(try await TestServer.reply(url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body).status == 200)
+            #expect(try await ServerFixture.reply(url.appending(path: "uploadsearch"), method: "POST", headers: upload.headers, body: upload.body).status == 200)
             let bomb = Self.upload(try Self.declaredPNG(width: 13_000, height: 13_000))
-            #expect(try await TestServer.reply(url.appending(path: "uploadsearch"), method: "POST", headers: bomb.headers, body: bomb.body).status == 413)
+            #expect(try await ServerFixture.reply(url.appending(path: "uploadsearch"), method: "POST", headers: bomb.headers, body: bomb.body).status == 413)
             let transport = HTTPEventTransport(endpoint: .custom(url), code: "dev")
             let events = (1...2).map { TrackingEvent.productView(queryId: "q", pid: "p\($0)", imgUrl: "https://shop.example/p.jpg", pos: $0) }
             #expect(await transport.send(events, uid: nil) == .results([.accepted, .accepted]))
-            #expect(try await TestServer.reply(url.appending(path: "v3/__va.gif").appending(queryItems: [
+            #expect(try await ServerFixture.reply(url.appending(path: "v3/__va.gif").appending(queryItems: [
                 URLQueryItem(name: "code", value: "dev"), URLQueryItem(name: "pid", value: "p")])).status == 400)
             #expect(try await search("chelsea_cat") == 200)  // the 6th token: 4 searches and 2 collector requests (uploads are in the image lane, not contended)
             #expect(try await search("chelsea_cat") == 429)  // none left
 
-            let text = try await TestServer.reply(url.appending(path: "metrics")).text
+            let text = try await ServerFixture.reply(url.appending(path: "metrics")).text
             let values = Self.samples(text)
             #expect(values[#"vsearch_http_requests_total{endpoint="/search",status="200"}"#] == 3)
             #expect(values[#"vsearch_http_requests_total{endpoint="/search",status="404"}"#] == 1)
@@ -404,14 +404,14 @@ struct ProductionLimitsTests {
     @Test("/metrics asks for the keys when the server has keys, and is gone with servesMetrics off")
     func metricsProtected() async throws {
         let credentials = try ServerCredentials(lines: "ops-key")
-        try await TestServer.with({ $0.credentials = credentials }) { running in
+        try await ServerFixture.with({ $0.credentials = credentials }) { running in
             let metrics = running.url.appending(path: "metrics")
-            #expect(try await TestServer.reply(metrics).status == 401)
-            let allowed = try await TestServer.reply(metrics.appending(queryItems: [URLQueryItem(name: "access_key", value: "ops-key")]))
+            #expect(try await ServerFixture.reply(metrics).status == 401)
+            let allowed = try await ServerFixture.reply(metrics.appending(queryItems: [URLQueryItem(name: "access_key", value: "ops-key")]))
             #expect(allowed.status == 200 && allowed.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         }
-        try await TestServer.with({ $0.servesMetrics = false }) { running in
-            let status = try await TestServer.reply(running.url.appending(path: "metrics")).status
+        try await ServerFixture.with({ $0.servesMetrics = false }) { running in
+            let status = try await ServerFixture.reply(running.url.appending(path: "metrics")).status
             #expect(status == 404)
         }
     }
@@ -429,7 +429,7 @@ struct ProductionLimitsTests {
     }
 
     /// Opens a connection from `source` and sends the head of an upload whose body stops after its first line.
-    static func stalledUpload(_ running: TestServer.Running, target: String = "/uploadsearch", from source: String = "127.0.0.1") throws
+    static func stalledUpload(_ running: ServerFixture.Live, target: String = "/uploadsearch", from source: String = "127.0.0.1") throws
         -> RawConnection {
         let connection = try RawConnection(port: running.url.port ?? 0, from: source)
         connection.write("POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
@@ -438,12 +438,12 @@ struct ProductionLimitsTests {
     }
 
     /// A stalled upload, once the server holds it in flight in the image lane (so a request sent after it cannot overtake it).
-    static func heldUpload(_ running: TestServer.Running, from source: String = "127.0.0.1") async throws -> RawConnection {
+    static func heldUpload(_ running: ServerFixture.Live, from source: String = "127.0.0.1") async throws -> RawConnection {
         try await heldRequest(running, target: "/uploadsearch", lane: .image, from: source)
     }
 
     /// A stalled POST to `target` from `source`, once the server holds it in flight in `lane`.
-    static func heldRequest(_ running: TestServer.Running, target: String, lane: RequestLane, from source: String = "127.0.0.1") async throws
+    static func heldRequest(_ running: ServerFixture.Live, target: String, lane: RequestLane, from source: String = "127.0.0.1") async throws
         -> RawConnection {
         let before = running.server.admission.lanes[lane]?.counts.running ?? 0
         let holder = try stalledUpload(running, target: target, from: source)
@@ -460,29 +460,29 @@ struct ProductionLimitsTests {
     }
 
     /// Hangs up a held request and waits until the server has given its slot in `lane` back.
-    static func letGo(_ holder: RawConnection, _ running: TestServer.Running, lane: RequestLane) async throws {
+    static func letGo(_ holder: RawConnection, _ running: ServerFixture.Live, lane: RequestLane) async throws {
         let before = running.server.admission.lanes[lane]?.counts.running ?? 0
         holder.hangUp()
         #expect(await eventually { (running.server.admission.lanes[lane]?.counts.running ?? 0) < before }, "the slot was not given back")
     }
 
     /// `/metrics` counts a connection the server closed for `reason`.
-    static func expectClosed(_ running: TestServer.Running, reason: String) async throws {
-        let text = try await TestServer.reply(running.url.appending(path: "metrics")).text
+    static func expectClosed(_ running: ServerFixture.Live, reason: String) async throws {
+        let text = try await ServerFixture.reply(running.url.appending(path: "metrics")).text
         #expect(samples(text)[#"vsearch_connections_closed_total{reason="\#(reason)"}"#] == 1, "\(text)")
     }
 
     /// Asks `url` until an answer is not 200 (the holder's head may not be read yet at first).
     static func firstRefusal(of url: URL, while holder: RawConnection) async throws -> Reply {
         for _ in 0..<200 {
-            let reply = try await TestServer.reply(url)
+            let reply = try await ServerFixture.reply(url)
             if reply.status != 200 { return reply }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw RawConnection.Failure(description: "every request was answered 200 while the holder held its slot")
     }
 
-    static func expectAnswering(_ running: TestServer.Running) async throws {
-        #expect(try await TestServer.reply(running.url.appending(path: "health")).status == 200)
+    static func expectAnswering(_ running: ServerFixture.Live) async throws {
+        #expect(try await ServerFixture.reply(running.url.appending(path: "health")).status == 200)
     }
 }

@@ -21,8 +21,8 @@ struct WebPageRoutesTests {
 
     @Test("/ and /analytics are HTML with the Content-Security-Policy, nosniff and no-cache")
     func pages() async throws {
-        let server = try await InProcess.server()
-        let (index, analytics) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let (index, analytics) = try await ServerFixture.router(server) { client in
             (try await client.send("/"), try await client.send("/analytics"))
         }
         for reply in [index, analytics] {
@@ -49,23 +49,23 @@ struct WebPageRoutesTests {
 
     @Test("/ui/ serves the modules and styles with their types, and an ETag answered with 304")
     func assets() async throws {
-        let server = try await InProcess.server()
+        let server = try await ServerFixture.server()
         let script = try #require(WebPageFiles.all.first { $0.0.hasSuffix(".js") }?.0)
         let style = try #require(WebPageFiles.all.first { $0.0.hasSuffix(".css") }?.0)
-        let (js, css) = try await InProcess.test(server) { client in
+        let (js, css) = try await ServerFixture.router(server) { client in
             (try await client.send("/ui/" + script), try await client.send("/ui/" + style))
         }
         #expect(js.status == 200 && js.headers["content-type"] == "text/javascript; charset=utf-8")
         #expect(css.status == 200 && css.headers["content-type"] == "text/css; charset=utf-8")
         let tag = try #require(js.headers["etag"])
-        let again = try await InProcess.test(server) { try await $0.send("/ui/" + script, headers: [("If-None-Match", tag)]) }
+        let again = try await ServerFixture.router(server) { try await $0.send("/ui/" + script, headers: [("If-None-Match", tag)]) }
         #expect(again.status == 304 && again.body.isEmpty)
     }
 
     @Test("/ui/ names only page files: paths, hidden names, other types and unknown files are 404")
     func onlyPageFiles() async throws {
-        let server = try await InProcess.server()
-        let replies = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server()
+        let replies = try await ServerFixture.router(server) { client in
             [try await client.send("/ui/..%2F..%2F..%2FPackage.swift"), try await client.send("/ui/%2Fetc%2Fpasswd"),
              try await client.send("/ui/.hidden.js"), try await client.send("/ui/WebAssets.swift"), try await client.send("/ui/nope.js"),
              try await client.send("/ui/")]
@@ -82,18 +82,18 @@ struct WebPageRoutesTests {
     func webRoot() async throws {
         let folder = Repository.temporaryDirectory("webroot")
         try "<!doctype html><p>one".write(toFile: folder + "/index.html", atomically: true, encoding: .utf8)
-        let server = try await InProcess.server { $0.webRoot = folder }
-        let first = try await InProcess.test(server) { try await $0.send("/") }
+        let server = try await ServerFixture.server { $0.webRoot = folder }
+        let first = try await ServerFixture.router(server) { try await $0.send("/") }
         try "<!doctype html><p>two".write(toFile: folder + "/index.html", atomically: true, encoding: .utf8)
-        let second = try await InProcess.test(server) { try await $0.send("/") }
+        let second = try await ServerFixture.router(server) { try await $0.send("/") }
         #expect(first.text.hasSuffix("one") && second.text.hasSuffix("two"))
         #expect(second.headers["content-security-policy"] == WebPageRoutes.contentSecurityPolicy)
     }
 
     @Test("--no-web-page: / is 404 and the API still answers")
     func apiOnly() async throws {
-        let server = try await InProcess.server { $0.servesWebPage = false }
-        let (page, search) = try await InProcess.test(server) { client in
+        let server = try await ServerFixture.server { $0.servesWebPage = false }
+        let (page, search) = try await ServerFixture.router(server) { client in
             (try await client.send("/"), try await client.send("/search?im_name=chelsea_cat&limit=2"))
         }
         #expect(page.status == 404)
