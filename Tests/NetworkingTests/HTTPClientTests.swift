@@ -132,13 +132,14 @@ struct HTTPClientTests {
     func cancelledDuringBackoff() async throws {
         let stub = LoopbackStub([.respond(503, body: "{}")])
         defer { stub.stop() }
-        let sleeping = Atomic<Bool>(false)
+        let (sleeping, asleep) = AsyncStream<Void>.makeStream()
         let http = HTTPClient(transport: URLSessionTransport(), retry: .default) { seconds in
-            sleeping.store(true, ordering: .relaxed)
+            asleep.yield()
             try await Task.sleep(for: .seconds(60))
         }
         let task = Task { await send(http, HTTPClientRequest(url: stub.url(), timeout: 30)) }
-        #expect(await eventually { sleeping.load(ordering: .relaxed) })
+        var backoffs = sleeping.makeAsyncIterator()
+        _ = await backoffs.next()  // the client is in its backoff wait
         task.cancel()
         // The backoff sleeps 60 s and the request may wait 30: answering at all means the cancellation ended it.
         let result = await task.value

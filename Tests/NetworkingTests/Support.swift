@@ -40,16 +40,6 @@ func seconds<T>(_ body: () async -> T) async -> (T, Double) {
     return (value, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
-/// Polls `condition` every 10 ms for up to `limit` seconds.
-func eventually(within limit: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(limit * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// The same as `HTTPClientError.reason`-style access for the cases that carry one.
 extension HTTPClientError {
     var reason: String? {

@@ -34,10 +34,14 @@ final class InsertJobs: Sendable {
     /// The longest a running transaction's saved progress lags behind it.
     static let saveInterval: Duration = .milliseconds(500)
 
-    init(indexer: Indexer, journal: any InsertJournal, loader: QueryImageLoader) {
+    /// Forgotten after every batch, so the engine's next query sees the new images.
+    let versionCheck: VersionCheck
+
+    init(indexer: Indexer, journal: any InsertJournal, loader: QueryImageLoader, versionCheck: VersionCheck) {
         self.indexer = indexer
         self.journal = journal
         self.loader = loader
+        self.versionCheck = versionCheck
     }
 
     /// Starts a transaction, saves its first state and returns its id.
@@ -98,6 +102,7 @@ final class InsertJobs: Sendable {
             } catch {
                 outcome = .failure(error)
             }
+            versionCheck.forget()
             let failed = errors.withLock { $0 }
             switch outcome {
             case .success:

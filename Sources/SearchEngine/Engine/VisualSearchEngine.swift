@@ -49,6 +49,11 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// How recommendations blend visual similarity with the collector's
         /// events (``RecommendationBlend``); ``RecommendationBlend/visualOnly`` ignores events.
         public var recommendations = RecommendationBlend()
+        /// How long the engine uses the catalog's version counter it read last
+        /// before asking again: 1 ms by default, so a busy engine asks about once
+        /// a millisecond instead of once a query; another process's change is
+        /// seen that much later (this engine's own writes at once). 0: every query asks.
+        public var versionCheckInterval: Duration = .milliseconds(1)
         /// How long recommendations use the events read last before asking
         /// the store for new ones: 1 s by default (0: every request asks).
         public var engagementRefresh: Duration = .seconds(1)
@@ -96,6 +101,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     let loader: QueryImageLoader
     let jobs: InsertJobs
     let state = Mutex<Snapshot?>(nil)
+    let versionCheck = VersionCheck()
     let engagement = Mutex(EngagementCache())
 
     /// What the engine says about objects in discover search.
@@ -136,7 +142,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         if indexing.learned == nil { indexing.learned = configuration.learned }
         if indexing.imageWork == nil { indexing.imageWork = configuration.imageWork }  // inserts decode under the queries' pixel budget
         indexing.recordsLearnedModel = false  // inserts follow the catalog's model; only `vsearch index` sets it
-        jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: indexing), journal: journal, loader: loader)
+        jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: indexing), journal: journal, loader: loader,
+                          versionCheck: versionCheck)
         _ = try await snapshot()
     }
 
@@ -146,8 +153,14 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// The current schema, and the in-memory index when `withIndex` (always
     /// on a store without k-NN of its own); reloaded when the catalog changed.
     func snapshot(withIndex: Bool = false) async throws(VisualSearchError) -> Snapshot {
-        let version = try await catalog.version()
         let needsIndex = withIndex || neighbourStore == nil
+        let now = ContinuousClock.now
+        if versionCheck.isFresh(at: now, interval: configuration.versionCheckInterval),
+           let current = state.withLock({ $0 }), current.index != nil || !needsIndex {
+            return current
+        }
+        let version = try await catalog.version()
+        versionCheck.record(now)
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
         let fresh = Snapshot(version: version, schema: try await catalog.schema(), learnedModel: try await catalog.learnedModel(),
                              index: needsIndex ? try await catalog.loadIndex() : nil)
@@ -355,6 +368,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func remove(_ request: RemoveRequest) async throws(VisualSearchError) -> DataAPIResponse {
         for (index, name) in request.imageNames.enumerated() { try CatalogText.validateName(name, parameter: "im_name[\(index)]") }
         let removed = try await catalog.remove(request.imageNames)
+        versionCheck.forget()
         return DataAPIResponse(status: .ok, method: "remove", total: removed)
     }
 
