@@ -444,12 +444,14 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         do { return try await pooledWrite(body) } catch { throw SQLiteCatalogStore.wrap(error) }
     }
 
-    /// GRDB's async read on one of its reader threads. A read for a task
-    /// that is cancelled may end with `CancellationError` (GRDB gives up):
-    /// nobody waits for its answer any more. (Not wrapped in a task of its
-    /// own like writes: that hop cost every query 28 µs, bench/RESULTS.md.)
+    /// GRDB's async read on one of its reader threads, run to its end
+    /// whatever becomes of the caller's task, as writes are (``pooledWrite(_:)``):
+    /// an indexer cancelled between batches still reads the catalog's count
+    /// after the batch it committed — a CI run caught a cancelled insert
+    /// whose saved progress missed a committed batch when this read gave up.
     func pooledRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.read(body)
+        let pool = self.pool
+        return try await Task.detached { try await pool.read(body) }.value
     }
 
     /// GRDB's async write transaction, run to its end whatever becomes of the

@@ -243,13 +243,15 @@ struct HostileRequestTests {
 
     @Test("the request deadline: a request whose body stops arriving gets 503 JSON saying it timed out")
     func deadline() async throws {
-        try await ServerFixture.with({ $0.requestTimeout = 0.5 }) { running in
+        // 5 s: long enough that the health check after it answers in time on a loaded machine (CI saw a
+        // /health take 1.6 s beside two busy loops), short enough for the stalled upload to meet it.
+        try await ServerFixture.with({ $0.requestTimeout = 5 }) { running in
             let connection = try stalledUpload(running)
             let answer = try #require(await connection.readResponse(), "no answer before the connection's read timeout")
             #expect(answer.status == 503)
             let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
             #expect(json?["status"] as? String == "fail")
-            #expect((json?["error"] as? [String])?.first == "Request timed out after 0.5 s")
+            #expect((json?["error"] as? [String])?.first == "Request timed out after 5.0 s")
             try await expectAnswering(running)
         }
     }
