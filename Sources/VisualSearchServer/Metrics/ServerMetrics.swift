@@ -1,94 +1,112 @@
-import CoreMetrics
 import Foundation
 import Prometheus
 import Synchronization
 
 /// What `vsearch serve` tells its operators, in the Prometheus text format
-/// at `GET /metrics`: recorded through swift-metrics into a
-/// swift-prometheus registry of the server's own (not the process-wide
-/// `MetricsSystem`, so several servers in one process — tests, an app
-/// mounting the routes — keep their numbers apart).
+/// (version 0.0.4) at `GET /metrics`: the server's families, recorded into a
+/// swift-prometheus registry of its own (not a process-wide one, so several
+/// servers in one process — tests, an app mounting the routes — keep their
+/// numbers apart), then the standard process families (``ProcessMetrics``)
+/// read when scraped.
 ///
-/// | metric | type | labels |
-/// |---|---|---|
-/// | `vsearch_http_requests_total` | counter | `endpoint`, `status` |
-/// | `vsearch_http_request_duration_seconds` | histogram | `endpoint` |
-/// | `vsearch_http_requests_in_flight`, `vsearch_http_requests_queued` | gauge | `lane` (`light`, `image`) |
-/// | `vsearch_http_requests_shed_total` | counter | `lane` — 503: queue full or waited too long |
-/// | `vsearch_http_requests_rate_limited_total` | counter | `reason` (`rate`, `concurrency`) — 429 |
-/// | `vsearch_connections_open` | gauge | |
-/// | `vsearch_connections_closed_total` | counter | `reason` (`header_timeout`, `body_timeout`, `connection_limit` (503), `client_connection_limit` (429)) |
-/// | `vsearch_image_decoded_pixels_total`, `vsearch_image_decodes_total`, `vsearch_image_decodes_refused_total` | counter | |
-/// | `vsearch_image_pixels_in_flight`, `vsearch_image_decodes_running`, `vsearch_image_decodes_queued` | gauge | |
-/// | `vsearch_catalog_images` | gauge | |
-/// | `vsearch_collector_events_total` | counter | `outcome` (`accepted`, `rejected`) |
-///
-/// `endpoint` is the route's pattern (`/search`, `/images/{name}`…), never
-/// the raw path, so its values stay few; unknown paths count as `unmatched`.
+/// Every family, with its type, `# HELP` text and labels, is defined once in
+/// ``MetricFamily/all`` (MetricFamilies.swift); everything here records
+/// through those definitions. `endpoint` is the route's pattern (`/search`,
+/// `/images/{name}`…), never the raw path, so its values stay few; unknown
+/// paths count as `unmatched`.
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    let factory: PrometheusMetricsFactory
-    /// Values read from elsewhere when scraped (the image pool's totals), and the last ones added.
+    /// Where procfs is mounted; the process families are left out when it cannot be read there.
+    let procfs: String
+    /// Totals kept elsewhere (the image pool's), as last added to their counters.
     let lastTotals = Mutex<[String: Int]>([:])
 
-    /// A registry of its own, with latency buckets from 1 ms to 30 s.
-    public init() {
-        registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-            .seconds(10), .seconds(30),
-        ]
-        self.factory = factory
+    /// Request latency buckets: 1 ms to 30 s.
+    static let durationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+        .seconds(10), .seconds(30),
+    ]
+
+    /// A registry of its own; the process families from the procfs at `/proc`.
+    public convenience init() {
+        self.init(procfs: "/proc")
     }
+
+    init(procfs: String) {
+        registry = PrometheusCollectorRegistry()
+        self.procfs = procfs
+    }
+
+    // MARK: - Recording
 
     /// One answered request.
     func recordRequest(endpoint: String, status: Int, duration: Duration) {
-        Counter(label: "vsearch_http_requests_total", dimensions: [("endpoint", endpoint), ("status", String(status))], factory: factory)
-            .increment()
-        Timer(label: "vsearch_http_request_duration_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
-            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        increment(.httpRequests, labels: [endpoint, String(status)])
+        registry.makeDurationHistogram(name: MetricFamily.httpRequestDuration.name,
+                                       labels: MetricFamily.httpRequestDuration.dimensions([endpoint]),
+                                       buckets: Self.durationBuckets, help: MetricFamily.httpRequestDuration.help)
+            .record(duration)
     }
 
-    /// A request refused by its lane's queue (503).
+    /// A request refused by its lane's queue or by the body memory (503).
     func recordShed(lane: RequestLane) {
-        Counter(label: "vsearch_http_requests_shed_total", dimensions: [("lane", lane.rawValue)], factory: factory).increment()
+        increment(.httpRequestsShed, labels: [lane.rawValue])
     }
 
     /// A request refused by its client's limits (429).
     func recordRateLimited(reason: String) {
-        Counter(label: "vsearch_http_requests_rate_limited_total", dimensions: [("reason", reason)], factory: factory).increment()
+        increment(.httpRequestsRateLimited, labels: [reason])
     }
 
     /// A connection closed by the slow-client guard or the connection limit.
     func recordConnectionClosed(reason: String) {
-        Counter(label: "vsearch_connections_closed_total", dimensions: [("reason", reason)], factory: factory).increment()
+        increment(.connectionsClosed, labels: [reason])
     }
 
     /// Events the collector stored or refused.
     func recordCollectorEvents(accepted: Int, rejected: Int) {
-        if accepted > 0 { Counter(label: "vsearch_collector_events_total", dimensions: [("outcome", "accepted")], factory: factory).increment(by: accepted) }
-        if rejected > 0 { Counter(label: "vsearch_collector_events_total", dimensions: [("outcome", "rejected")], factory: factory).increment(by: rejected) }
+        if accepted > 0 { increment(.collectorEvents, by: accepted, labels: ["accepted"]) }
+        if rejected > 0 { increment(.collectorEvents, by: rejected, labels: ["rejected"]) }
+    }
+
+    /// Adds to a counter.
+    func increment(_ family: MetricFamily, by amount: Int = 1, labels: [String] = []) {
+        precondition(family.kind == .counter, "\(family) is a \(family.kind), not a counter")
+        registry.makeCounter(name: family.name, labels: family.dimensions(labels), help: family.help).increment(by: Int64(amount))
     }
 
     /// Sets a gauge.
+    func set(_ family: MetricFamily, _ value: Int, labels: [String] = []) {
+        precondition(family.kind == .gauge, "\(family) is a \(family.kind), not a gauge")
+        registry.makeGauge(name: family.name, labels: family.dimensions(labels), help: family.help).set(Int64(value))
+    }
+
+    /// Sets the gauge called `name`, which must be one of ``MetricFamily/all`` (with `dimensions` its labels, in order).
     func set(_ name: String, _ value: Int, dimensions: [(String, String)] = []) {
-        Gauge(label: name, dimensions: dimensions, factory: factory).record(value)
+        guard let family = MetricFamily.named(name) else { preconditionFailure("\(name) is not a family of MetricFamily.all") }
+        precondition(dimensions.map(\.0) == family.labels, "\(name) takes the labels \(family.labels)")
+        set(family, value, labels: dimensions.map(\.1))
     }
 
     /// Brings a counter up to a total kept elsewhere (counters only grow, by what was added since the last scrape).
-    func advance(_ name: String, to total: Int) {
+    func advance(_ family: MetricFamily, to total: Int) {
         let delta = lastTotals.withLock { last -> Int in
-            let delta = max(0, total - (last[name] ?? 0))
-            last[name] = max(total, last[name] ?? 0)
+            let delta = max(0, total - (last[family.name] ?? 0))
+            last[family.name] = max(total, last[family.name] ?? 0)
             return delta
         }
-        Counter(label: name, factory: factory).increment(by: delta)  // by 0 too: the counter is listed from the first scrape
+        increment(family, by: delta)  // by 0 too: the counter is listed from the first scrape
     }
 
-    /// The registry in the Prometheus text format (version 0.0.4).
+    // MARK: - Exposition
+
+    /// The registry, then the process families, in the Prometheus text format (version 0.0.4).
     func render() -> [UInt8] {
-        registry.emitToBuffer()
+        var text = registry.emitToBuffer()
+        if let process = try? ProcessMetrics.read(procfs: procfs) {
+            text.append(contentsOf: process.exposition.utf8)
+        }
+        return text
     }
 }

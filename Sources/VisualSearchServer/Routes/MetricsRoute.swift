@@ -5,7 +5,8 @@ import SearchEngine
 import VisualSearch
 
 /// `GET /metrics` — the server's ``ServerMetrics`` in the Prometheus text
-/// format, for a Prometheus scraper. When the server has keys it asks for
+/// format 0.0.4 (every family with `# HELP` and `# TYPE`, the process
+/// families last), for a Prometheus scraper. When the server has keys it asks for
 /// them like the API (Basic authorisation, or `access_key`/`app_key`).
 struct MetricsRoute: Sendable {
     let metrics: ServerMetrics
@@ -30,18 +31,18 @@ struct MetricsRoute: Sendable {
     func refresh() async {
         for (lane, queue) in admission.lanes {
             let counts = queue.counts
-            metrics.set("vsearch_http_requests_in_flight", counts.running, dimensions: [("lane", lane.rawValue)])
-            metrics.set("vsearch_http_requests_queued", counts.queued, dimensions: [("lane", lane.rawValue)])
+            metrics.set(.httpRequestsInFlight, counts.running, labels: [lane.rawValue])
+            metrics.set(.httpRequestsQueued, counts.queued, labels: [lane.rawValue])
         }
         if let imageWork {
             let statistics = imageWork.statistics
-            metrics.set("vsearch_image_decodes_running", statistics.running)
-            metrics.set("vsearch_image_decodes_queued", statistics.queued)
-            metrics.set("vsearch_image_pixels_in_flight", statistics.pixelsInFlight)
-            metrics.advance("vsearch_image_decodes_total", to: statistics.completed)
-            metrics.advance("vsearch_image_decoded_pixels_total", to: statistics.pixelsDecoded)
-            metrics.advance("vsearch_image_decodes_refused_total", to: statistics.refused)
+            metrics.set(.imageDecodesRunning, statistics.running)
+            metrics.set(.imageDecodesQueued, statistics.queued)
+            metrics.set(.imagePixelsInFlight, statistics.pixelsInFlight)
+            metrics.advance(.imageDecodes, to: statistics.completed)
+            metrics.advance(.imageDecodedPixels, to: statistics.pixelsDecoded)
+            metrics.advance(.imageDecodesRefused, to: statistics.refused)
         }
-        if let size = await catalogSize() { metrics.set("vsearch_catalog_images", size) }
+        if let size = await catalogSize() { metrics.set(.catalogImages, size) }
     }
 }
