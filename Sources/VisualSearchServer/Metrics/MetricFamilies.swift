@@ -37,7 +37,7 @@ extension MetricFamily {
         "Client connections open now.")
     static let connectionsClosed = MetricFamily(
         "vsearch_connections_closed_total", .counter,
-        "Connections the server closed itself, by reason (header_timeout, body_timeout, connection_limit, client_connection_limit).",
+        "Connections the server closed itself, by reason: a timeout (header_timeout, body_timeout) or a connection limit.",
         labels: ["reason"])
 
     // MARK: Image decoding
