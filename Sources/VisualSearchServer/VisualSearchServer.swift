@@ -127,8 +127,11 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     /// stops the services (a PostgreSQL pool closes last).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: StoppingService(application: application(onListening: onListening), onStop: onStop))]
-                + services.map { .init(service: $0) },
+            // ServiceGroup stops its services in reverse order: the application first (requests in
+            // flight finish), the services (a PostgreSQL pool) after it. Listed the other way round,
+            // SIGTERM closed the pool under the requests still running (503 "the connection pool is closed").
+            services: services.map { .init(service: $0) }
+                + [.init(service: StoppingService(application: application(onListening: onListening), onStop: onStop))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
