@@ -40,7 +40,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Tests only: TestClock, for admission's rules on a clock the test advances (issue 25).
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
-        // Tests only: child processes awaited with both pipes drained (the CLI and `vsearch serve` suites).
+        // Child processes awaited with both pipes drained: pg_dump for PostgreSQL backups, and the tests' children.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
@@ -88,6 +88,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // pg_dump and pg_restore for `vsearch catalog backup`, awaited with both pipes drained.
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
         .target(

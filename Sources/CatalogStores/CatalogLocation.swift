@@ -62,10 +62,12 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .sqlite(let path):
             let store = try await SQLiteCatalogStore(path: path, creating: creating)
-            return OpenedCatalog(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory, services: [])
+            return OpenedCatalog(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory, services: [],
+                                 backup: store, snapshots: store)
         case .postgreSQL(let url):
             let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating)
-            return OpenedCatalog(store: store, candidates: .store(store), queryCacheDirectory: nil, services: [store])
+            return OpenedCatalog(store: store, candidates: .store(store), queryCacheDirectory: nil, services: [store],
+                                 backup: store, snapshots: store)
         }
     }
 }

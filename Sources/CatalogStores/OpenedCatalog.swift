@@ -16,13 +16,27 @@ public struct OpenedCatalog: Sendable {
     /// What a server's `ServiceGroup` runs after its application, so they
     /// stop after the last request: the PostgreSQL pool.
     public let services: [any Service]
+    /// How the store backs itself up (`vsearch catalog backup`); nil when it cannot.
+    public let backup: (any CatalogBackup)?
+    /// How the store holds one state of the catalog for a series of reads (`vsearch catalog migrate`); nil when it cannot.
+    public let snapshots: (any CatalogSnapshots)?
 
     public init(store: any CatalogStore & CollectorStore, candidates: CandidateSource, queryCacheDirectory: String?,
-                services: [any Service]) {
+                services: [any Service], backup: (any CatalogBackup)? = nil, snapshots: (any CatalogSnapshots)? = nil) {
         self.store = store
         self.candidates = candidates
         self.queryCacheDirectory = queryCacheDirectory
         self.services = services
+        self.backup = backup
+        self.snapshots = snapshots
+    }
+
+    /// Runs `body` with one state of the catalog held for all its reads
+    /// (``CatalogSnapshots``), or with the store itself when it holds none.
+    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
+        async throws(VisualSearchError) -> T {
+        guard let snapshots else { return try await body(store) }
+        return try await snapshots.withSnapshot(body)
     }
 
     /// An engine over this catalog: its store as catalog, journal and collector.

@@ -36,7 +36,11 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     public let settings: PostgreSQLSettings
     public var location: String { settings.description }
     let client: PostgresClient
-    let runner: Task<Void, Never>
+    /// Runs the pool; nil for a snapshot's store, which borrows its catalog's pool.
+    let runner: Task<Void, Never>?
+    /// A snapshot's one connection, inside its `REPEATABLE READ` transaction
+    /// (``withSnapshot(_:)``): every read goes there, writes are refused.
+    let pinned: PostgresConnection?
     let logger: Logger
 
     /// Connects, checks the pgvector extension and the catalog's tables, and
@@ -78,12 +82,22 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         runner = Task { await client.run() }
+        pinned = nil
     }
 
-    deinit { runner.cancel() }
+    /// A store reading through `connection` only (a snapshot), on `store`'s pool.
+    init(snapshotOf store: PostgreSQLCatalogStore, connection: PostgresConnection) {
+        settings = store.settings
+        client = store.client
+        logger = store.logger
+        runner = nil
+        pinned = connection
+    }
+
+    deinit { runner?.cancel() }
 
     /// Closes the pool; later calls fail as unavailable.
-    public func close() { runner.cancel() }
+    public func close() { runner?.cancel() }
 
     static func tls(_ mode: PostgreSQLSettings.TLSMode) -> PostgresClient.Configuration.TLS {
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -220,6 +234,9 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     /// statement itself is not.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(VisualSearchError) -> T {
         let client = client, location = location
+        if let pinned {
+            do { return try await body(pinned) } catch { throw Self.wrap(error, location: location) }
+        }
         let timeout = Duration.milliseconds(Int64(settings.connectTimeout * 1000))
         let leased = LeaseFlag()
         do {
@@ -252,6 +269,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(VisualSearchError) -> T {
+        if pinned != nil { throw .snapshotIsReadOnly(location: location) }
         let logger = Self.silent
         return try await withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in try await body(connection) }

@@ -36,6 +36,10 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     public let path: String
     public var location: String { path }
     let pool: DatabasePool
+    /// Where reads go: the pool, or one snapshot of it (``withSnapshot(_:)``).
+    let reader: any DatabaseReader
+    /// A snapshot's store reads one state of the catalog and refuses writes.
+    let isSnapshot: Bool
 
     /// Opens and migrates a catalog; with `creating`, makes it (and its
     /// folder) when it does not exist yet (`vsearch index`, `catalog migrate`
@@ -63,6 +67,8 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         while true {
             do {
                 pool = try await BlockingWork.run { try SQLiteCatalogStore.open(path: path, configuration: SQLiteCatalogStore.configuration) }
+                reader = pool
+                isSnapshot = false
                 break
             } catch let error as DatabaseError where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED) && attempt < 50 {
                 attempt += 1  // another process is switching modes or migrating: wait briefly and retry
@@ -78,6 +84,14 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 throw .catalog(location: path, reason: "\(error)")
             }
         }
+    }
+
+    /// A store reading through `reader` (a snapshot of `pool`), refusing writes.
+    init(path: String, pool: DatabasePool, snapshot reader: any DatabaseReader) {
+        self.path = path
+        self.pool = pool
+        self.reader = reader
+        isSnapshot = true
     }
 
     /// How every connection is set up: WAL's `synchronous = NORMAL`, and a
@@ -450,8 +464,8 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// after the batch it committed — a CI run caught a cancelled insert
     /// whose saved progress missed a committed batch when this read gave up.
     func pooledRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let pool = self.pool
-        return try await Task.detached { try await pool.read(body) }.value
+        let reader = self.reader
+        return try await Task.detached { try await reader.read(body) }.value
     }
 
     /// GRDB's async write transaction, run to its end whatever becomes of the
@@ -461,6 +475,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// server stops still saves its last progress. The write runs in a task of
     /// its own, awaited.
     func pooledWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        if isSnapshot { throw VisualSearchError.snapshotIsReadOnly(location: path) }
         let pool = self.pool
         return try await Task.detached { try await pool.write(body) }.value
     }

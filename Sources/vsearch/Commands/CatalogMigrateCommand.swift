@@ -16,6 +16,11 @@ extension CatalogCommand {
                 same catalog (an interrupted migrate is simply run again), but not other images. \
                 The PostgreSQL password comes from the URL, $PGPASSWORD or ~/.pgpass and is never printed.
 
+                FROM may be in use meanwhile (`vsearch serve`, `vsearch index`): every read of it comes from \
+                one snapshot — one SQLite read transaction, or one PostgreSQL REPEATABLE READ transaction — \
+                so the copy is the catalog as it was when the migrate began; what is written to FROM later \
+                is not in it (run migrate again to add it). TO should not be written to until it ends.
+
                 Example:
                   vsearch catalog migrate .vsearch/catalog.sqlite postgresql://db:5432/shop
                 """)
@@ -38,14 +43,17 @@ extension CatalogCommand {
         func run() async throws {
             let progress = ProgressReporter(quiet: quiet || json)
             do {
-                let source = try await CatalogLocation(parsing: from).open()
+                let source = try await CatalogLocation(parsing: from).openCatalog()
                 let target = try await CatalogLocation(parsing: to).open(creating: true)
-                var copy = CatalogCopy(from: source, to: target)
-                copy.batchSize = batchSize
-                var begun = false
-                let summary = try await copy.run { done, total in
-                    if !begun { progress.begin(total: total, noun: "images"); begun = true }
-                    progress.item(completed: done, failed: false, line: "copied \(done) of \(total)")
+                let batchSize = batchSize
+                let summary = try await source.withSnapshot { snapshot throws(VisualSearchError) in
+                    var copy = CatalogCopy(from: snapshot, to: target)
+                    copy.batchSize = batchSize
+                    var begun = false
+                    return try await copy.run { done, total in
+                        if !begun { progress.begin(total: total, noun: "images"); begun = true }
+                        progress.item(completed: done, failed: false, line: "copied \(done) of \(total)")
+                    }
                 }
                 progress.end()
                 if json { Terminal.json(summary); return }

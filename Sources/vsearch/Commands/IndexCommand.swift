@@ -139,12 +139,12 @@ struct IndexCommand: AsyncParsableCommand {
     }
 }
 
-/// `vsearch catalog stats|remove|export|migrate`.
+/// `vsearch catalog stats|remove|export|migrate|backup`.
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
         abstract: "Inspect or change the local catalog.",
-        subcommands: [Stats.self, Remove.self, Export.self, Migrate.self]
+        subcommands: [Stats.self, Remove.self, Export.self, Migrate.self, Backup.self]
     )
 
     struct Stats: AsyncParsableCommand {

@@ -35,6 +35,9 @@ enum CLIError {
         case let error as EmbeddingError:
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.code(for: error.searchError)
+        case let error as BackupError:
+            Terminal.err("error: \(error.description)\n")
+            return ExitCodes.code(for: error)
         case let error as TrackingError:
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.ioError

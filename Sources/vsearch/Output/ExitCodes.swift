@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import ImageOps
+import SearchEngine
 import VisualSearch
 
 /// The process exit codes vsearch uses (sysexits-style where one fits).
@@ -45,6 +46,17 @@ enum ExitCodes {
             case .damaged: ioError
             case .mismatch, .notIndexed: dataError
             }
+        }
+    }
+
+    /// The exit code for a backup error: a missing pg_dump is EX_UNAVAILABLE
+    /// ("a support program does not exist"), an existing destination a usage error.
+    static func code(for error: BackupError) -> ExitCode {
+        switch error {
+        case .destinationExists: usage
+        case .toolMissing: unavailable
+        case .destination, .toolFailed, .copy, .verification: ioError
+        case .catalog(let error): code(for: error)
         }
     }
 

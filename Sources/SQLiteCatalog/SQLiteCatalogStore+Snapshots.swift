@@ -1,0 +1,21 @@
+import GRDB
+import SearchEngine
+import Tracking
+import VisualSearch
+
+/// The snapshot role: one read transaction on a connection of its own
+/// (GRDB's `DatabaseSnapshot`), so every read of `body` sees the catalog as
+/// it was when the snapshot began. Writers in this and other processes go
+/// on meanwhile (WAL); the log is not checkpointed past the snapshot until it ends.
+extension SQLiteCatalogStore: CatalogSnapshots {
+    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
+        async throws(VisualSearchError) -> T {
+        let pool = self.pool
+        let snapshot: DatabaseSnapshot
+        do { snapshot = try await BlockingWork.run { try pool.makeSnapshot() } } catch { throw Self.wrap(error) }
+        let store = SQLiteCatalogStore(path: path, pool: pool, snapshot: snapshot)
+        let value = try await body(store)
+        try? await BlockingWork.run { try snapshot.close() }
+        return value
+    }
+}
