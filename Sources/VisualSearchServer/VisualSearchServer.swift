@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import CatalogStores
@@ -16,8 +17,9 @@ import VisualSearch
 ///
 /// Assembled from parts you can also use on their own: middleware for the
 /// response headers (`nosniff`, `no-store`), the request log, metrics,
-/// admission (``ServerLimits``: client limits, lanes, load shedding); a ``ConnectionGuard`` on every connection
-/// (slow clients, the connection limit); ``ServiceRoutes`` (any
+/// admission (``ServerLimits``: client limits, lanes, load shedding); an ``AcceptGate`` before any connection
+/// has a pipeline (bursts closed at accept) and a ``ConnectionGuard`` on every connection (slow clients, the
+/// connection limits' answers); ``ServiceRoutes`` (any
 /// ``VisualSearchService``), ``CollectorRoutes`` and ``StatsRoute`` (any
 /// ``CollectorStore``), ``HealthRoute`` and ``CatalogRoute`` (any
 /// ``CatalogAdmin``), ``ImageRoutes`` (any ``CatalogImageSources``: originals
@@ -53,6 +55,8 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     let onStop: @Sendable () async -> Void
     let admission: Admission
     let connections = ConnectionCounter()
+    /// Decides at accept whether a connection gets a pipeline at all.
+    let gate: AcceptGate
     let logger: Logger
 
     /// Serves `service` with the given stores.
@@ -73,6 +77,7 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         self.logger = logger ?? Logger(label: "vsearch.serve")
         self.imageWork = imageWork
         metrics = ServerMetrics()
+        gate = AcceptGate(limits: configuration.limits.connections, limitsPerAddress: configuration.limits.clients.addressHeader == nil)
         admission = Admission(limits: configuration.limits, maxConcurrentLightRequests: configuration.maxConcurrentRequests,
                               clock: configuration.admissionClock)
         thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, imageWork: imageWork, logger: self.logger)
@@ -107,14 +112,18 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         let configuration = self.configuration
         let limits = configuration.limits.connections, connections = self.connections, metrics = self.metrics
         let perAddress = configuration.limits.clients.addressHeader == nil, refusalDelay = configuration.limits.clients.refusalDelay
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionPersistence.installer(), ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
+                                                                                           limitsPerAddress: perAddress, refusalDelay: refusalDelay)],
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))
+        let gate = self.gate
         return Application(
             router: router(),
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionPersistence.installer(), ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
-                                                            limitsPerAddress: perAddress, refusalDelay: refusalDelay)],
-                idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
+            server: HTTPServerBuilder { responder in
+                GatedHTTP1Channel(http: HTTP1Channel(responder: responder, configuration: http), gate: gate, metrics: metrics)
+            },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
-                                                    serverName: "vsearch/\(ClientConfiguration.version)"),
+                                                    serverName: "vsearch/\(ClientConfiguration.version)", backlog: limits.acceptBacklog),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )

@@ -24,14 +24,29 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// default. A body dripping one byte a second is cut after about ``bodyTimeout``;
     /// a 16 MiB upload at 1 MB/s is never cut.
     public var minBodyRate: Int
+    /// Connections over a limit that are still answered (503 or 429 with
+    /// `Retry-After`) at one time: 16 by default — in all, beyond
+    /// ``maxConnections``, and from one address, beyond
+    /// ``maxConnectionsPerClient``. A connection beyond those is closed the
+    /// moment it is accepted, before the server gives it a pipeline
+    /// (``AcceptGate``), so a burst of connections costs an accept and a
+    /// close each and cannot delay other clients.
+    public var politeRefusals: Int
+    /// Connections the kernel queues before the server accepts them: 1024 by
+    /// default (Linux caps it at `net.core.somaxconn`). A burst larger than the
+    /// queue makes connections wait for the kernel's SYN retry (1 s) — other
+    /// clients' too — so it is sized above the bursts the gate refuses.
+    public var acceptBacklog: Int
 
     /// Limits with the documented defaults.
     public init(maxConnections: Int = 512, maxConnectionsPerClient: Int = 64, headerTimeout: Double = 10, bodyTimeout: Double = 20,
-                minBodyRate: Int = 16 << 10) {
+                minBodyRate: Int = 16 << 10, politeRefusals: Int = 16, acceptBacklog: Int = 1024) {
         self.maxConnections = maxConnections
         self.maxConnectionsPerClient = maxConnectionsPerClient
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.minBodyRate = minBodyRate
+        self.politeRefusals = politeRefusals
+        self.acceptBacklog = acceptBacklog
     }
 }
