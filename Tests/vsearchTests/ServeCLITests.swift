@@ -1,6 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
+import Tracking
+import VisualSearch
 
 /// `vsearch serve` and remote mode, run as a user would: the same query
 /// against the catalog directly and through the server agree.
@@ -43,6 +45,68 @@ struct ServeCLITests {
         }
         #expect(outcome.status == 0)
         #expect(outcome.stderr.contains("vsearch serve: stopped") && outcome.stderr.contains("status=200") && outcome.stderr.contains("request_id="))
+    }
+
+    @Test("SIGTERM while three uploads and an event batch are half-sent: each is answered 200 once its body arrives, new connections are refused, the events are stored, exit 0")
+    func sigtermWithRequestsInFlight() async throws {
+        let catalog = EngineCLITests.catalogPath()
+        try await EngineCLITests.indexCorpus(catalog)
+        var form = MultipartForm()
+        form.append(file: "image", filename: "coffee_cup.jpg", contentType: "image/jpeg",
+                    data: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.repository + "/corpus/images/coffee_cup.jpg"))))
+        let events = (1...3).map { index in
+            var event = TrackingEvent.productView(queryId: "q", pid: "p\(index)", imgUrl: "https://shop.example/p.jpg", pos: index)
+            event.eventID = "in-flight-\(index)"
+            return event
+        }
+        let requests: [(target: String, contentType: String, body: [UInt8])] =
+            Array(repeating: ("/uploadsearch?limit=3", form.contentType, form.encoded), count: 3)
+            + [("/v3/events?code=dev", "application/json", EventWireFormat.batchBody(events, uid: "u"))]
+        let (statuses, outcome) = try await Self.serving(catalog) { url, server in
+            let port = URL(string: url)?.port ?? 0
+            var connections: [RawConnection] = []
+            for request in requests {
+                let connection = try RawConnection(port: port)
+                connection.write("POST \(request.target) HTTP/1.1\r\nHost: x\r\nContent-Type: \(request.contentType)\r\n"
+                                 + "Content-Length: \(request.body.count)\r\n\r\n")
+                _ = await connection.write(bytes: Array(request.body.prefix(request.body.count / 2)))
+                connections.append(connection)
+            }
+            // Every connection is the server's (accepted, its head read) before the signal: /metrics counts them, and itself.
+            var open = 0.0
+            for _ in 0..<600 where open < Double(requests.count + 1) {
+                let metrics = try await RawConnection.get("/metrics", port: port, from: "127.0.0.1")
+                let line = String(decoding: metrics?.body ?? [], as: UTF8.self).split(separator: "\n")
+                    .first { $0.hasPrefix("vsearch_connections_open ") }
+                open = line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+                if open < Double(requests.count + 1) { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(open >= Double(requests.count + 1), "the server never held the half-sent requests")
+            server.signal(SIGTERM)
+            // Shutting down: the listener closes, so a new connection is refused (or closed unanswered).
+            var refused = false
+            for _ in 0..<600 where !refused {
+                if let connection = try? RawConnection(port: port) {
+                    connection.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    refused = await connection.readResponse() == nil
+                } else {
+                    refused = true
+                }
+                if !refused { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(refused, "the server kept accepting connections after SIGTERM")
+            var statuses: [Int?] = []
+            for (connection, request) in zip(connections, requests) {
+                _ = await connection.write(bytes: Array(request.body.dropFirst(request.body.count / 2)))
+                statuses.append(await connection.readResponse()?.status)
+            }
+            return statuses
+        }
+        #expect(statuses == [200, 200, 200, 200], "a request accepted before SIGTERM was not answered")
+        #expect(outcome.status == 0 && outcome.stderr.contains("vsearch serve: stopped"), "\(outcome.stderr.suffix(2000))")
+        let stats = try await CLI.run(["events", "stats", "--catalog", catalog, "--json"])
+        let total = (try? JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])?["total"] as? Int
+        #expect(stats.status == 0 && total == 3, "the events accepted during shutdown were not stored: \(stats.stdout)")
     }
 
     @Test("with keys: a missing key exits 77 naming the problem; the right key works; secrets never reach the log")

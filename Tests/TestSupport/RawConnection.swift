@@ -16,16 +16,17 @@ import Darwin
 /// connection.write("POST /uploadsearch HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n--B\r\n")
 /// let answer = await connection.readResponse()
 /// ```
-final class RawConnection: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public final class RawConnection: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
     private let socketDescriptor: Int32
 
     /// Connects to `127.0.0.1:port` from `source`; reads and writes give up after `readTimeout` seconds without progress
     /// (generous: a bound, not a measurement).
-    init(port: Int, from source: String = "127.0.0.1", readTimeout: Int = 30) throws {
+    public init(port: Int, from source: String = "127.0.0.1", readTimeout: Int = 30) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         var local = sockaddr_in()
@@ -58,17 +59,17 @@ final class RawConnection: @unchecked Sendable {
     deinit { close(socketDescriptor) }
 
     /// Closes both directions now, as a client that gives up does (the descriptor itself is closed at deinit).
-    func hangUp() {
+    public func hangUp() {
         shutdown(socketDescriptor, Int32(SHUT_RDWR))
     }
 
     /// Writes all of `text` (a request head: small enough never to block).
-    func write(_ text: String) {
+    public func write(_ text: String) {
         _ = blockingWrite(Array(text.utf8))
     }
 
     /// Writes `bytes` on a thread of its own; returns how many were sent before the peer stopped reading or closed.
-    func write(bytes: [UInt8]) async -> Int {
+    public func write(bytes: [UInt8]) async -> Int {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.blockingWrite(bytes)) }
         }
@@ -85,21 +86,21 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Sends `GET target` on a new connection from `source` and reads the answer (nil when the connection closed first).
-    static func get(_ target: String, port: Int, from source: String) async throws -> (status: Int, headers: [String: String], body: [UInt8])? {
+    public static func get(_ target: String, port: Int, from source: String) async throws -> (status: Int, headers: [String: String], body: [UInt8])? {
         let connection = try RawConnection(port: port, from: source)
         connection.write("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         return await connection.readResponse()
     }
 
     /// Whether an answer has begun to arrive (a non-blocking peek; nothing is consumed).
-    var hasAnswer: Bool {
+    public var hasAnswer: Bool {
         var byte: UInt8 = 0
         return recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
     /// Waits (up to the read timeout) for the server to close the connection:
     /// true when it did, false when it sent more or stayed silent and open.
-    func closedByServer() async -> Bool {
+    public func closedByServer() async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 var byte: UInt8 = 0
@@ -110,7 +111,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads one response: the head, then `Content-Length` bytes of body. Nil when the
     /// connection closed or stayed silent for the read timeout before a whole response arrived.
-    func readResponse() async -> (status: Int, headers: [String: String], body: [UInt8])? {
+    public func readResponse() async -> (status: Int, headers: [String: String], body: [UInt8])? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.blockingRead()) }
         }
