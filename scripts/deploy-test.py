@@ -321,7 +321,7 @@ class Deployment:
                 "--similarity", "color", "--thumbnail-cache", os.path.join(self.work, "thumbnails"),
                 # Small refusal budget so that check 2 can see per-address limiting
                 # through nginx's larger limit_req burst (production: the defaults).
-                "--client-rate", "0.5", "--client-burst", "6", "--client-refusal-delay", "0"]
+                "--client-refusal-rate", "0.5", "--client-refusal-burst", "6", "--client-refusal-delay", "0"]
 
     def start_replica(self, index):
         port = self.replica_ports[index]
@@ -460,7 +460,7 @@ def check_client_address(deployment):
             client.close()
 
     # A client that keeps sending what vsearch refuses (400) is limited (429)
-    # once its refusal budget (--client-burst 6 per replica) is spent.
+    # once its refusal budget (--client-refusal-burst 6 per replica) is spent.
     outcomes, consecutive = [], 0
     for _ in range(40):
         status, headers, _ = send(limited)

@@ -23,7 +23,8 @@
 #
 # Usage:
 #   scripts/fuzz.sh [--seconds N] [--fresh] [--no-build] [TARGET...]
-#   scripts/fuzz.sh --replay [TARGET...]        run Fuzz/Regressions/<target>/* once each, no fuzzing
+#   scripts/fuzz.sh --replay [TARGET...]        run every saved input (Fuzz/Regressions/<target>/*, Fuzz/Seeds/<target>/*)
+#                                               once each under AddressSanitizer, no fuzzing (CI does, .ci/run)
 #   scripts/fuzz.sh --minimize TARGET FILE      minimise a crashing input (-minimize_crash=1);
 #                                               the result is Fuzz/.work/artifacts/<target>/minimized-*
 #   scripts/fuzz.sh --list                      the harnesses
@@ -105,12 +106,12 @@ if [ "$mode" = replay ]; then
   status=0
   for target in "${targets[@]}"; do
     shopt -s nullglob
-    inputs=("Fuzz/Regressions/$target"/*)
+    inputs=("Fuzz/Regressions/$target"/* "Fuzz/Seeds/$target"/*)
     shopt -u nullglob
     [ "${#inputs[@]}" -gt 0 ] || continue
     if FUZZ_TARGET="$target" "$binary" -timeout="$(field "$target" 3)" -rss_limit_mb=2048 "${inputs[@]}" \
         >"$work/logs/$target-replay.log" 2>&1; then
-      echo "$target: ${#inputs[@]} regression inputs pass"
+      echo "$target: ${#inputs[@]} saved inputs pass (Fuzz/Regressions, Fuzz/Seeds)"
     else
       echo "$target: a regression input fails (Fuzz/.work/logs/$target-replay.log)"; status=1
     fi

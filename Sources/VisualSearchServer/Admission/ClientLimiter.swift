@@ -16,8 +16,8 @@ import Synchronization
 ///
 /// Refusals are the exception (``recordRefusal(_:)``): a request the
 /// server had to refuse for what it sent (400, 413: a pixel bomb, a body over
-/// the limit) costs it work, so those are counted in a second bucket of the
-/// same rate and burst, in every lane, busy or not. A client that keeps
+/// the limit) costs it work, so those are counted in a second bucket
+/// (``ClientLimits/refusalsPerSecond``, ``ClientLimits/refusalBurst``), in every lane, busy or not. A client that keeps
 /// sending what is refused is limited (429) once that bucket is empty, even
 /// while capacity is free; a client that sends what the server can answer never is.
 ///
@@ -75,9 +75,9 @@ final class ClientLimiter: Sendable {
                 state.clients = state.clients.filter { $0.value.total > 0 || now - $0.value.refilled < Self.idleForgotten }
             }
             var entry = refilled(state.clients[client], now: now)
-            if limits.requestsPerSecond > 0 && entry.refusalTokens < 1 {  // keeps sending what is refused: limited in any lane
+            if limits.refusalsPerSecond > 0 && entry.refusalTokens < 1 {  // keeps sending what is refused: limited in any lane
                 state.clients[client] = entry
-                return .refusedTooOften(retryAfter: max(1, Int(((1 - entry.refusalTokens) / limits.requestsPerSecond).rounded(.up))))
+                return .refusedTooOften(retryAfter: max(1, Int(((1 - entry.refusalTokens) / limits.refusalsPerSecond).rounded(.up))))
             }
             let inLane = entry.inFlight[lane, default: 0]
             // Half the slots or more taken: from here on clients keep to their share.
@@ -108,25 +108,23 @@ final class ClientLimiter: Sendable {
     /// Counts a request of `client` that the server refused for what it sent
     /// (400, 413) against its refusal bucket.
     func recordRefusal(_ client: String) {
-        guard limits.requestsPerSecond > 0 else { return }
+        guard limits.refusalsPerSecond > 0 else { return }
         state.withLock { state in
             let now = clock.now
             var entry = refilled(state.clients[client], now: now)
-            entry.refusalTokens = max(-Double(max(1, limits.burst)), entry.refusalTokens - 1)
+            entry.refusalTokens = max(-Double(max(1, limits.refusalBurst)), entry.refusalTokens - 1)
             state.clients[client] = entry
         }
     }
 
     /// A client's entry with both buckets refilled up to `now` (a new one full).
     func refilled(_ existing: Client?, now: Duration) -> Client {
-        let burst = Double(max(1, limits.burst))
-        guard var entry = existing else { return Client(tokens: burst, refusalTokens: burst, refilled: now) }
-        if limits.requestsPerSecond > 0 {
-            let elapsed = now - entry.refilled
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond)
-            entry.refusalTokens = min(burst, entry.refusalTokens + seconds * limits.requestsPerSecond)
-        }
+        let burst = Double(max(1, limits.burst)), refusalBurst = Double(max(1, limits.refusalBurst))
+        guard var entry = existing else { return Client(tokens: burst, refusalTokens: refusalBurst, refilled: now) }
+        let elapsed = now - entry.refilled
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if limits.requestsPerSecond > 0 { entry.tokens = min(burst, entry.tokens + seconds * limits.requestsPerSecond) }
+        if limits.refusalsPerSecond > 0 { entry.refusalTokens = min(refusalBurst, entry.refusalTokens + seconds * limits.refusalsPerSecond) }
         entry.refilled = now
         return entry
     }

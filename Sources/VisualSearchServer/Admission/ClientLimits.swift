@@ -29,6 +29,14 @@ public struct ClientLimits: Sendable, Hashable {
     /// one client in flight at once while the image lane is contended: 4 by
     /// default (0: no limit) — a quarter of the lane's slots, so one client cannot hold them all.
     public var maxConcurrentImageRequests: Int
+    /// Requests a second one client may have refused for what it sent (400,
+    /// 413: pixel bombs, bodies over the limit) before its requests are
+    /// limited (429) in every lane, busy or not: 5 by default (0: no such limit).
+    /// Each of those requests cost the server a read and a look; a client that
+    /// sends what the server can answer is never limited by it.
+    public var refusalsPerSecond: Double
+    /// Refusals one client may collect at once above ``refusalsPerSecond``: 10 by default.
+    public var refusalBurst: Int
     /// Seconds a refusal (429) waits before it is sent: 1 by default (0: at
     /// once). A client that honours `Retry-After` loses nothing; one that
     /// floods gets at most one answer a second per connection instead of
@@ -42,8 +50,10 @@ public struct ClientLimits: Sendable, Hashable {
 
     /// Limits with the documented defaults.
     public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, maxConcurrentImageRequests: Int = 4,
-                refusalDelay: Double = 1, addressHeader: String? = nil) {
+                refusalDelay: Double = 1, addressHeader: String? = nil, refusalsPerSecond: Double = 5, refusalBurst: Int = 10) {
         self.refusalDelay = refusalDelay
+        self.refusalsPerSecond = refusalsPerSecond
+        self.refusalBurst = refusalBurst
         self.requestsPerSecond = requestsPerSecond
         self.burst = burst
         self.maxConcurrent = maxConcurrent

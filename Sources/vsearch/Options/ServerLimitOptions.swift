@@ -64,6 +64,14 @@ struct ServerLimitOptions: ParsableArguments {
             help: ArgumentHelp("Image requests (uploads, inserts) of one client in flight at once while the image lane is busy (429 beyond; 0: no limit). "
                                + "Default \(defaults.clients.maxConcurrentImageRequests).", valueName: "n"))
     var clientImageConcurrency: Int?
+    @Option(name: .customLong("client-refusal-rate"),
+            help: ArgumentHelp("Requests a second one client may have refused for what it sent (400, 413: pixel bombs, bodies over the limit) "
+                               + "before its requests get 429 in every lane, busy or not (0: no such limit). Default \(Self.number(defaults.clients.refusalsPerSecond)).",
+                               valueName: "r/s"))
+    var clientRefusalRate: Double?
+    @Option(name: .customLong("client-refusal-burst"),
+            help: ArgumentHelp("Refusals one client may collect at once above --client-refusal-rate. Default \(defaults.clients.refusalBurst).", valueName: "n"))
+    var clientRefusalBurst: Int?
     @Option(name: .customLong("client-refusal-delay"),
             help: ArgumentHelp("Seconds a 429 waits before it is sent (0: at once), so a flooding client gets one answer a second per "
                                + "connection. Default \(Self.number(defaults.clients.refusalDelay)).", valueName: "s"))
@@ -113,6 +121,8 @@ struct ServerLimitOptions: ParsableArguments {
         if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
         if let clientImageConcurrency { limits.clients.maxConcurrentImageRequests = clientImageConcurrency }
         if let clientRefusalDelay { limits.clients.refusalDelay = clientRefusalDelay }
+        if let clientRefusalRate { limits.clients.refusalsPerSecond = clientRefusalRate }
+        if let clientRefusalBurst { limits.clients.refusalBurst = clientRefusalBurst }
         limits.clients.addressHeader = clientAddressHeader
         if let maxConnections { limits.connections.maxConnections = maxConnections }
         if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
@@ -141,6 +151,7 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-queued", maxQueued, 0)
         try atLeast("--max-body-memory-mb", maxBodyMemoryMB, 1)
         try atLeast("--client-burst", clientBurst, 1)
+        try atLeast("--client-refusal-burst", clientRefusalBurst, 1)
         try atLeast("--client-concurrency", clientConcurrency, 0)
         try atLeast("--client-image-concurrency", clientImageConcurrency, 0)
         try atLeast("--max-connections", maxConnections, 1)
@@ -148,6 +159,7 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
         if let clientRefusalDelay, !(0...60).contains(clientRefusalDelay) { throw ValidationError("--client-refusal-delay must be in 0…60 s") }
         if let clientRate, clientRate < 0 { throw ValidationError("--client-rate must be 0 (off) or positive") }
+        if let clientRefusalRate, clientRefusalRate < 0 { throw ValidationError("--client-refusal-rate must be 0 (off) or positive") }
         if let clientAddressHeader, HTTPHeaderName.isValid(clientAddressHeader) == false {
             throw ValidationError("--client-address-header \(clientAddressHeader) is not a header name")
         }

@@ -81,8 +81,9 @@ struct AdmissionTests {
     func refusalsAreLimited() async {
         let clock = SteppedClock()
         let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100), clock: AdmissionClock(clock))
-        // A pixel-bomb sender: each bomb admitted (the image lane is free) and then refused with 413.
-        for _ in 0..<100 {
+        // A pixel-bomb sender: each bomb admitted (the image lane is free) and then refused with 413 — ten at once
+        // (the refusal burst), far below the 100 its request bucket allows.
+        for _ in 0..<10 {
             #expect(limiter.admit("bomber", lane: .image, slots: 16) == .admitted)
             limiter.release("bomber", lane: .image)
             limiter.recordRefusal("bomber")
@@ -91,8 +92,10 @@ struct AdmissionTests {
         #expect(limiter.admit("bomber", lane: .light, slots: 64) == .refusedTooOften(retryAfter: 1), "in every lane")
         #expect(limiter.admit("polite", lane: .image, slots: 16) == .admitted, "another client is not touched")
         limiter.release("polite", lane: .image)
-        // 20 ms later a token has come back: one more request goes on.
-        clock.step(by: .milliseconds(20))
+        // At 5 refusals a second, a token comes back after 200 ms: one more request goes on.
+        clock.step(by: .milliseconds(150))
+        #expect(limiter.admit("bomber", lane: .image, slots: 16) == .refusedTooOften(retryAfter: 1))
+        clock.step(by: .milliseconds(50))
         #expect(limiter.admit("bomber", lane: .image, slots: 16) == .admitted)
     }
 
