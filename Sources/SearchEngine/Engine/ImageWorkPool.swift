@@ -17,8 +17,11 @@ import Glibc
 /// behind them. Here the work runs on ``Limits/workers`` threads at a lower
 /// scheduling priority (``Limits/niceness``), so the kernel gives the
 /// request threads the CPU first, and at most ``Limits/pixelBudget``
-/// decoded pixels are in memory at once. A job that does not fit waits in a
-/// FIFO queue; beyond ``Limits/maxQueued`` waiting, or after
+/// decoded pixels are in memory at once. A job that does not fit waits;
+/// waiting jobs start client by client (``client``: the least recently served
+/// client's oldest job first — first come, first served within one client and
+/// when there is one), so a client with many uploads waiting cannot hold back
+/// another's one; beyond ``Limits/maxQueued`` waiting, or after
 /// ``Limits/maxWait``, it is refused with ``VisualSearchError/overloaded(reason:retryAfter:)``
 /// (HTTP 503 with `Retry-After`) instead of waiting without bound.
 ///
@@ -29,6 +32,11 @@ import Glibc
 /// }
 /// ```
 public final class ImageWorkPool: Sendable {
+    /// Whose work a job run in this task is: a server sets its client's key
+    /// around each request (``run(pixels:_:)`` reads it when the job is
+    /// submitted). Empty — one client — by default: first come, first served.
+    @TaskLocal public static var client: String = ""
+
     /// How much image work runs and waits at once.
     public struct Limits: Sendable, Hashable {
         /// Threads doing the work: the number of cores by default.
@@ -80,6 +88,8 @@ public final class ImageWorkPool: Sendable {
     struct Waiter {
         var id: Int
         var cost: Int
+        /// ``ImageWorkPool/client`` when the job was submitted.
+        var client: String = ""
         var start: @Sendable () -> Void
         var refuse: @Sendable (VisualSearchError) -> Void
     }
@@ -88,6 +98,9 @@ public final class ImageWorkPool: Sendable {
         var statistics = Statistics()
         var waiting: [Waiter] = []
         var nextID = 0
+        /// When each client with work waiting (or lately served) last had a job started: a tick of ``starts``.
+        var lastStarted: [String: Int] = [:]
+        var starts = 0
     }
 
     /// Starts `limits.workers` threads; they stop when the pool is released.
@@ -131,7 +144,7 @@ public final class ImageWorkPool: Sendable {
                     }
                 }
                 let refuse: @Sendable (VisualSearchError) -> Void = { continuation.resume(returning: .failure($0)) }
-                enqueue(Waiter(id: id, cost: cost, start: start, refuse: refuse))
+                enqueue(Waiter(id: id, cost: cost, client: Self.client, start: start, refuse: refuse))
             }
         } onCancel: {
             expire(id, reason: "the request ended while its image waited to be decoded")
@@ -186,17 +199,40 @@ public final class ImageWorkPool: Sendable {
         next.forEach { $0.start() }
     }
 
-    /// Takes jobs off the head of the queue while they fit (FIFO: a large job is not overtaken forever).
+    /// Starts waiting jobs while the next one fits. The next one is the oldest
+    /// job of the client whose last job started longest ago (a client never
+    /// served first; ties by age): clients take turns. A job that does not fit
+    /// is not overtaken — the jobs behind it wait for budget too, so a large
+    /// job is never starved by small ones.
     func admitted(_ state: inout State) -> [Waiter] {
         var started: [Waiter] = []
-        while let head = state.waiting.first, fits(head.cost, in: state.statistics) {
-            state.waiting.removeFirst()
+        while let index = nextIndex(state), fits(state.waiting[index].cost, in: state.statistics) {
+            let job = state.waiting.remove(at: index)
+            state.starts += 1
+            state.lastStarted[job.client] = state.starts
             state.statistics.running += 1
-            state.statistics.pixelsInFlight += head.cost
-            started.append(head)
+            state.statistics.pixelsInFlight += job.cost
+            started.append(job)
+        }
+        if state.waiting.isEmpty {
+            state.lastStarted.removeAll(keepingCapacity: true)
+        } else if state.lastStarted.count > 4 * state.waiting.count + 64 {
+            let waitingClients = Set(state.waiting.map(\.client))
+            state.lastStarted = state.lastStarted.filter { waitingClients.contains($0.key) }
         }
         state.statistics.queued = state.waiting.count
         return started
+    }
+
+    /// The position in `state.waiting` of the job to start next (``admitted(_:)``).
+    func nextIndex(_ state: State) -> Int? {
+        var best: (index: Int, lastStarted: Int)?
+        var seen = Set<String>()
+        for (index, job) in state.waiting.enumerated() where seen.insert(job.client).inserted {
+            let last = state.lastStarted[job.client] ?? -1
+            if best == nil || last < best!.lastStarted { best = (index, last) }
+        }
+        return best?.index
     }
 
     func fits(_ cost: Int, in statistics: Statistics) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SearchEngine
 
 /// Decides whether a request runs now, waits, or is refused — before its
 /// body is read:
@@ -48,7 +49,7 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         case .refusedTooOften(let retryAfter):
             metrics?.recordRateLimited(reason: "refusals")
             await tarpit()
-            return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.requestsPerSecond)) refused requests a second (burst \(limits.clients.burst)) from this client; fix what it sends",
+            return refuse(.rateLimited(reason: "more than \(Self.format(limits.clients.refusalsPerSecond)) refused requests a second (burst \(limits.clients.refusalBurst)) from this client; fix what it sends",
                                        retryAfter: retryAfter), path: path, context: context)
         case .tooManyInFlight(let limit, let limitedLane):
             metrics?.recordRateLimited(reason: "concurrency")
@@ -88,7 +89,8 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
         }
         defer { queue.release() }
         do {
-            let response = try await next(request, context)
+            // Image work (an upload's decode and embedding) is queued by client: one client's uploads take turns with others'.
+            let response = try await ImageWorkPool.$client.withValue(client.key) { try await next(request, context) }
             if Self.isRefusalOfWhatWasSent(response.status.code) { admission.clients.recordRefusal(client.key) }
             return response
         } catch {

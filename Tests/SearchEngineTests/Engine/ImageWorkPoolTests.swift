@@ -6,7 +6,7 @@ import VisualSearch
 @testable import SearchEngine
 
 /// The image work pool: work runs off the cooperative pool, within the
-/// decoded-pixel budget, first come first served, and a full queue or a long
+/// decoded-pixel budget, first come first served (clients taking turns), and a full queue or a long
 /// wait is refused as `overloaded` rather than waited out.
 @Suite("Image work pool", .timeLimit(.minutes(2)))
 struct ImageWorkPoolTests {
@@ -137,6 +137,48 @@ struct ImageWorkPoolTests {
         try await large.value
         try await small.value
         #expect(order.items.withLock { $0 } == ["large", "small"])
+    }
+
+    @Test("clients take turns: one job of a client arriving behind three of another starts second, not fourth")
+    func clientsTakeTurns() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let gate = Gate()
+        let order = Recorder()
+        let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        var jobs: [Task<Void, any Error>] = []
+        for (client, name) in [("b", "b1"), ("b", "b2"), ("b", "b3"), ("a", "a1")] {
+            jobs.append(Task {
+                try await ImageWorkPool.$client.withValue(client) {
+                    try await pool.run(pixels: 1) { () throws(ImageOpsError) in order.append(name) }
+                }
+            })
+            let queued = jobs.count
+            try await Self.waitUntil { pool.statistics.queued == queued }
+        }
+        gate.open()
+        try await blocker.value
+        for job in jobs { try await job.value }
+        #expect(order.items.withLock { $0 } == ["b1", "a1", "b2", "b3"])
+    }
+
+    @Test("one client (no key set): first come, first served")
+    func oneClientIsFIFO() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let gate = Gate()
+        let order = Recorder()
+        let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        var jobs: [Task<Void, any Error>] = []
+        for name in ["1", "2", "3"] {
+            jobs.append(Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in order.append(name) } })
+            let queued = jobs.count
+            try await Self.waitUntil { pool.statistics.queued == queued }
+        }
+        gate.open()
+        try await blocker.value
+        for job in jobs { try await job.value }
+        #expect(order.items.withLock { $0 } == ["1", "2", "3"])
     }
 
     @Test("a waiting job whose task is cancelled leaves the queue")
