@@ -230,7 +230,7 @@ public final class ImageWorkPool: Sendable {
         var seen = Set<String>()
         for (index, job) in state.waiting.enumerated() where seen.insert(job.client).inserted {
             let last = state.lastStarted[job.client] ?? -1
-            if best == nil || last < best!.lastStarted { best = (index, last) }
+            if last < best?.lastStarted ?? .max { best = (index, last) }
         }
         return best?.index
     }

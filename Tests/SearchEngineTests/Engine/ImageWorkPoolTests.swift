@@ -139,46 +139,39 @@ struct ImageWorkPoolTests {
         #expect(order.items.withLock { $0 } == ["large", "small"])
     }
 
-    @Test("clients take turns: one job of a client arriving behind three of another starts second, not fourth")
-    func clientsTakeTurns() async throws {
+    /// The order in which `jobs` start on a one-worker pool when all of them queue, in this order, behind a running
+    /// job (a nil client: no ``ImageWorkPool/client`` set).
+    static func startOrder(of jobs: [(client: String?, name: String)]) async throws -> [String] {
         let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
-        var jobs: [Task<Void, any Error>] = []
-        for (client, name) in [("b", "b1"), ("b", "b2"), ("b", "b3"), ("a", "a1")] {
-            jobs.append(Task {
-                try await ImageWorkPool.$client.withValue(client) {
-                    try await pool.run(pixels: 1) { () throws(ImageOpsError) in order.append(name) }
-                }
+        try await waitUntil { pool.statistics.running == 1 }
+        var tasks: [Task<Void, any Error>] = []
+        for (client, name) in jobs {
+            tasks.append(Task {
+                let job = { try await pool.run(pixels: 1) { () throws(ImageOpsError) in order.append(name) } }
+                if let client { try await ImageWorkPool.$client.withValue(client) { try await job() } } else { try await job() }
             })
-            let queued = jobs.count
-            try await Self.waitUntil { pool.statistics.queued == queued }
+            let queued = tasks.count
+            try await waitUntil { pool.statistics.queued == queued }
         }
         gate.open()
         try await blocker.value
-        for job in jobs { try await job.value }
-        #expect(order.items.withLock { $0 } == ["b1", "a1", "b2", "b3"])
+        for task in tasks { try await task.value }
+        return order.items.withLock { $0 }
+    }
+
+    @Test("clients take turns: one job of a client arriving behind three of another starts second, not fourth")
+    func clientsTakeTurns() async throws {
+        let order = try await Self.startOrder(of: [("b", "b1"), ("b", "b2"), ("b", "b3"), ("a", "a1")])
+        #expect(order == ["b1", "a1", "b2", "b3"])
     }
 
     @Test("one client (no key set): first come, first served")
     func oneClientIsFIFO() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
-        let gate = Gate()
-        let order = Recorder()
-        let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
-        var jobs: [Task<Void, any Error>] = []
-        for name in ["1", "2", "3"] {
-            jobs.append(Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in order.append(name) } })
-            let queued = jobs.count
-            try await Self.waitUntil { pool.statistics.queued == queued }
-        }
-        gate.open()
-        try await blocker.value
-        for job in jobs { try await job.value }
-        #expect(order.items.withLock { $0 } == ["1", "2", "3"])
+        let order = try await Self.startOrder(of: [(nil, "1"), (nil, "2"), (nil, "3")])
+        #expect(order == ["1", "2", "3"])
     }
 
     @Test("a waiting job whose task is cancelled leaves the queue")
