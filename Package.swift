@@ -44,7 +44,9 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // libpng: only the tests' reference decoder (CLibPNGReference) links it.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLibDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // No pkgConfig: libavif.pc adds -DAVIF_DLL, which SwiftPM refuses (it only matters on Windows).
@@ -54,10 +56,12 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         // Our own declarations of ONNX Runtime's C API and a dlopen loader (no link-time dependency on the library).
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "CPNGShim", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
+        // PNG on libdeflate (issue 28); libpng stays as the reference the tests compare it with.
+        .target(name: "CPNGCodec", dependencies: ["CLibDeflate"]),
+        .target(name: "CLibPNGReference", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
         .target(
             name: "ImageOps",
-            dependencies: ["CTurboJPEG", "CLibPNG", "CPNGShim", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
+            dependencies: ["CTurboJPEG", "CPNGCodec", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
         ),
         .target(name: "Networking"),
         // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
@@ -139,7 +143,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "TestSupport"]),
+        .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
         .testTarget(
             name: "VisualSearchTests",
             dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]

@@ -1,4 +1,4 @@
-import CPNGShim
+import CPNGCodec
 import CTurboJPEG
 
 /// Versions of the C libraries ImageOps runs on, for `vsearch --version`
@@ -10,6 +10,7 @@ public enum ImageOpsLibraries {
         return "\(number / 1_000_000).\(number / 1000 % 1000).\(number % 1000)"
     }
 
-    /// libpng's version, as the library loaded at run time reports it (e.g. `1.6.39`).
-    public static var libpng: String { String(cString: vs_png_runtime_version()) }
+    /// libdeflate's version, from the headers vsearch was built with (e.g. `1.14`):
+    /// PNG image data is inflated and deflated with it.
+    public static var libdeflate: String { String(cString: vspng_libdeflate_version()) }
 }

@@ -37,7 +37,7 @@ struct VSearch: AsyncParsableCommand {
         66 no catalog or no input file there (reading commands never create one; `index` does), 69 service unavailable, \
         74 I/O error, 76 protocol error, 77 credentials refused, 78 learned model not installed, 130 interrupted.
         """,
-        version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libpng \(ImageOpsLibraries.libpng))",
+        version: "vsearch \(version) (libjpeg-turbo \(ImageOpsLibraries.libjpegTurbo), libdeflate \(ImageOpsLibraries.libdeflate))",
         subcommands: [ThumbsCommand.self, PrepareCommand.self, InfoCommand.self, IndexCommand.self, SearchCommand.self,
                       SimilarCommand.self, RecommendCommand.self, ColorCommand.self, DiscoverCommand.self, ProductCommand.self,
                       InsertCommand.self, InsertStatusCommand.self, RemoveCommand.self, CatalogCommand.self, ServeCommand.self,

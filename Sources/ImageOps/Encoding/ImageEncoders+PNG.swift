@@ -1,4 +1,4 @@
-import CPNGShim
+import CPNGCodec
 
 extension ImageEncoders {
     /// PNG through libpng's classic write API (in the CPNGShim C file, which
@@ -26,31 +26,32 @@ extension ImageEncoders {
             case up
             /// Paeth predictor.
             case paeth
-            /// libpng's adaptive choice among all five filters per row (slowest).
+            /// Per row, the filter whose output has the smallest sum of absolute
+            /// (signed) bytes, among all five (libpng's heuristic; slowest).
             case adaptive
 
-            var libpngMask: Int32 {
+            var codecFilter: Int32 {
                 switch self {
-                case .none: 0x08
-                case .sub: 0x10
-                case .up: 0x20
-                case .paeth: 0x80
-                case .adaptive: 0x08 | 0x10 | 0x20 | 0x40 | 0x80
+                case .none: Int32(VSPNG_FILTER_NONE)
+                case .sub: Int32(VSPNG_FILTER_SUB)
+                case .up: Int32(VSPNG_FILTER_UP)
+                case .paeth: Int32(VSPNG_FILTER_PAETH)
+                case .adaptive: Int32(VSPNG_FILTER_ADAPTIVE)
                 }
             }
         }
 
-        /// zlib level 0...9. 2 by default.
+        /// libdeflate level 0...12. 2 by default.
         public var compressionLevel: Int
         /// Row filter. ``Filter/up`` by default.
         public var filter: Filter
 
         /// Creates the encoder.
         /// - Parameters:
-        ///   - compressionLevel: zlib level 0...9 (clamped). 2 by default.
+        ///   - compressionLevel: libdeflate level 0...12 (clamped). 2 by default.
         ///   - filter: row filter. ``Filter/up`` by default.
         public init(compressionLevel: Int = 2, filter: Filter = .up) {
-            self.compressionLevel = Swift.min(9, Swift.max(0, compressionLevel))
+            self.compressionLevel = Swift.min(12, Swift.max(0, compressionLevel))
             self.filter = filter
         }
 
@@ -65,21 +66,20 @@ extension ImageEncoders {
             var message = [CChar](repeating: 0, count: 256)
             let status = profile.withUnsafeBufferPointer { icc in
                 exif.withUnsafeBufferPointer { exifBytes in
-                    var options = vs_png_write_options(compression_level: Int32(compressionLevel),
-                                                       filters: filter.libpngMask, strategy: -1,
-                                                       icc: icc.isEmpty ? nil : icc.baseAddress, icc_size: icc.count,
-                                                       exif: exifBytes.isEmpty ? nil : exifBytes.baseAddress, exif_size: exifBytes.count)
+                    var options = vspng_write_options(level: Int32(compressionLevel), filter: filter.codecFilter,
+                                                      icc: icc.isEmpty ? nil : icc.baseAddress, icc_size: icc.count,
+                                                      exif: exifBytes.isEmpty ? nil : exifBytes.baseAddress, exif_size: exifBytes.count)
                     return image.bytes.withUnsafeBufferPointer { pixels in
-                        vs_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow,
-                                      image.hasAlpha ? 1 : 0, &options, &output, &size, &message, message.count)
+                        vspng_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), image.bytesPerRow,
+                                     image.hasAlpha ? 1 : 0, &options, &output, &size, &message, message.count)
                     }
                 }
             }
             guard status == 0, let output else {
                 let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                throw .encodingFailed(format: .png, reason: reason.isEmpty ? "unknown libpng error" : reason)
+                throw .encodingFailed(format: .png, reason: reason.isEmpty ? "unknown PNG encoder error" : reason)
             }
-            defer { vs_png_free(output) }
+            defer { vspng_free(output) }
             return Array(UnsafeBufferPointer(start: output, count: size))
         }
     }

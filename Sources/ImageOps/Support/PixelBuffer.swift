@@ -55,10 +55,14 @@ public struct PixelBuffer: Sendable, Hashable {
 
     /// A buffer whose bytes are produced by `initializer`, which must write all
     /// `width * height * 4` of them. No zero-filling pass is spent.
-    public init(width: Int, height: Int, hasAlpha: Bool,
+    ///
+    /// `workspace` bytes more are handed to `initializer` after the pixels, for
+    /// a decoder that stages its input behind the rows it writes (the PNG
+    /// decoder inflates there); they stay allocated but are not pixels.
+    public init(width: Int, height: Int, hasAlpha: Bool, workspace: Int = 0,
                 initializingWith initializer: (UnsafeMutableBufferPointer<UInt8>) throws -> Void) rethrows {
         let count = width * height * PixelBuffer.channels
-        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+        let bytes = try [UInt8](unsafeUninitializedCapacity: count + Swift.max(0, workspace)) { buffer, initializedCount in
             try initializer(buffer)
             initializedCount = count
         }

@@ -90,11 +90,12 @@ struct Make: ParsableCommand {
     @Option(name: .customLong("keep-metadata"), help: "Metadata to keep: none, or copyright (EXIF Artist and Copyright only).")
     var keepMetadata: MetadataPolicy = .none
 
-    @Option(name: .customLong("png-level"), help: "PNG zlib compression level 0...9 (6 with --png-filter adaptive gives the smallest files, 2.4x slower).")
-    var pngLevel: Int = 2
+    @Option(name: .customLong("png-level"),
+            help: "PNG compression level 0...12 (libdeflate's; higher: smaller files, more CPU — see README \"PNG output\").")
+    var pngLevel: Int = ImageEncoders.PNG().compressionLevel
 
     @Option(name: .customLong("png-filter"), help: "PNG row filter: none, sub, up, paeth or adaptive.")
-    var pngFilter: ImageEncoders.PNG.Filter = .up
+    var pngFilter: ImageEncoders.PNG.Filter = ImageEncoders.PNG().filter
 
     @Option(name: .customLong("max-image-megapixels"),
             help: ArgumentHelp("Refuse sources declaring more than this many megapixels. Default \(Double(ImageLimits.default.maxPixels) / 1_000_000).",
@@ -128,7 +129,7 @@ struct Make: ParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard (0...9).contains(pngLevel) else { throw ValidationError("--png-level must be 0...9") }
+        guard (0...12).contains(pngLevel) else { throw ValidationError("--png-level must be 0...12") }
         if let maxImageMegapixels, !(maxImageMegapixels > 0) || !maxImageMegapixels.isFinite {
             throw ValidationError("--max-image-megapixels must be above 0")
         }

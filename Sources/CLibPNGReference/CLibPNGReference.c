@@ -2,7 +2,7 @@
 // level, strategy and row filters when encoding) reports errors by longjmp,
 // which must never cross a Swift frame; this shim owns the setjmp and turns
 // every libpng failure into a return code and a message.
-#include "CPNGShim.h"
+#include "CLibPNGReference.h"
 
 #include <png.h>
 #include <setjmp.h>
