@@ -1,7 +1,8 @@
 // PNG row filters, both ways. Reversing sub, average and Paeth carries a
 // dependency from pixel to pixel, so the compiler cannot vectorise them
 // across a row; for 3- and 4-byte pixels (8-bit RGB and RGBA, most photos)
-// they run one pixel per SSE2 register instead of one byte at a time.
+// they run one pixel per SSE2 register instead of one byte at a time (each
+// kernel inlined with its pixel size a constant, so loads are single moves).
 
 #include "PNGInternal.h"
 
@@ -18,18 +19,18 @@ static inline uint8_t paeth(int a, int b, int c) {
 }
 
 #if VSPNG_SSE2
-static inline __m128i load_pixel(const uint8_t *p, int bpp) {
+static inline __attribute__((always_inline)) __m128i load_pixel(const uint8_t *p, int bpp) {
     uint32_t v = 0;
     memcpy(&v, p, (size_t)bpp);
     return _mm_cvtsi32_si128((int)v);
 }
 
-static inline void store_pixel(uint8_t *p, __m128i x, int bpp) {
+static inline __attribute__((always_inline)) void store_pixel(uint8_t *p, __m128i x, int bpp) {
     uint32_t v = (uint32_t)_mm_cvtsi128_si32(x);
     memcpy(p, &v, (size_t)bpp);
 }
 
-static void unsub_simd(uint8_t *row, const uint8_t *f, size_t length, int bpp) {
+static inline __attribute__((always_inline)) void unsub_simd(uint8_t *row, const uint8_t *f, size_t length, int bpp) {
     __m128i a = _mm_setzero_si128();
     size_t i = 0;
     for (; i + (size_t)bpp <= length; i += (size_t)bpp) {
@@ -38,7 +39,7 @@ static void unsub_simd(uint8_t *row, const uint8_t *f, size_t length, int bpp) {
     }
 }
 
-static void unaverage_simd(uint8_t *row, const uint8_t *f, const uint8_t *prior, size_t length, int bpp) {
+static inline __attribute__((always_inline)) void unaverage_simd(uint8_t *row, const uint8_t *f, const uint8_t *prior, size_t length, int bpp) {
     const __m128i one = _mm_set1_epi8(1);
     __m128i a = _mm_setzero_si128();
     for (size_t i = 0; i + (size_t)bpp <= length; i += (size_t)bpp) {
@@ -52,7 +53,7 @@ static void unaverage_simd(uint8_t *row, const uint8_t *f, const uint8_t *prior,
 
 static inline __m128i abs16(__m128i x) { return _mm_max_epi16(x, _mm_sub_epi16(_mm_setzero_si128(), x)); }
 
-static void unpaeth_simd(uint8_t *row, const uint8_t *f, const uint8_t *prior, size_t length, int bpp) {
+static inline __attribute__((always_inline)) void unpaeth_simd(uint8_t *row, const uint8_t *f, const uint8_t *prior, size_t length, int bpp) {
     const __m128i zero = _mm_setzero_si128();
     __m128i a = zero, c = zero;  // left and upper-left pixels, 16-bit lanes
     for (size_t i = 0; i + (size_t)bpp <= length; i += (size_t)bpp) {
@@ -81,7 +82,8 @@ int vspng_unfilter_row(int filter, uint8_t *row, const uint8_t *f, const uint8_t
         return 0;
     case 1:
 #if VSPNG_SSE2
-        if ((bpp == 3 || bpp == 4) && length % stride == 0) { unsub_simd(row, f, length, bpp); return 0; }
+        if (bpp == 4 && length % 4 == 0) { unsub_simd(row, f, length, 4); return 0; }
+        if (bpp == 3 && length % 3 == 0) { unsub_simd(row, f, length, 3); return 0; }
 #endif
         for (size_t i = 0; i < length && i < stride; i++) row[i] = f[i];
         for (size_t i = stride; i < length; i++) row[i] = (uint8_t)(f[i] + row[i - stride]);
@@ -91,14 +93,16 @@ int vspng_unfilter_row(int filter, uint8_t *row, const uint8_t *f, const uint8_t
         return 0;
     case 3:
 #if VSPNG_SSE2
-        if ((bpp == 3 || bpp == 4) && length % stride == 0) { unaverage_simd(row, f, prior, length, bpp); return 0; }
+        if (bpp == 4 && length % 4 == 0) { unaverage_simd(row, f, prior, length, 4); return 0; }
+        if (bpp == 3 && length % 3 == 0) { unaverage_simd(row, f, prior, length, 3); return 0; }
 #endif
         for (size_t i = 0; i < length && i < stride; i++) row[i] = (uint8_t)(f[i] + (prior[i] >> 1));
         for (size_t i = stride; i < length; i++) row[i] = (uint8_t)(f[i] + ((row[i - stride] + prior[i]) >> 1));
         return 0;
     case 4:
 #if VSPNG_SSE2
-        if ((bpp == 3 || bpp == 4) && length % stride == 0) { unpaeth_simd(row, f, prior, length, bpp); return 0; }
+        if (bpp == 4 && length % 4 == 0) { unpaeth_simd(row, f, prior, length, 4); return 0; }
+        if (bpp == 3 && length % 3 == 0) { unpaeth_simd(row, f, prior, length, 3); return 0; }
 #endif
         for (size_t i = 0; i < length && i < stride; i++) row[i] = (uint8_t)(f[i] + prior[i]);
         for (size_t i = stride; i < length; i++)
