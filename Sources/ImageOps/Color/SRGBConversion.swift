@@ -97,8 +97,10 @@ extension DecodedImage {
     /// pixels to sRGB, or keeps an RGB profile when asked, and turns CMYK
     /// into RGB (through its profile, or the naive `c·k/255` without one).
     /// Problems with the profile become ``warnings``.
-    mutating func applyColorHandling(_ handling: ColorHandling, profile: ColorProfile?, model: DecodedColorModel) {
+    mutating func applyColorHandling(_ handling: ColorHandling, profile: ColorProfile?, model: DecodedColorModel,
+                                     deferring: Bool = false) {
         colorProfile = nil
+        pendingConversion = nil
         let layout: LittleCMS.SourceLayout = switch model {
         case .rgb: .rgba8
         case .gray: .gray8
@@ -120,6 +122,8 @@ extension DecodedImage {
         switch plan {
         case .identity:
             break
+        case .transform where deferring && model == .rgb:
+            pendingConversion = profile
         case .transform(let transform):
             pixels.bytes.withUnsafeMutableBufferPointer { buffer in
                 transform.apply(UnsafeRawPointer(buffer.baseAddress!), buffer.baseAddress!, count: buffer.count / 4)
@@ -132,6 +136,18 @@ extension DecodedImage {
 }
 
 extension PixelBuffer {
+    /// The pixels converted from `profile` (an RGB profile) to sRGB — the
+    /// deferred half of ``DecodedImage/applyColorHandling(_:profile:model:deferring:)``,
+    /// for a caller that resized first. `nil` converts nothing.
+    public consuming func convertedToSRGB(from profile: ColorProfile?) -> PixelBuffer {
+        guard let profile, case .transform(let transform) = SRGBConversion.plan(for: profile, layout: .rgba8) else { return self }
+        var converted = self
+        converted.bytes.withUnsafeMutableBufferPointer { buffer in
+            transform.apply(UnsafeRawPointer(buffer.baseAddress!), buffer.baseAddress!, count: buffer.count / 4)
+        }
+        return converted
+    }
+
     /// Adobe CMYK JPEGs store inverted ink values; without a profile, RGB = c·k/255 per channel.
     mutating func convertInvertedCMYKToRGB() {
         bytes.withUnsafeMutableBufferPointer { pixels in

@@ -32,7 +32,7 @@ extension ImageDecoders {
             for step in decoder.geometry { pixels = ImageProcessors.Orient(step).apply(to: pixels) }
             var decoded = DecodedImage(pixels: pixels, header: decoder.header, warnings: warnings)
             decoded.metadata = decoder.metadata()
-            decoded.applyColorHandling(options.colorHandling, profile: profile, model: .rgb)
+            decoded.applyColorHandling(options.colorHandling, profile: profile, model: .rgb, deferring: options.defersColorConversion)
             return decoded
         }
 

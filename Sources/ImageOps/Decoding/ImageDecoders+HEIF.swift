@@ -37,7 +37,7 @@ extension ImageDecoders {
             let pixels = try file.decodePixels()
             var decoded = DecodedImage(pixels: pixels, header: file.header, warnings: warnings)
             decoded.metadata = file.metadata()
-            decoded.applyColorHandling(options.colorHandling, profile: profile, model: .rgb)
+            decoded.applyColorHandling(options.colorHandling, profile: profile, model: .rgb, deferring: options.defersColorConversion)
             return decoded
         }
 

@@ -74,7 +74,7 @@ extension ImageDecoders {
             decoded.metadata = JPEG.metadata(bytes)
             let model: DecodedColorModel = isCMYK ? .invertedCMYK : info.colorspace == Int32(TJCS_GRAY.rawValue) ? .gray : .rgb
             decoded.applyColorHandling(options.colorHandling, profile: JPEG.colorProfile(bytes, warnings: &decoded.warnings),
-                                       model: model)
+                                       model: model, deferring: options.defersColorConversion)
             if orientation != .up {
                 decoded.pixels = ImageProcessors.Orient(orientation).apply(to: decoded.pixels)
             }

@@ -100,7 +100,7 @@ extension ImageDecoders {
             var decoded = DecodedImage(pixels: buffer, header: header, warnings: warnings)
             decoded.metadata = declared.metadata
             if !sixteenBit {
-                decoded.applyColorHandling(options.colorHandling, profile: declared.profile, model: model)
+                decoded.applyColorHandling(options.colorHandling, profile: declared.profile, model: model, deferring: options.defersColorConversion)
             }
             return decoded
         }

@@ -38,7 +38,7 @@ extension ImageDecoders {
                 }, source: source)
             var decoded = DecodedImage(pixels: pixels, header: header, warnings: [])
             decoded.metadata = ImageMetadata(chunks.exif)
-            decoded.applyColorHandling(options.colorHandling, profile: chunks.profile, model: .rgb)
+            decoded.applyColorHandling(options.colorHandling, profile: chunks.profile, model: .rgb, deferring: options.defersColorConversion)
             if orientation != .up { decoded.pixels = ImageProcessors.Orient(orientation).apply(to: decoded.pixels) }
             return decoded
         }

@@ -32,6 +32,12 @@ public struct DecodingOptions: Sendable, Hashable {
     public var limits: ImageLimits
     /// What happens to an embedded colour profile. ``ColorHandling/convertToSRGB`` by default.
     public var colorHandling: ColorHandling
+    /// With ``ColorHandling/convertToSRGB``, leave an RGB source's pixels in
+    /// its profile and name the profile in ``DecodedImage/pendingConversion``,
+    /// for a caller that reduces the image first and converts the smaller
+    /// result (``PixelBuffer/convertedToSRGB(from:)``) — what the thumbnail
+    /// and upload jobs do (issue 28). `false` by default: pixels come out sRGB.
+    public var defersColorConversion = false
 
     /// Creates options; every argument has the documented default.
     public init(minimumSize: PixelSize? = nil, appliesOrientation: Bool = true,
@@ -72,6 +78,10 @@ public struct DecodedImage: Sendable, Hashable {
     /// The ICC profile the pixels are in, or `nil` for sRGB. Only set with
     /// ``ColorHandling/keepSourceProfile``; converted pixels are sRGB.
     public var colorProfile: ColorProfile? = nil
+    /// With ``DecodingOptions/defersColorConversion``: the profile the pixels
+    /// are still in, to be converted to sRGB by the caller (after resizing),
+    /// or `nil` when they are sRGB already.
+    public var pendingConversion: ColorProfile? = nil
     /// The source's rights notice (EXIF Artist and Copyright), for
     /// ``MetadataPolicy/copyright``.
     public var metadata: ImageMetadata = .none

@@ -1,16 +1,17 @@
 import CPNGCodec
 
 extension ImageEncoders {
-    /// PNG through libpng's classic write API (in the CPNGShim C file, which
-    /// owns the setjmp): 8-bit RGB, or RGBA when the image has alpha.
+    /// PNG through vsearch's codec (CPNGCodec): rows filtered, then deflated in
+    /// one libdeflate call into a single IDAT; 8-bit RGB, or RGBA when the
+    /// image has alpha; iCCP and eXIf when asked.
     ///
-    /// The defaults were chosen by measurement (bench/RESULTS.md, the six PNG
-    /// wallpapers' thumbnails, one core): zlib level 2 with the `up` row
-    /// filter took 2.08 CPU-s for 15.0 MB, against libvips' 20.1 MB at its
-    /// default compression 6 (which filters nothing); level 4 with adaptive
-    /// filters took 2.70 s for 12.7 MB and level 6 adaptive 5.0 s for 12.0 MB.
-    /// Thumbnails are re-made from their source at will, so speed wins; pass
-    /// `compressionLevel: 6, filter: .adaptive` for the smallest files.
+    /// The defaults are the cheapest setting whose files are no larger than
+    /// Pillow's (zlib 6 with libpng's adaptive filters), measured on the six
+    /// PNG wallpapers' thumbnails, one core (bench/RESULTS.md, issue 28):
+    /// libdeflate level 7 with adaptive filters, 11.99 MB for ~3.1 CPU-s,
+    /// where libpng + zlib needed 4.7 s for 12.02 MB. Levels 8 and up cost
+    /// 2.4x more for 3 % less; level 4 adaptive is twice as fast for 7 %
+    /// more bytes. The README's "PNG output" table has the whole frontier.
     ///
     /// ```swift
     /// let png = try ImageEncoders.PNG().encode(image)
@@ -41,16 +42,16 @@ extension ImageEncoders {
             }
         }
 
-        /// libdeflate level 0...12. 2 by default.
+        /// libdeflate level 0...12. 7 by default.
         public var compressionLevel: Int
-        /// Row filter. ``Filter/up`` by default.
+        /// Row filter. ``Filter/adaptive`` by default.
         public var filter: Filter
 
         /// Creates the encoder.
         /// - Parameters:
-        ///   - compressionLevel: libdeflate level 0...12 (clamped). 2 by default.
-        ///   - filter: row filter. ``Filter/up`` by default.
-        public init(compressionLevel: Int = 2, filter: Filter = .up) {
+        ///   - compressionLevel: libdeflate level 0...12 (clamped). 7 by default.
+        ///   - filter: row filter. ``Filter/adaptive`` by default.
+        public init(compressionLevel: Int = 7, filter: Filter = .adaptive) {
             self.compressionLevel = Swift.min(12, Swift.max(0, compressionLevel))
             self.filter = filter
         }

@@ -45,10 +45,12 @@ public struct SingleThumbnail: Sendable, Hashable {
     /// - Throws: ``ImageOpsError`` for an unreadable, unsupported or too large image.
     public func make(from bytes: [UInt8], source: String, size: Int) throws(ImageOpsError) -> Thumbnail? {
         guard let (header, target) = try plan(bytes, source: source, size: size) else { return nil }
-        let options = DecodingOptions(minimumSize: target, limits: limits)
-        let pixels = try ImageDecoder.decode(bytes, source: source, options: options).pixels
+        var options = DecodingOptions(minimumSize: target, limits: limits)
+        options.defersColorConversion = true  // converted after the resample, on fewer pixels
+        let decoded = try ImageDecoder.decode(bytes, source: source, options: options)
+        let pixels = decoded.pixels
         let encoder = encoders.encoder(for: .same, source: header.format, pixels: pixels)
-        let resized = Resampler.resample(consume pixels, to: target, filter: filter)
+        let resized = Resampler.resample(consume pixels, to: target, filter: filter).convertedToSRGB(from: decoded.pendingConversion)
         return Thumbnail(bytes: try encoder.encode(resized), size: target, format: encoder.format)
     }
 

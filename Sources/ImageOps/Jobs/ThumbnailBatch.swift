@@ -274,6 +274,7 @@ public struct ThumbnailBatch: Sendable {
         var options = DecodingOptions(minimumSize: sizes.last ?? PixelSize(width: 1, height: 1), limits: configuration.limits)
         options.failurePolicy = configuration.failurePolicy
         options.colorHandling = configuration.colorHandling
+        options.defersColorConversion = true  // converted once, after the first (largest) resample
         var decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
         let metadata = OutputMetadata(colorProfile: decoded.colorProfile,
                                       rights: configuration.metadata == .copyright ? decoded.metadata : .none)
@@ -284,8 +285,13 @@ public struct ThumbnailBatch: Sendable {
             // work in place on them (see Resampler.resample).
             var current = PixelBuffer(width: 1, height: 1, hasAlpha: false, fill: (0, 0, 0, 255))
             swap(&current, &decoded.pixels)
+            var pending = decoded.pendingConversion
             for (size, path) in planned.reversed() {
                 current = Resampler.resample(consume current, to: size, filter: configuration.filter)
+                if pending != nil {
+                    current = current.convertedToSRGB(from: pending)
+                    pending = nil
+                }
                 encoded.append((path, size, try encoder.encode(current, metadata: metadata)))
             }
             encoded.reverse()

@@ -82,6 +82,14 @@ public enum UploadPreparation {
     ///   - boxHandling: ``BoxHandling/scale`` by default.
     ///   - limits: checked before decoding. ``ImageLimits/default`` by default.
     /// - Throws: ``ImageOpsError``.
+    /// Decoding at least `minimumSize`, with the colour conversion left for
+    /// after the resample (on the prepared size's pixels, not the decoded ones).
+    static func decodingOptions(minimumSize: PixelSize, limits: ImageLimits) -> DecodingOptions {
+        var options = DecodingOptions(minimumSize: minimumSize, limits: limits)
+        options.defersColorConversion = true
+        return options
+    }
+
     public static func prepare(_ bytes: [UInt8], source: String, settings: UploadSettings = .standard,
                                box: PixelBox? = nil, boxHandling: BoxHandling = .scale,
                                limits: ImageLimits = .default) throws(ImageOpsError) -> PreparedUpload {
@@ -94,7 +102,7 @@ public enum UploadPreparation {
             // Decode just large enough that the cropped region still covers the target.
             let minimum = PixelSize(width: ceilDiv(original.width * target.width, region.width),
                                     height: ceilDiv(original.height * target.height, region.height))
-            let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimum, limits: limits))
+            let decoded = try ImageDecoder.decode(bytes, source: source, options: Self.decodingOptions(minimumSize: minimum, limits: limits))
             let scaleX = Double(decoded.pixels.width) / Double(original.width)
             let scaleY = Double(decoded.pixels.height) / Double(original.height)
             let x = Int(Double(region.x) * scaleX), y = Int(Double(region.y) * scaleY)
@@ -103,14 +111,15 @@ public enum UploadPreparation {
                                  height: Swift.max(1, Swift.min(decoded.pixels.height - y, Int((Double(region.height) * scaleY).rounded()))))
             let cropped = try ImageProcessors.Crop(crop).process(decoded.pixels)
             let resized = Resampler.resample(cropped, to: cropped.size.fitting(inside: settings.maxSide))
+                .convertedToSRGB(from: decoded.pendingConversion)
             let jpeg = try ImageEncoders.JPEG(quality: settings.quality).encode(resized)
             return PreparedUpload(jpeg: jpeg, size: resized.size, originalSize: original,
                                   scale: Double(resized.size.maxDimension) / Double(region.size.maxDimension), box: nil)
         }
 
         let target = original.fitting(inside: settings.maxSide)
-        let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: target, limits: limits))
-        let resized = Resampler.resample(decoded.pixels, to: target)
+        let decoded = try ImageDecoder.decode(bytes, source: source, options: Self.decodingOptions(minimumSize: target, limits: limits))
+        let resized = Resampler.resample(decoded.pixels, to: target).convertedToSRGB(from: decoded.pendingConversion)
         let jpeg = try ImageEncoders.JPEG(quality: settings.quality).encode(resized)
         // As the SDKs do: one scale from the longer side, coordinates truncated.
         let scale = original.width >= original.height

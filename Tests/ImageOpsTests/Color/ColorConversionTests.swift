@@ -63,6 +63,34 @@ struct ColorConversionTests {
         #expect(decoded.colorProfile == nil, "converted pixels are sRGB")
     }
 
+    @Test("deferred conversion: the pixels stay in the profile, which is named; converting them later gives the same pixels",
+          arguments: cases.filter { !$0.file.contains("gray") && !$0.file.contains("cmyk") })
+    func deferredConversion(_ testCase: Case) throws {
+        var options = DecodingOptions()
+        options.defersColorConversion = true
+        let deferred = try ImageDecoder.decode(fileAt: Self.directory + "/" + testCase.file, options: options)
+        let now = try Self.decode(testCase.file)
+        let later = deferred.pixels.convertedToSRGB(from: deferred.pendingConversion)
+        #expect(later == now.pixels, "converting later is the same transform")
+        if deferred.pendingConversion != nil {
+            #expect(deferred.pixels != now.pixels, "the pixels were left in the source profile")
+        }
+        #expect(deferred.colorProfile == nil)
+    }
+
+    @Test("thumbnails and upload preparation convert after resizing: within 2 levels of converting at the decoded size",
+          arguments: ["jpeg_prophoto.jpg", "jpeg_adobergb.jpg", "jpeg_swapped_red_green.jpg"])
+    func convertAfterResize(file: String) throws {
+        let bytes = try FileIO.read(Self.directory + "/" + file)
+        let prepared = try UploadPreparation.prepare(bytes, source: file, settings: UploadSettings(maxSide: 64, quality: JPEGQuality(1)))
+        // The same decode (shrink-on-load to the same scale), converted at the decoded size instead.
+        let atDecodedSize = try ImageDecoder.decode(bytes, source: file, options: DecodingOptions(minimumSize: prepared.size))
+        let reference = Resampler.resample(atDecodedSize.pixels, to: prepared.size)
+        let decodedJPEG = try ImageDecoder.decode(prepared.jpeg, source: "prepared").pixels
+        let (mean, _) = Self.difference(decodedJPEG, reference)
+        #expect(mean <= 2.0, "mean \(mean)")
+    }
+
     @Test("a profile that swaps red and green is applied (ignoring it would be ~19 levels off)")
     func swappedChannels() throws {
         let converted = try Self.decode("jpeg_swapped_red_green.jpg").pixels
