@@ -58,14 +58,14 @@ static inline __attribute__((always_inline)) void unpaeth_simd(uint8_t *row, con
     __m128i a = zero, c = zero;  // left and upper-left pixels, 16-bit lanes
     for (size_t i = 0; i + (size_t)bpp <= length; i += (size_t)bpp) {
         __m128i b = _mm_unpacklo_epi8(load_pixel(prior + i, bpp), zero);
+        // pa = |b - c| does not depend on the pixel to the left; the chain through `a`
+        // is kept short: pb, pc, two compares and two selects (ties prefer a, then b).
         __m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c);
         __m128i pa = abs16(bc), pb = abs16(ac), pc = abs16(_mm_add_epi16(bc, ac));
-        __m128i smallest = _mm_min_epi16(pa, _mm_min_epi16(pb, pc));
-        __m128i take_a = _mm_cmpeq_epi16(pa, smallest);
-        __m128i take_b = _mm_andnot_si128(take_a, _mm_cmpeq_epi16(pb, smallest));
-        __m128i take_c = _mm_andnot_si128(_mm_or_si128(take_a, take_b), _mm_set1_epi16(-1));
-        __m128i predicted = _mm_or_si128(_mm_or_si128(_mm_and_si128(take_a, a), _mm_and_si128(take_b, b)),
-                                         _mm_and_si128(take_c, c));
+        __m128i b_wins = _mm_cmplt_epi16(pb, pa);
+        __m128i nearer = _mm_or_si128(_mm_and_si128(b_wins, b), _mm_andnot_si128(b_wins, a));
+        __m128i c_wins = _mm_cmplt_epi16(pc, _mm_min_epi16(pa, pb));
+        __m128i predicted = _mm_or_si128(_mm_and_si128(c_wins, c), _mm_andnot_si128(c_wins, nearer));
         __m128i x = _mm_add_epi8(load_pixel(f + i, bpp), _mm_packus_epi16(predicted, zero));
         store_pixel(row + i, x, bpp);
         a = _mm_unpacklo_epi8(x, zero);
