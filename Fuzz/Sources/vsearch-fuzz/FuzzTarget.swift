@@ -33,6 +33,7 @@ enum FuzzTargets {
     static let all: [FuzzTarget] = [
         JPEGDecoderTarget.target,
         PNGDecoderTarget.target,
+        PNGRoundTripTarget.target,
         WebPDecoderTarget.target,
         HEIFDecoderTarget.target,
         AVIFDecoderTarget.target,
