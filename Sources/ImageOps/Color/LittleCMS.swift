@@ -129,7 +129,9 @@ final class ColorTransform: @unchecked Sendable {
     enum Kind {
         case littleCMS(cmsHTRANSFORM)
         case grayLookup([UInt8])
-        case matrixShaper(MatrixShaper)
+        /// Boxed (`indirect`): inline, Swift keeps the case tag in a spare bit of the
+        /// shaper's table pointer, which LeakSanitizer then misses (docs/fuzzing.md).
+        indirect case matrixShaper(MatrixShaper)
     }
 
     /// Why a profile is not applied.

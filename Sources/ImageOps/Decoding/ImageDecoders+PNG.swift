@@ -15,9 +15,10 @@ extension ImageDecoders {
     ///   PNG the repository holds.
     /// - Output is always 8-bit RGBA; ``PixelBuffer/hasAlpha`` is set when the
     ///   file has an alpha channel or tRNS transparency.
-    /// - **16-bit samples are scaled to 8 bits as they are** (treated as
-    ///   sRGB-encoded, rounded as libpng's `png_set_scale_16`) and **gAMA is not
-    ///   applied**, as Pillow and libvips do.
+    /// - **16-bit samples are scaled to 8 bits as they are** (rounded as
+    ///   libpng's `png_set_scale_16`), never treated as linear light, as Pillow
+    ///   and libvips do. gAMA and cHRM are colour information, handled with the
+    ///   profile (below).
     /// - The IHDR size is checked against ``ImageLimits`` before anything is
     ///   allocated.
     /// - Every chunk's CRC is checked: a bad critical chunk fails the decode, a
