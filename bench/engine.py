@@ -356,10 +356,10 @@ def bench_index(binary, reps):
         db_v = os.path.join(WORK, "index-vsearch.db")
         db_p = os.path.join(WORK, "index-peer.db")
         configs = [
-            ("vsearch", "1 (taskset, --jobs 1)", True, [binary, "index", directory, "--catalog", db_v, "--jobs", "1", "--json"], db_v, None),
+            ("vsearch", "1 (taskset, --jobs 1)", True, [binary, "index", directory, "--catalog", db_v, "--jobs", "1", "--color-only", "--json"], db_v, None),
             ("opencv fit", "1 (taskset)", True, [sys.executable, me, "--_peer-index", listfile, db_p, "fit", "1"], db_p, peer_env()),
             ("opencv r4", "1 (taskset)", True, [sys.executable, me, "--_peer-index", listfile, db_p, "r4", "1"], db_p, peer_env()),
-            ("vsearch", f"{cores_all} (--jobs default)", False, [binary, "index", directory, "--catalog", db_v, "--json"], db_v, None),
+            ("vsearch", f"{cores_all} (--jobs default)", False, [binary, "index", directory, "--catalog", db_v, "--color-only", "--json"], db_v, None),
             ("opencv fit", f"{cores_all} (Pool({NCPU}))", False, [sys.executable, me, "--_peer-index", listfile, db_p, "fit", str(NCPU)], db_p, peer_env()),
         ]
         results = {i: [] for i in range(len(configs))}
@@ -741,7 +741,7 @@ def main():
         rows, notes = bench_index(binary, args.reps)
         lines, v = index_report(rows, notes)
         body += [""] + lines + ["",
-                 "vsearch: `vsearch index DIR --catalog DB --json` (decode with shrink-on-load to >= 128 px, colour "
+                 "vsearch: `vsearch index DIR --catalog DB --color-only --json` (the colour descriptor only, which the peer matches; without --color-only an installed learned model is run too; decode with shrink-on-load to >= 128 px, colour "
                  "histogram + layout features, palette, content hash, SQLite upserts in transactions of 64). "
                  "OpenCV pipeline (in this file, `--_peer-index`): `cv2.imread`, `cvtColor(BGR2HSV)`, "
                  f"`calcHist` {'x'.join(map(str, HIST_BINS))} bins, `normalize(NORM_L1)`, rows (name, size, histogram "

@@ -137,6 +137,8 @@ def ensure_colour_sets(jpeg_dir):
         return base, srcs
     from PIL import Image, ImageCms, ImageOps
     Image.MAX_IMAGE_PIXELS = None
+    if not os.path.exists(f"{ICC}/sRGB.icc"):
+        apt("colord-data")  # colord's profiles (sRGB, ProPhoto, Adobe RGB), not always installed with colord
     srgb_icc = open(f"{ICC}/sRGB.icc", "rb").read()
     srgb = ImageCms.getOpenProfile(f"{ICC}/sRGB.icc")
     wide = {"prophoto": f"{ICC}/ProPhotoRGB.icc", "adobergb": f"{ICC}/AdobeRGB1998.icc"}

@@ -420,7 +420,7 @@ def median_rows(results):
 
 def png_defaults():
     import re
-    h = subprocess.run([VSEARCH, "thumbs", "--help"], capture_output=True, text=True).stdout
+    h = subprocess.run([VSEARCH, "thumbs", "make", "--help"], capture_output=True, text=True).stdout
     h = re.sub(r"\s+", " ", h)
     lv = re.search(r"--png-level <png-level> .*?\(default: (\w+)\)", h)
     fl = re.search(r"--png-filter <png-filter> .*?default: (\w+)\)", h)

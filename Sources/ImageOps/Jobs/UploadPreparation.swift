@@ -118,8 +118,12 @@ public enum UploadPreparation {
         }
 
         let target = original.fitting(inside: settings.maxSide)
-        let decoded = try ImageDecoder.decode(bytes, source: source, options: Self.decodingOptions(minimumSize: target, limits: limits))
-        let resized = Resampler.resample(decoded.pixels, to: target).convertedToSRGB(from: decoded.pendingConversion)
+        var decoded = try ImageDecoder.decode(bytes, source: source, options: Self.decodingOptions(minimumSize: target, limits: limits))
+        // Hand the resampler the only reference to the pixels, so an image with alpha is
+        // premultiplied in place (a 20-MP RGBA source: one 80 MB buffer, not two).
+        var pixels = PixelBuffer(width: 1, height: 1, hasAlpha: false, fill: (0, 0, 0, 255))
+        swap(&pixels, &decoded.pixels)
+        let resized = Resampler.resample(consume pixels, to: target).convertedToSRGB(from: decoded.pendingConversion)
         let jpeg = try ImageEncoders.JPEG(quality: settings.quality).encode(resized)
         // As the SDKs do: one scale from the longer side, coordinates truncated.
         let scale = original.width >= original.height
