@@ -57,7 +57,7 @@ let package = Package(
         // Our own declarations of ONNX Runtime's C API and a dlopen loader (no link-time dependency on the library).
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         // PNG on libdeflate (issue 28); libpng stays as the reference the tests compare it with.
-        .target(name: "CPNGCodec", dependencies: ["CLibDeflate"]),
+        .target(name: "CPNGCodec", dependencies: ["CLibDeflate"], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CLibPNGReference", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
         .target(
             name: "ImageOps",

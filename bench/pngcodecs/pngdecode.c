@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
             double s = cpu();
             size_t cap = vspng_decode_capacity(&h, stride);
             unsigned char *out = malloc(cap);
-            if (vspng_decode(data, n, out, cap, stride, &h, 0, &w, warn, sizeof warn, err, sizeof err) < 0) { printf("ours: %s\n", err); return 1; }
+            if (vspng_decode(data, n, out, cap, stride, &h, 0, 0, &w, warn, sizeof warn, err, sizeof err) < 0) { printf("ours: %s\n", err); return 1; }
             t[0] += cpu() - s; if (r == 0) check[0] += sum(out, rows); free(out);
             s = cpu();
             out = malloc(rows);

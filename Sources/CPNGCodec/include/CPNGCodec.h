@@ -84,12 +84,16 @@ size_t vspng_decode_capacity(const vspng_header *header, size_t stride);
 /// RGBA in the host's byte order (stride >= width * 8); 8-bit samples become
 /// v * 257.
 ///
+/// Image data in several IDAT chunks is gathered into one buffer for libdeflate
+/// up to `gather_limit` bytes (0: 8 MiB); past it, it is inflated chunk by chunk
+/// with zlib instead, which needs no copy (memory over speed, for large files).
+///
 /// Returns VSPNG_OK, VSPNG_DAMAGED_AFTER_DATA (pixels complete; reason in
 /// errbuf) or a negative code (reason in errbuf). Ancillary chunks that are
 /// ignored (a bad CRC, palette indexes past the palette) are counted in
 /// *warnings, the first reason copied into warnbuf.
 int vspng_decode(const uint8_t *data, size_t size, uint8_t *out, size_t capacity, size_t stride,
-                 const vspng_header *header, int sixteen_bit, int *warnings,
+                 const vspng_header *header, int sixteen_bit, size_t gather_limit, int *warnings,
                  char *warnbuf, size_t warnbuf_len, char *errbuf, size_t errbuf_len);
 
 /// Row filters for vspng_encode, numbered as the PNG specification numbers them;

@@ -65,7 +65,7 @@ extension ImageDecoders {
             var message = [CChar](repeating: 0, count: 256)
             func decodeRows(into out: UnsafeMutableRawBufferPointer, bytesPerPixel: Int) {
                 status = vspng_decode(base, bytes.count, out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count,
-                                      width * bytesPerPixel, &info, bytesPerPixel == 8 ? 1 : 0,
+                                      width * bytesPerPixel, &info, bytesPerPixel == 8 ? 1 : 0, 0,
                                       &warningCount, &warning, warning.count, &message, message.count)
             }
             func capacity(bytesPerPixel: Int) throws(ImageOpsError) -> Int {

@@ -33,7 +33,7 @@ struct PNGReferenceTests {
         var failed: Bool { if case .failed = self { true } else { false } }
     }
 
-    static func ours(_ bytes: [UInt8], sixteenBit: Bool) -> Outcome {
+    static func ours(_ bytes: [UInt8], sixteenBit: Bool, gatherLimit: Int = 0) -> Outcome {
         var message = [CChar](repeating: 0, count: 256)
         var warning = [CChar](repeating: 0, count: 256)
         var header = vspng_header()
@@ -45,7 +45,7 @@ struct PNGReferenceTests {
         let stride = Int(header.width) * pixelBytes
         var out = [UInt8](repeating: 0, count: vspng_decode_capacity(&header, stride))
         var warnings: Int32 = 0
-        let status = vspng_decode(bytes, bytes.count, &out, out.count, stride, &header, sixteenBit ? 1 : 0,
+        let status = vspng_decode(bytes, bytes.count, &out, out.count, stride, &header, sixteenBit ? 1 : 0, gatherLimit,
                                   &warnings, &warning, warning.count, &message, message.count)
         guard status >= 0 else { return .failed(String(cString: message)) }
         return .pixels(Array(out.prefix(stride * Int(header.height))), damagedAfterData: status == VSPNG_DAMAGED_AFTER_DATA)
@@ -90,6 +90,21 @@ struct PNGReferenceTests {
             case (.pixels, .failed(let reason)):
                 Issue.record("\(file): libpng fails (\(reason)), ours decodes it")
             }
+        }
+    }
+
+    @Test("image data streamed chunk by chunk (past the gather limit) decodes as gathered does, for every PNG", arguments: files)
+    func streamingMatchesGathering(file: String) throws {
+        let bytes = try FileIO.read(Self.repository + "/" + file)
+        let gathered = Self.ours(bytes, sixteenBit: false)
+        let streamed = Self.ours(bytes, sixteenBit: false, gatherLimit: 1)
+        switch (gathered, streamed) {
+        case (.pixels(let a, let damagedA), .pixels(let b, let damagedB)):
+            #expect(a == b && damagedA == damagedB, "\(file)")
+        case (.failed, .failed):
+            break
+        default:
+            Issue.record("\(file): gathered \(gathered.failed ? "fails" : "decodes"), streamed \(streamed.failed ? "fails" : "decodes")")
         }
     }
 
