@@ -14,7 +14,7 @@
 # prometheus-client); so is the model: learned similarity is unavailable.
 set -euo pipefail
 
-packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libdeflate-dev libsqlite3-dev sqlite3
+packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libdeflate-dev zlib1g-dev libsqlite3-dev sqlite3
           liblcms2-dev libwebp-dev libheif-dev libavif-dev libgif-dev)
 browser_packages=(chromium chromium-driver)
 browser="$(dirname "$0")/browser.sh"
