@@ -78,8 +78,11 @@ size_t vspng_decode_capacity(const vspng_header *header, size_t stride) {
     if (header == NULL || passes_of(header, passes, &filtered) < 0) return 0;
     if (header->height != 0 && stride > SIZE_MAX / header->height) return 0;
     size_t rows = (size_t)header->height * stride;
-    // Interlaced images inflate into a buffer of their own.
-    return (!header->interlaced && filtered > rows) ? filtered : rows;
+    // Interlaced images inflate into a buffer of their own, and so do images whose
+    // filtered rows are much longer than the output rows (16-bit samples into 8-bit
+    // rows): the caller's buffer keeps its capacity as long as the pixels live.
+    if (header->interlaced || filtered <= rows) return rows;
+    return filtered - rows <= rows / 16 ? filtered : rows;
 }
 
 /// Expands one unfiltered row of `count` pixels to 8-bit RGBA, writing every

@@ -72,7 +72,9 @@ void vspng_metadata_free(vspng_metadata *metadata);
 /// The bytes vspng_decode needs in `out` to inflate the image data in place
 /// (behind the rows it writes): at least height * stride, more when the
 /// filtered rows are longer than the output rows (8-bit RGBA: one filter byte
-/// a row). 0 when the sizes overflow.
+/// a row); interlaced images, and images whose filtered rows would need more than
+/// 1/16 more (16-bit samples into 8-bit rows), inflate into a buffer of their own
+/// instead. 0 when the sizes overflow.
 size_t vspng_decode_capacity(const vspng_header *header, size_t stride);
 
 /// Decodes a PNG to RGBA rows: palettes and low bit depths expanded, tRNS made
