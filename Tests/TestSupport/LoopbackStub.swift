@@ -100,12 +100,29 @@ public final class LoopbackStub: @unchecked Sendable {
         }
     }
 
-    /// A port with nothing listening: connecting is refused.
+    /// Sockets holding the ports ``closedPort()`` handed out.
+    private static let reservedPorts = Mutex<[Int32]>([])
+
+    /// A port with nothing listening: connecting is refused. The port stays bound for
+    /// the rest of the process — by a socket that never listens and has no
+    /// `SO_REUSEADDR` — so a server another test starts meanwhile cannot be handed the
+    /// same port (a freed port was, once: a "refused" insert reached a 502 stub).
     public static func closedPort() -> Int {
-        let stub = LoopbackStub([])
-        let port = stub.port
-        stub.stop()
-        return port
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        reservedPorts.withLock { $0.append(fd) }
+        return Int(UInt16(bigEndian: bound.sin_port))
     }
 
     /// Stops listening and closes every connection it holds open (idempotent).
