@@ -203,7 +203,6 @@ int vspng_walk(const uint8_t *data, size_t size, int until_image_data, vspng_chu
                 vspng_message(errbuf, errbuf_len, "file ends inside the %s chunk %s (truncated)", name, where);
                 return VSPNG_TRUNCATED;
             }
-            if (phase == 1) chunks->cut_in_image_data = 0;
             chunks->ending = VSPNG_DAMAGED_AFTER_DATA;
             vspng_message(chunks->ending_reason, sizeof chunks->ending_reason, "the file ends inside the %s chunk", name);
             return VSPNG_OK;

@@ -65,24 +65,10 @@ public final class LoopbackStub: @unchecked Sendable {
     /// Starts listening at once, on a thread of its own.
     public init(_ script: [Step]) {
         self.script = script
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let (fd, boundPort) = Self.loopbackSocket(reuseAddress: true)
         listen(fd, 16)
-        var bound = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &bound) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
         listener = fd
-        port = Int(UInt16(bigEndian: bound.sin_port))
+        port = boundPort
         let thread = Thread { [self] in serve() }
         thread.start()
     }
@@ -108,7 +94,18 @@ public final class LoopbackStub: @unchecked Sendable {
     /// `SO_REUSEADDR` — so a server another test starts meanwhile cannot be handed the
     /// same port (a freed port was, once: a "refused" insert reached a 502 stub).
     public static func closedPort() -> Int {
+        let (fd, port) = loopbackSocket(reuseAddress: false)
+        reservedPorts.withLock { $0.append(fd) }
+        return port
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and that port.
+    private static func loopbackSocket(reuseAddress: Bool) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if reuseAddress {
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -121,8 +118,7 @@ public final class LoopbackStub: @unchecked Sendable {
         withUnsafeMutablePointer(to: &bound) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
         }
-        reservedPorts.withLock { $0.append(fd) }
-        return Int(UInt16(bigEndian: bound.sin_port))
+        return (fd, Int(UInt16(bigEndian: bound.sin_port)))
     }
 
     /// Stops listening and closes every connection it holds open (idempotent).
