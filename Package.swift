@@ -59,6 +59,9 @@ let package = Package(
         // PNG on libdeflate (issue 28); libpng stays as the reference the tests compare it with.
         .target(name: "CPNGCodec", dependencies: ["CLibDeflate"], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CLibPNGReference", dependencies: ["CLibPNG"], linkerSettings: [.linkedLibrary("png16")]),
+        // hnswlib's HNSW graph (Debian libhnswlib-dev, header-only C++) behind a C interface: the embedded
+        // store's approximate k-NN (issue 29). libdeflate gives the graph file's CRC-32.
+        .target(name: "CHNSWIndex", dependencies: ["CLibDeflate"]),
         .target(
             name: "ImageOps",
             dependencies: ["CTurboJPEG", "CPNGCodec", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
@@ -78,7 +81,7 @@ let package = Package(
             ]
         ),
         // The engine knows the store roles, never a driver: GRDB and PostgresNIO live in the store targets.
-        .target(name: "SearchEngine", dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime"]),
+        .target(name: "SearchEngine", dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
             dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
@@ -175,5 +178,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "SQLiteCatalog", "CatalogStores", "TestSupport"]),
-    ]
+    ],
+    // CHNSWIndex (hnswlib) needs C++17 (std::shared_mutex).
+    cxxLanguageStandard: .cxx17
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vsearch builds against, when they are missing:
-# libjpeg-turbo (TurboJPEG API), libdeflate (PNG), libpng (the tests' reference), Little CMS, libwebp, libheif, libavif,
+# libjpeg-turbo (TurboJPEG API), libdeflate (PNG), libpng (the tests' reference), hnswlib (the embedded store's HNSW index),
+# Little CMS, libwebp, libheif, libavif,
 # giflib, SQLite, pkg-config — and what the web
 # page's browser tests run in: chromium and chromium-driver, plus selenium in
 # .build-tools/venv (scripts/browser.sh, which also installs prometheus-client,
@@ -14,7 +15,7 @@
 # prometheus-client); so is the model: learned similarity is unavailable.
 set -euo pipefail
 
-packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libdeflate-dev zlib1g-dev libsqlite3-dev sqlite3
+packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libdeflate-dev zlib1g-dev libsqlite3-dev sqlite3 libhnswlib-dev
           liblcms2-dev libwebp-dev libheif-dev libavif-dev libgif-dev)
 browser_packages=(chromium chromium-driver)
 browser="$(dirname "$0")/browser.sh"

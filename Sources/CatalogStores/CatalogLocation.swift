@@ -62,7 +62,8 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .sqlite(let path):
             let store = try await SQLiteCatalogStore(path: path, creating: creating)
-            return OpenedCatalog(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory, services: [],
+            return OpenedCatalog(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory,
+                                 graphFiles: store.graphFiles, services: [],
                                  backup: store, snapshots: store)
         case .postgreSQL(let url):
             let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating)

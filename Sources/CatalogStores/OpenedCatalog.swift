@@ -13,6 +13,8 @@ public struct OpenedCatalog: Sendable {
     public let candidates: CandidateSource
     /// Where uploads are cached by default: beside a SQLite file; nil (a temporary folder) otherwise.
     public let queryCacheDirectory: String?
+    /// Where an in-memory catalog's HNSW graphs are saved: beside a SQLite file; nil for a store running k-NN itself.
+    public let graphFiles: GraphFiles?
     /// What a server's `ServiceGroup` runs after its application, so they
     /// stop after the last request: the PostgreSQL pool.
     public let services: [any Service]
@@ -22,10 +24,12 @@ public struct OpenedCatalog: Sendable {
     public let snapshots: (any CatalogSnapshots)?
 
     public init(store: any CatalogStore & CollectorStore, candidates: CandidateSource, queryCacheDirectory: String?,
-                services: [any Service], backup: (any CatalogBackup)? = nil, snapshots: (any CatalogSnapshots)? = nil) {
+                graphFiles: GraphFiles? = nil, services: [any Service], backup: (any CatalogBackup)? = nil,
+                snapshots: (any CatalogSnapshots)? = nil) {
         self.store = store
         self.candidates = candidates
         self.queryCacheDirectory = queryCacheDirectory
+        self.graphFiles = graphFiles
         self.services = services
         self.backup = backup
         self.snapshots = snapshots
@@ -44,6 +48,7 @@ public struct OpenedCatalog: Sendable {
         async throws(VisualSearchError) -> VisualSearchEngine {
         var configuration = configuration
         if configuration.queryCacheDirectory == nil { configuration.queryCacheDirectory = queryCacheDirectory }
+        if configuration.graphFiles == nil { configuration.graphFiles = graphFiles }
         return try await VisualSearchEngine(catalog: store, journal: store, candidates: candidates, engagement: store,
                                             configuration: configuration)
     }

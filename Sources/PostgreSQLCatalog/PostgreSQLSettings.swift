@@ -36,15 +36,8 @@ import VisualSearch
 /// - `pool_size` (default 10): the most connections one process opens.
 /// - `application_name` is passed on to the server.
 public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
-    /// How k-NN queries use the HNSW index.
-    public enum NearestNeighbourMode: String, Sendable, Hashable, CaseIterable {
-        /// Exact when the filters leave few candidates, the index otherwise.
-        case auto
-        /// Always the exact scan (recall 1, cost linear in the candidates).
-        case exact
-        /// Always the HNSW index, with iterative scans for filters.
-        case approximate
-    }
+    /// How k-NN queries use the HNSW index (one vocabulary with the embedded store's).
+    public typealias NearestNeighbourMode = VisualSearch.NearestNeighbourMode
 
     /// TLS, as libpq's `sslmode` names it.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {

@@ -83,6 +83,13 @@ public struct ServerConfiguration: Sendable {
     /// The similarity a request that names none gets; nil — the default — lets
     /// the engine pick (``VisualSearchEngine/Configuration/similarity``).
     public var similarity: SimilarityMode?
+    /// How k-NN runs on an embedded catalog (``NearestNeighbourSettings``);
+    /// the defaults by default. (PostgreSQL's come from its URL.)
+    public var nearestNeighbours = NearestNeighbourSettings()
+    /// Told what each HNSW graph update did, and the progress of a build
+    /// (``VisualSearchEngine/Configuration/graphReports``); nil by default.
+    public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
+    public var graphProgress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,

@@ -181,7 +181,10 @@ extension VisualSearchServer where Service == VisualSearchEngine {
     public init(configuration: ServerConfiguration, engine: VisualSearchEngine, store: any CatalogAdmin & CollectorStore,
                 services: [any ServiceLifecycle.Service] = [], logger: Logger? = nil) {
         self.init(configuration: configuration, service: engine, catalog: store, collector: store, imageSources: engine,
-                  imageWork: engine.configuration.imageWork, services: services, onStop: { await engine.cancelInserts() }, logger: logger)
+                  imageWork: engine.configuration.imageWork, services: services, onStop: {
+                      await engine.cancelInserts()
+                      try? await engine.saveGraphs()  // caught up in memory since the last save: a restart then loads them as they are
+                  }, logger: logger)
     }
 
     /// What the engine of a server with `configuration` is told: where `im_url`
@@ -195,6 +198,9 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
         engine.learned = configuration.learned
         engine.similarity = configuration.similarity
+        engine.nearestNeighbours = configuration.nearestNeighbours
+        engine.graphReports = configuration.graphReports
+        engine.graphPolicy.progress = configuration.graphProgress
         return engine
     }
 }

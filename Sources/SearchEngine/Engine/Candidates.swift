@@ -53,6 +53,30 @@ struct ScopeSizes: Sendable {
     }
 }
 
+/// The rows an `fq` filter leaves in the in-memory index: sorted (the exact
+/// scan's candidates) and as a set (what an approximate search tests).
+struct FilteredScope: Sendable {
+    var rows: [Int]
+    var set: RowSet
+}
+
+/// Filtered scopes by their filters, for one catalog version: the same
+/// filters come back again and again (facet clicks, paging), and at a
+/// million images reading a filter's ids from the store costs more than the
+/// search. Bounded by the rows it holds.
+struct FilteredScopes: Sendable {
+    static let rowCapacity = 16_000_000
+    var version = -1
+    var scopes: [[[UInt8]]: FilteredScope] = [:]
+    var rows = 0
+
+    mutating func store(_ scope: FilteredScope, for key: [[UInt8]], version: Int) {
+        if self.version != version || rows + scope.rows.count > Self.rowCapacity { self = FilteredScopes(version: version) }
+        scopes[key] = scope
+        rows += scope.rows.count
+    }
+}
+
 extension VisualSearchEngine {
     /// A catalog image by name, from the store's k-NN side or the in-memory index.
     func catalogImage(named name: String, snapshot: Snapshot) async throws(VisualSearchError) -> CatalogImage {
@@ -69,9 +93,21 @@ extension VisualSearchEngine {
     // MARK: - In memory (CandidateSource.inMemory)
 
     /// Rows passing the filters, sorted; nil when there are no filters.
-    func filteredRows(_ parameters: SearchParameters, index: FeatureIndex, schema: FieldSchema) async throws(VisualSearchError) -> [Int]? {
-        let ids = try await catalog.matchingIDs(parameters.filters, schema: schema)
-        return ids.map { $0.compactMap { index.row(id: $0) }.sorted() }
+    func filteredRows(_ parameters: SearchParameters, index: FeatureIndex, snapshot: Snapshot) async throws(VisualSearchError) -> [Int]? {
+        try await filteredScope(parameters, index: index, snapshot: snapshot)?.rows
+    }
+
+    /// The rows passing the filters, as a sorted list and a set; nil when
+    /// there are no filters. Cached per catalog version (``FilteredScopes``).
+    func filteredScope(_ parameters: SearchParameters, index: FeatureIndex, snapshot: Snapshot) async throws(VisualSearchError) -> FilteredScope? {
+        guard !parameters.filters.isEmpty else { return nil }
+        let key = ScopeSizes.key(parameters.filters)
+        if let cached = filteredScopes.withLock({ $0.version == snapshot.version ? $0.scopes[key] : nil }) { return cached }
+        guard let ids = try await catalog.matchingIDs(parameters.filters, schema: snapshot.schema) else { return nil }
+        let rows = ids.compactMap { index.row(id: $0) }.sorted()
+        let scope = FilteredScope(rows: rows, set: RowSet(rows, capacity: index.count))
+        filteredScopes.withLock { cache in cache.store(scope, for: key, version: snapshot.version) }
+        return scope
     }
 
     /// Every filtered image scored against `vectors` (the best of its scores)
@@ -79,7 +115,13 @@ extension VisualSearchEngine {
     func nearestInMemory(to query: QueryVectors, excluding: CatalogImage?, parameters: SearchParameters,
                          snapshot: Snapshot, blend: BlendTerms? = nil) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
-        let rows = try await filteredRows(parameters, index: index, schema: snapshot.schema)
+        let scope = try await filteredScope(parameters, index: index, snapshot: snapshot)
+        let rows = scope?.rows
+        if let candidates = approximateRows(for: query, excluding: excluding, parameters: parameters, index: index, filtered: scope,
+                                            blend: blend) {
+            return rankApproximate(candidates, query: query, excluding: excluding, parameters: parameters, index: index, filtered: rows,
+                                   blend: blend)
+        }
         var scores = index.scores(for: query, rows: rows)
         if let blend { blend.apply(to: &scores, rows: rows, index: index) }
         let ranked = Ranking(parameters: parameters).rank(scores: scores, rows: rows, names: index.names, excluding: excluding?.row) {
@@ -89,10 +131,28 @@ extension VisualSearchEngine {
                           facetScope: .ids(ranked.matchedRows.map { $0.map { index.ids[$0] } }))
     }
 
+    /// The graphs' candidates scored exactly and ranked as the scan ranks
+    /// them; `total` and the facets' scope are the scan's: every filtered
+    /// image but the excluded one.
+    func rankApproximate(_ candidates: [Int], query: QueryVectors, excluding: CatalogImage?, parameters: SearchParameters,
+                         index: FeatureIndex, filtered: [Int]?, blend: BlendTerms?) -> Candidates {
+        var scores = index.scores(for: query, rows: candidates)
+        if let blend { blend.apply(to: &scores, rows: candidates, index: index) }
+        var ranked = Ranking(parameters: parameters).rank(scores: scores, rows: candidates, names: index.names, excluding: excluding?.row) {
+            index.score($0, $1, as: query)
+        }
+        let excludedRow = excluding?.row.flatMap { row in filtered?.contains(row) ?? true ? row : nil }
+        ranked.total = (filtered?.count ?? index.count) - (excludedRow == nil ? 0 : 1)
+        let matched: [Int]? = filtered == nil && excludedRow == nil ? nil : (filtered ?? Array(0..<index.count)).filter { $0 != excludedRow }
+        ranked.matchedRows = matched
+        return Candidates(ranked: ranked, rows: ResponseShaper.Rows(names: index.names, ids: index.ids),
+                          facetScope: .ids(matched.map { $0.map { index.ids[$0] } }))
+    }
+
     /// Every filtered image scored by how much of it is near `color`, ranked.
     func coloursInMemory(_ color: LabColor, parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
-        let filtered = try await filteredRows(parameters, index: index, schema: snapshot.schema) ?? Array(0..<index.count)
+        let filtered = try await filteredRows(parameters, index: index, snapshot: snapshot) ?? Array(0..<index.count)
         // A match has some share of the colour: an image with none is not a result, nor counted in `total`.
         let scored = filtered.map { ($0, index.palettes[$0].coverage(of: color)) }.filter { $0.1 > 0 }
         let ranked = Ranking(parameters: parameters).rank(scores: scored.map { $0.1 }, rows: scored.map { $0.0 }, names: index.names)

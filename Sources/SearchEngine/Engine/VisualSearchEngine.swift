@@ -80,6 +80,23 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var similarity: SimilarityMode?
         /// The learned share of a `fused` score. ``defaultFusedWeight`` by default.
         public var fusedWeight: Float = VisualSearchEngine.defaultFusedWeight
+        /// How k-NN runs on an in-memory catalog: exact scan or HNSW graph
+        /// (``NearestNeighbourSettings``; `auto`, `ef_search` 100, exact below 1000 images by default).
+        public var nearestNeighbours = NearestNeighbourSettings()
+        /// Where an in-memory catalog's HNSW graphs are saved; nil — the
+        /// default — keeps them in memory only (whoever opens a catalog file
+        /// puts them beside it: `CatalogLocation` does, `catalog.sqlite.hnsw/`).
+        public var graphFiles: GraphFiles?
+        /// Whether this engine builds a graph that is missing or unusable
+        /// (true by default: a server, `vsearch index`), or only loads and
+        /// catches up saved ones, answering exactly without (one-shot
+        /// commands, which should not spend minutes building), and whether it
+        /// saves what it built or caught up. Graphs are only made for a catalog
+        /// `auto` would use them on (over ``NearestNeighbourSettings/exactBelow``
+        /// images), or any size with `approximate`.
+        public var graphPolicy = ApproximateIndex.Policy(builds: true, saves: true)
+        /// Told what each graph update did (loaded, built, caught up, why a saved graph was unusable, a failure).
+        public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
         public init() {}
     }
 
@@ -95,6 +112,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public let journal: any InsertJournal
     /// Where the candidates come from.
     public let candidates: CandidateSource
+    /// The HNSW graphs of an in-memory catalog (nil with a store running k-NN itself).
+    public let approximate: ApproximateIndex?
     /// The collector's events that recommendations blend in; nil: visual only.
     public let engagementSource: (any CollectorStore)?
     public let configuration: Configuration
@@ -109,6 +128,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         "offline engine: no object detector; the whole image, or each box or point given, is treated as one object"
 
     let scopeSizes = Mutex<ScopeSizes>(ScopeSizes())
+    let filteredScopes = Mutex(FilteredScopes())
 
     /// The catalog as one version of it: its schema and, once loaded, every vector.
     struct Snapshot: Sendable {
@@ -133,6 +153,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         self.catalog = catalog
         self.journal = journal
         self.candidates = candidates
+        approximate = candidates.neighbourStore == nil ? ApproximateIndex(files: configuration.graphFiles) : nil
         self.engagementSource = engagement
         self.configuration = configuration
         let cacheDirectory = configuration.queryCacheDirectory
@@ -164,8 +185,39 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
         let fresh = Snapshot(version: version, schema: try await catalog.schema(), learnedModel: try await catalog.learnedModel(),
                              index: needsIndex ? try await catalog.loadIndex() : nil)
+        if let index = fresh.index, neighbourStore == nil { await updateGraphs(to: index, version: version, model: fresh.learnedModel?.tag) }
         state.withLock { $0 = fresh }
         return fresh
+    }
+
+    /// Brings the HNSW graphs in step with a freshly loaded index before it
+    /// answers (``ApproximateIndex/update(to:version:model:policy:)``), when
+    /// the catalog is one `auto` or `approximate` would use them on, or has
+    /// graphs saved. A failure is reported and leaves the queries exact.
+    func updateGraphs(to index: FeatureIndex, version: Int, model: String?) async {
+        guard let approximate else { return }
+        let settings = configuration.nearestNeighbours
+        let wanted = settings.mode == .approximate || (settings.mode == .auto && index.count > settings.exactBelow)
+        guard wanted || approximate.version != nil || approximate.files?.manifest(.color) != nil else { return }
+        do {
+            let report = try await approximate.update(to: index, version: version, model: model, policy: configuration.graphPolicy)
+            configuration.graphReports?(.success(report))
+        } catch {
+            configuration.graphReports?(.failure(error))
+        }
+    }
+
+    /// Saves the HNSW graphs when they changed since last saved (a server's
+    /// shutdown, the end of `vsearch index`): between saves a server keeps
+    /// them caught up in memory, and a restart catches the saved ones up.
+    public func saveGraphs() async throws(VisualSearchError) {
+        guard let approximate else { return }
+        let model = state.withLock { $0?.learnedModel?.tag }
+        do throws(HNSWGraphError) {
+            try await approximate.save(model: model)
+        } catch {
+            throw .storage(reason: "cannot save the HNSW index in \(approximate.files?.directory ?? "memory"): \(error.message)", sql: nil)
+        }
     }
 
     /// Where a catalog image came from (its indexed path or URL).

@@ -47,9 +47,19 @@ public struct SearchParameters: Sendable, Hashable, Codable {
     /// offline engine: the hosted APIs have no such parameter). `nil` — the
     /// engine's default, ``SimilarityMode`` says which — by default.
     public var similarity: SimilarityMode?
+    /// How the nearest images are found for this request (`knn`, an extension
+    /// of the offline engine). `nil` — the catalog's setting — by default.
+    public var nearestNeighbours: NearestNeighbourMode?
+    /// The candidates an approximate search keeps while walking the index
+    /// (`ef_search`, an extension of the offline engine): more is slower and
+    /// nearer to exact. `nil` — the catalog's setting — by default.
+    public var efSearch: Int?
 
     /// Creates the defaults.
     public init() {}
+
+    /// The largest `ef_search` a request may ask for (pgvector's limit too).
+    public static let maximumEFSearch = 1000
 
     /// The most `fq` filters one request may carry: 100 (each becomes a
     /// condition of the store's query; a thousand overflowed SQLite's expression tree).
@@ -82,6 +92,9 @@ public struct SearchParameters: Sendable, Hashable, Codable {
         guard facetsLimit >= 1 else { throw .invalidParameter(name: "facets_limit", reason: "\(facetsLimit) is below 1") }
         guard (0...1).contains(dedupScoreThreshold) else {
             throw .invalidParameter(name: "dedup_score_threshold", reason: "\(dedupScoreThreshold) is not in 0...1")
+        }
+        if let efSearch, !(1...Self.maximumEFSearch).contains(efSearch) {
+            throw .invalidParameter(name: "ef_search", reason: "\(efSearch) is not in 1...\(Self.maximumEFSearch)")
         }
     }
 }

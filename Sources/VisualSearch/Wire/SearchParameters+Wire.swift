@@ -64,6 +64,8 @@ extension SearchParameters {
         }
         if let detection { query.append("detection", detection) }
         if let similarity { query.append("similarity", similarity.rawValue) }
+        if let nearestNeighbours { query.append("knn", nearestNeighbours.rawValue) }
+        if let efSearch { query.append("ef_search", String(efSearch)) }
         return query
     }
 
@@ -99,6 +101,8 @@ extension SearchParameters {
         if let threshold = try query.float("dedup_score_threshold") { dedupScoreThreshold = threshold }
         detection = query.string("detection")
         if let similarity = query.string("similarity"), !similarity.isEmpty { self.similarity = try SimilarityMode(parsing: similarity) }
+        if let knn = query.string("knn"), !knn.isEmpty { nearestNeighbours = try NearestNeighbourMode(parsing: knn) }
+        efSearch = try query.int("ef_search")
         // Swift sends score_min=0.000000 and score_max=1.000000 on every call: those are "no bound".
         if scoreMin == 0 { scoreMin = nil }
         if scoreMax == 1 { scoreMax = nil }

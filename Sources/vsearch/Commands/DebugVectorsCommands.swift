@@ -94,12 +94,16 @@ extension DebugCommand {
         @Option var k = 10
         @Option(name: .customLong("fq")) var filters: [String] = []
         @Option(help: "Queries run first, untimed.") var warmup = 5
+        @Option(help: ArgumentHelp("The request's knn (default: the catalog's, auto).", valueName: "auto|exact|approximate")) var knn: String?
+        @Option(name: .customLong("ef-search"), help: "The request's ef_search (default: the catalog's, 100).") var efSearch: Int?
 
         struct Report: Encodable {
             var ms: [Double]
             var tops: [[Int]]
             var cpuSeconds: Double
-            enum CodingKeys: String, CodingKey { case ms, tops, cpuSeconds = "cpu_seconds" }
+            /// Opening the engine: the catalog's vectors loaded, its HNSW index loaded and checked.
+            var startSeconds: Double
+            enum CodingKeys: String, CodingKey { case ms, tops, cpuSeconds = "cpu_seconds", startSeconds = "start_seconds" }
         }
 
         func run() async throws {
@@ -110,12 +114,21 @@ extension DebugCommand {
             var parameters = SearchParameters()
             parameters.limit = k
             parameters.filters = try filters.map { try Filter(parsing: $0, acceptsEquals: true) }
+            do throws(VisualSearchError) {
+                parameters.nearestNeighbours = try knn.map { (text) throws(VisualSearchError) in try NearestNeighbourMode(parsing: text) }
+                parameters.efSearch = efSearch
+                try parameters.validate()
+            } catch {
+                throw ValidationError(error.message)
+            }
+            let opening = ContinuousClock.now
             let engine: VisualSearchEngine
             do { engine = try await catalog.engine() } catch { throw CLIError.report(error) }
+            let startSeconds = DebugCommand.seconds(since: opening)
             do {
                 for vector in vectors.prefix(warmup) { _ = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters) }
                 let cpuBefore = ProcessStatistics.cpuSeconds
-                var report = Report(ms: [], tops: [], cpuSeconds: 0)
+                var report = Report(ms: [], tops: [], cpuSeconds: 0, startSeconds: startSeconds)
                 for vector in vectors {
                     let start = ContinuousClock.now
                     let response = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters)

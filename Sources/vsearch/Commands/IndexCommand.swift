@@ -109,6 +109,10 @@ struct IndexCommand: AsyncParsableCommand {
             Terminal.err("interrupted: every committed batch is kept; run the same command again to continue\n")
             throw ExitCodes.interrupted
         }
+        if case .sqlite(let path) = location, summary.indexed > 0 || GraphFiles(besideCatalog: path).manifest(.color) == nil {
+            // The saved HNSW index follows the catalog (built once it is large enough for `auto` to use it).
+            _ = try await CatalogCommand.HNSW.update(catalog, quiet: quiet || json, always: false)
+        }
         if summary.failed > 0 { throw ExitCodes.partialFailure }
     }
 
@@ -144,7 +148,7 @@ struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
         abstract: "Inspect or change the local catalog.",
-        subcommands: [Stats.self, Remove.self, Export.self, Migrate.self, Backup.self]
+        subcommands: [Stats.self, Remove.self, Export.self, Migrate.self, Backup.self, HNSW.self]
     )
 
     struct Stats: AsyncParsableCommand {

@@ -69,6 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
                                + "Default: visual when the catalog has learned vectors and the model is installed, else color.",
                                valueName: "visual|color|fused"))
     var similarity: String?
+    @OptionGroup(title: "Nearest neighbours (an embedded catalog's HNSW index; a PostgreSQL catalog's come from its URL)")
+    var nearestNeighbours: NearestNeighbourOptions
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
     @OptionGroup(title: "Limits (running in production; see the README)") var limits: ServerLimitOptions
 
@@ -148,6 +150,14 @@ struct ServeCommand: AsyncParsableCommand {
         settings.limits = limits.limits
         settings.servesMetrics = !limits.noMetrics
         settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
+        settings.nearestNeighbours = nearestNeighbours.settings
+        let announcer = Announcer(jsonLogs: jsonLogs)
+        settings.graphProgress = GraphReporting.progress()
+        settings.graphReports = { result in
+            for line in GraphReporting.lines(result, verbose: true) {
+                if line.hasPrefix("warning: ") { announcer.warning(String(line.dropFirst(9))) } else { announcer.info(line) }
+            }
+        }
         // A missing or damaged model leaves the server colour-only: it starts, and says so.
         var modelProblem: String?
         do {

@@ -68,6 +68,10 @@ struct CatalogOptions: ParsableArguments {
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
         configuration.learned = try learnedEmbedder()
+        // A one-shot command uses a saved HNSW index (caught up in memory when the catalog moved) but never spends
+        // minutes building one: without it, queries scan exactly.
+        configuration.graphPolicy = ApproximateIndex.Policy(builds: false, saves: false)
+        configuration.graphReports = GraphReporting.warnings
         return try await opened.engine(configuration: configuration)
     }
 }

@@ -41,6 +41,17 @@ struct QueryOptions: ParsableArguments {
                                valueName: "visual|color|fused"))
     var similarity: String?
 
+    @Option(help: ArgumentHelp("How the nearest images are found: exact (score every image the filters leave), approximate (the "
+                               + "catalog's HNSW index chooses candidates, scored exactly) or auto (exact for small catalogs, selective "
+                               + "filters, score ranges and deep pages). Default: the catalog's setting (auto). On a SQLite catalog the "
+                               + "index is the one `vsearch index`, `vsearch serve` or `vsearch catalog hnsw` saved; without one, exact.",
+                               valueName: "auto|exact|approximate"))
+    var knn: String?
+
+    @Option(name: .customLong("ef-search"), help: ArgumentHelp("Candidates an approximate search keeps (1...1000): more is slower and "
+                                                               + "nearer exact. Default: the catalog's setting (100).", valueName: "n"))
+    var efSearch: Int?
+
     @Flag(help: "Drop near-duplicate results from the page (the match count is counted before they are dropped).")
     var dedup = false
 
@@ -65,6 +76,8 @@ struct QueryOptions: ParsableArguments {
         parameters.includesScore = true
         do {
             parameters.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
+            parameters.nearestNeighbours = try knn.map { (text) throws(VisualSearchError) in try NearestNeighbourMode(parsing: text) }
+            parameters.efSearch = efSearch
             parameters.filters = try filters.map { (text) throws(VisualSearchError) in try Filter(parsing: text, acceptsEquals: true) }
             try parameters.validate()
         } catch {

@@ -1,0 +1,323 @@
+import Foundation
+import Synchronization
+
+/// The embedded store's approximate k-NN: an ``HNSWGraph`` per vector space
+/// the catalog holds (colour; learned when it has a model), kept in step
+/// with the engine's ``FeatureIndex`` — the catalog as last read — and saved
+/// beside the catalog (``GraphFiles``).
+///
+/// **Never stale.** Whatever a saved graph's manifest says, ``update(to:version:model:policy:)``
+/// compares the graph with the index row by row (labels are catalog ids;
+/// each vector as the graph rounds it) before the graph answers: rows it
+/// lacks or holds with another vector are added, ids the catalog no longer
+/// has are removed. So a graph saved at an older version, by another
+/// process, or before a crash is caught up, and one that is damaged (size,
+/// checksum, structure) is rebuilt. The same comparison runs when the
+/// engine sees the catalog's version move (inserts and removals by `vsearch
+/// serve`'s data API or `vsearch index`): only what changed is touched.
+///
+/// The graphs only choose candidates (``candidates(for:space:wanted:ef:index:allowed:excluding:)``);
+/// the engine scores them exactly, so a result's score is the exact scan's.
+public final class ApproximateIndex: Sendable {
+    /// Where graphs are saved; nil: in memory only.
+    public let files: GraphFiles?
+    let state = Mutex(State())
+    /// Held by the thread running an update, so two never interleave.
+    let updating = NSLock()
+
+    struct State {
+        var graphs: [VectorSpace: HNSWGraph] = [:]
+        /// The catalog version the graphs reflect, once updated.
+        var version: Int?
+        /// Whether the graphs changed since they were last saved (or loaded).
+        var dirty = false
+        var savedAt = ContinuousClock.now
+    }
+
+    /// When an update may build a graph that is missing or unusable.
+    public struct Policy: Sendable {
+        /// Build what is missing (false: only load and catch up saved graphs).
+        public var builds: Bool
+        /// Save after building or catching up, at most once per `saveInterval` (a build always).
+        public var saves: Bool
+        public var saveInterval: Duration = .seconds(60)
+        /// Threads adding vectors.
+        public var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// Called now and then while vectors are added: the space, done, total; false stops.
+        public var progress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
+
+        public init(builds: Bool, saves: Bool) {
+            self.builds = builds
+            self.saves = saves
+        }
+    }
+
+    /// What an update did, per space.
+    public struct Report: Sendable {
+        public struct Space: Sendable {
+            public var space: VectorSpace
+            /// Loaded from a saved graph.
+            public var loaded = false
+            /// Built from scratch.
+            public var built = false
+            /// Why a saved graph was not used, when it was not.
+            public var unusable: String?
+            public var added = 0
+            public var replaced = 0
+            public var removed = 0
+            public var count = 0
+            public var memoryBytes = 0
+            public var seconds = 0.0
+        }
+
+        public var spaces: [Space] = []
+        /// Saved to disk by this update.
+        public var saved = false
+    }
+
+    public init(files: GraphFiles?) {
+        self.files = files
+    }
+
+    /// The graphs, by space, as last updated.
+    public var graphs: [VectorSpace: HNSWGraph] { state.withLock { $0.graphs } }
+    /// The catalog version the graphs reflect; nil before the first update.
+    public var version: Int? { state.withLock { $0.version } }
+
+    /// Brings every space's graph in step with `index` (the catalog at
+    /// `version`), on a thread of its own: loads a saved graph or builds one
+    /// as `policy` allows, then compares it with the index (see the type's note).
+    /// A space without a graph afterwards (none saved and `builds` false) answers exactly.
+    /// - Throws: ``HNSWGraphError`` when a graph cannot be built (memory) or
+    ///   the progress callback stopped it; saving failures are reported, not thrown.
+    public func update(to index: FeatureIndex, version: Int, model: String?, policy: Policy) async throws(HNSWGraphError) -> Report {
+        let result: Result<Report, HNSWGraphError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                continuation.resume(returning: Result { () throws(HNSWGraphError) in
+                    try updateNow(to: index, version: version, model: model, policy: policy)
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    /// ``update(to:version:model:policy:)`` on the caller's thread.
+    func updateNow(to index: FeatureIndex, version: Int, model: String?, policy: Policy) throws(HNSWGraphError) -> Report {
+        updating.lock()
+        defer { updating.unlock() }
+        var report = Report()
+        var spaces: [(VectorSpace, Int, String?)] = [(.color, index.dimensions, nil)]
+        if index.learnedDimensions > 0 && index.learnedCount > 0 { spaces.append((.learned, index.learnedDimensions, model)) }
+        var graphs = state.withLock { $0.graphs }
+        for (space, dimensions, spaceModel) in spaces {
+            let started = ContinuousClock.now
+            var entry = Report.Space(space: space)
+            var graph = graphs[space].flatMap { $0.dimensions == dimensions ? $0 : nil }
+            if graph == nil, let files {
+                switch files.load(space, dimensions: dimensions, model: spaceModel, capacity: index.count) {
+                case .graph(let loaded, _):
+                    graph = loaded
+                    entry.loaded = true
+                case .missing:
+                    break
+                case .unusable(let reason):
+                    entry.unusable = reason
+                }
+            }
+            if graph == nil {
+                guard policy.builds else { continue }
+                graph = try HNSWGraph(dimensions: dimensions, capacity: max(1, index.count))
+                entry.built = true
+            }
+            guard let graph else { continue }
+            try catchUp(graph, space: space, to: index, policy: policy, report: &entry)
+            entry.count = graph.count
+            entry.memoryBytes = graph.memoryBytes
+            entry.seconds = Self.seconds(ContinuousClock.now - started)
+            graphs[space] = graph
+            report.spaces.append(entry)
+        }
+        let kept = Set(spaces.map(\.0))
+        graphs = graphs.filter { kept.contains($0.key) }
+        let built = report.spaces.contains(where: \.built)
+        let changed = built || report.spaces.contains { $0.added + $0.replaced + $0.removed > 0 }
+        let due = state.withLock { state in
+            state.graphs = graphs
+            state.version = version
+            state.dirty = state.dirty || changed
+            return state.dirty && (built || ContinuousClock.now - state.savedAt >= policy.saveInterval)
+        }
+        if policy.saves, let files, due {
+            report.saved = (try? save(graphs, to: files, version: version, model: model)) != nil
+        }
+        return report
+    }
+
+    /// Saves every graph that changed since it was last saved, as reflecting
+    /// the version last updated to (a server's shutdown, `vsearch index`'s
+    /// end), on a thread of its own.
+    /// - Throws: ``HNSWGraphError`` when a file cannot be written.
+    public func save(model: String?) async throws(HNSWGraphError) {
+        let result: Result<Void, HNSWGraphError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                continuation.resume(returning: Result { () throws(HNSWGraphError) in try saveNow(model: model) })
+            }
+        }
+        try result.get()
+    }
+
+    /// ``save(model:)`` on the caller's thread.
+    func saveNow(model: String?) throws(HNSWGraphError) {
+        guard let files else { return }
+        updating.lock()
+        defer { updating.unlock() }
+        let (graphs, version, dirty) = state.withLock { ($0.graphs, $0.version, $0.dirty) }
+        guard let version, dirty, !graphs.isEmpty else { return }
+        try save(graphs, to: files, version: version, model: model)
+    }
+
+    func save(_ graphs: [VectorSpace: HNSWGraph], to files: GraphFiles, version: Int, model: String?) throws(HNSWGraphError) {
+        for (space, graph) in graphs.sorted(by: { $0.key.fileName < $1.key.fileName }) {
+            try files.save(graph, space: space, model: space == .learned ? model : nil, catalogVersion: version)
+        }
+        state.withLock {
+            $0.dirty = false
+            $0.savedAt = .now
+        }
+    }
+
+    /// Adds the rows `graph` lacks or holds with another vector, removes the ids `index` no longer has.
+    func catchUp(_ graph: HNSWGraph, space: VectorSpace, to index: FeatureIndex, policy: Policy,
+                 report: inout Report.Space) throws(HNSWGraphError) {
+        var present = Set(graph.labels())
+        var stale: [Int] = []
+        let dimensions = space == .color ? index.dimensions : index.learnedDimensions
+        var scratch = [Float](repeating: 0, count: dimensions)
+        for row in 0..<index.count {
+            let id = index.ids[row]
+            let wasPresent = present.remove(id) != nil
+            guard let needsAdding = index.withVector(at: row, space: space, into: &scratch, {
+                !wasPresent || graph.presence(of: id, vector: $0) != .same
+            }) else {
+                if wasPresent { present.insert(id) }  // no vector in this space any more: removed below
+                continue
+            }
+            guard needsAdding else { continue }
+            stale.append(row)
+            if wasPresent { report.replaced += 1 } else { report.added += 1 }
+        }
+        report.removed = graph.remove(Array(present))
+        let chunk = 65_536
+        var done = 0
+        for start in stride(from: 0, to: stale.count, by: chunk) {
+            let rows = stale[start..<min(stale.count, start + chunk)]
+            var vectors = [Float](repeating: 0, count: rows.count * dimensions)
+            vectors.withUnsafeMutableBufferPointer { buffer in
+                for (offset, row) in rows.enumerated() {
+                    index.copyVector(at: row, space: space, to: buffer.baseAddress! + offset * dimensions)
+                }
+            }
+            let labels = rows.map { index.ids[$0] }
+            let before = done
+            try vectors.withUnsafeBufferPointer { buffer throws(HNSWGraphError) in
+                try graph.add(labels: labels, vectors: buffer, threads: policy.threads, progress: policy.progress.map { callback in
+                    { added, _ in callback(space, before + added, stale.count) }
+                })
+            }
+            done += rows.count
+        }
+    }
+
+    /// The rows `graph` finds nearest `query`: at least `wanted` of them
+    /// passing `allowed` (every row when nil) and not `excluding`, searching
+    /// with `ef` candidates and widening (doubling `ef`, up to
+    /// ``widestSearch``) while a filter leaves too few; nil when even the
+    /// widest search leaves too few — the caller then scans the filtered
+    /// rows exactly, so a page is always full.
+    public func candidates(for query: [Float], space: VectorSpace, wanted: Int, ef: Int, index: FeatureIndex,
+                           allowed: RowSet?, excluding: Int?) -> [Int]? {
+        guard let graph = graphs[space], query.count == graph.dimensions else { return nil }
+        var ef = max(ef, wanted + (excluding == nil ? 0 : 1))
+        if let allowed, allowed.count < index.count {
+            // As many as a filter keeping this share of the rows leaves `wanted` of, with a margin.
+            let share = Double(max(1, allowed.count)) / Double(max(1, index.count))
+            ef = max(ef, Int((Double(wanted) / share * 1.5).rounded(.up)))
+        }
+        while true {
+            let searched = min(ef, Self.widestSearch)
+            let labels = query.withUnsafeBufferPointer { graph.search($0.baseAddress!, ef: searched) }
+            var rows: [Int] = []
+            rows.reserveCapacity(labels.count)
+            for label in labels {
+                guard let row = index.row(id: label), row != excluding, allowed?.contains(row) ?? true else { continue }
+                rows.append(row)
+            }
+            if rows.count >= wanted || labels.count < searched { return rows }
+            if searched >= Self.widestSearch { return nil }
+            ef = searched * 2
+        }
+    }
+
+    /// The most candidates one search walks for (pgvector's `hnsw.max_scan_tuples` is 20 000).
+    public static let widestSearch = 20_000
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// A set of index rows as one bit each: the rows an `fq` filter leaves, tested per candidate.
+public struct RowSet: Sendable {
+    var words: [UInt64]
+    /// How many rows are in the set.
+    public let count: Int
+
+    /// The set of `rows` among `capacity` rows.
+    public init(_ rows: [Int], capacity: Int) {
+        var words = [UInt64](repeating: 0, count: (capacity + 63) / 64)
+        for row in rows where row >= 0 && row < capacity { words[row >> 6] |= 1 << UInt64(row & 63) }
+        self.words = words
+        count = rows.count
+    }
+
+    public func contains(_ row: Int) -> Bool {
+        row >= 0 && row >> 6 < words.count && words[row >> 6] & (1 << UInt64(row & 63)) != 0
+    }
+}
+
+extension FeatureIndex {
+    /// Whether a row has a vector in `space` (every row has a colour one).
+    func hasVector(at row: Int, space: VectorSpace) -> Bool {
+        space == .color || (learned?.hasVector(at: row) ?? false)
+    }
+
+    /// Writes a row's vector in `space` — the learned one as its unit `Float`
+    /// form, which the graph rounds back to the same `Int8`s — to `target`.
+    func copyVector(at row: Int, space: VectorSpace, to target: UnsafeMutablePointer<Float>) {
+        switch space {
+        case .color:
+            vectors.withUnsafeBufferPointer { base in
+                target.update(from: base.baseAddress! + row * dimensions, count: dimensions)
+            }
+        case .learned:
+            guard let learned else { return }
+            let scale = learned.inverseNorms[row], width = learned.dimensions
+            learned.values.withUnsafeBufferPointer { values in
+                for i in 0..<width { target[i] = Float(values[row * width + i]) * scale }
+            }
+        }
+    }
+
+    /// `body` with a pointer to a row's vector in `space` (through `scratch`
+    /// for the learned one); nil when the row has none.
+    func withVector<T>(at row: Int, space: VectorSpace, into scratch: inout [Float], _ body: (UnsafePointer<Float>) -> T) -> T? {
+        guard hasVector(at: row, space: space) else { return nil }
+        if space == .color {
+            return vectors.withUnsafeBufferPointer { body($0.baseAddress! + row * dimensions) }
+        }
+        return scratch.withUnsafeMutableBufferPointer { buffer in
+            copyVector(at: row, space: space, to: buffer.baseAddress!)
+            return body(UnsafePointer(buffer.baseAddress!))
+        }
+    }
+}
