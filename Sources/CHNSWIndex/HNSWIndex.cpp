@@ -364,8 +364,9 @@ size_t vshnsw_search(const vshnsw_index *index, const float *query, size_t ef, u
                      size_t capacity) {
     const size_t dimensions = index->space.dimensions();
     if (ef == 0 || capacity == 0 || !vshnsw::Int8Space::roundable(query, dimensions)) return 0;
+    // The query stays in floats (only the rows are rounded): half the rounding noise of comparing two rows.
     std::vector<unsigned char> row(index->space.rowSize());
-    vshnsw::Int8Space::round(query, dimensions, row.data());
+    vshnsw::Int8Space::queryRow(query, dimensions, row.data());
     std::shared_lock<std::shared_mutex> reading(index->layout);
     const Graph &g = *index->graph;
     if (g.cur_element_count == 0) return 0;
@@ -404,5 +405,7 @@ size_t vshnsw_search(const vshnsw_index *index, const float *query, size_t ef, u
 }
 
 const char *vshnsw_kernel(void) { return vshnsw::Int8Space::kernelName(); }
+
+uint32_t vshnsw_crc32(uint32_t crc, const void *data, size_t size) { return libdeflate_crc32(crc, data, size); }
 
 }  // extern "C"

@@ -47,13 +47,46 @@ __attribute__((target("avx2"))) inline int32_t dotAVX2(const int8_t *a, const in
     return _mm_cvtsi128_si32(sum);
 }
 
-template <int32_t (*Dot)(const int8_t *, const int8_t *, size_t)>
+/// Σ q[i]·b[i] of a float query and an Int8 row over `n` values (a multiple of 16), any CPU.
+inline float queryDotPortable(const float *q, const int8_t *b, size_t n) {
+    float sum = 0;
+    for (size_t i = 0; i < n; i++) sum += q[i] * float(b[i]);
+    return sum;
+}
+
+/// Σ q[i]·b[i] over `n` values (a multiple of 16): 8 Int8s widened to floats a step, fused multiply-add.
+__attribute__((target("avx2,fma"))) inline float queryDotAVX2(const float *q, const int8_t *b, size_t n) {
+    __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(b + i));
+        const __m256 low = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+        const __m256 high = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)));
+        even = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), low, even);
+        odd = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), high, odd);
+    }
+    const __m256 both = _mm256_add_ps(even, odd);
+    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(both), _mm256_extractf128_ps(both, 1));
+    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+    sum = _mm_add_ss(sum, _mm_shuffle_ps(sum, sum, 0x55));
+    return _mm_cvtss_f32(sum);
+}
+
+/// The distance of two rows, or of a query and a row. A query is not rounded:
+/// its "row" holds a pointer to its float values and, where a row keeps its
+/// positive inverse length, minus the query's (``Int8Space::queryRow``).
+/// Searches always pass the query first; rows linked while building are rows.
+template <int32_t (*Dot)(const int8_t *, const int8_t *, size_t), float (*QueryDot)(const float *, const int8_t *, size_t)>
 float cosineDistance(const void *a, const void *b, const void *parameter) {
     const size_t n = *static_cast<const size_t *>(parameter);
     const auto *x = static_cast<const int8_t *>(a), *y = static_cast<const int8_t *>(b);
     float inverseX, inverseY;
     memcpy(&inverseX, x + n, sizeof(float));
     memcpy(&inverseY, y + n, sizeof(float));
+    if (inverseX < 0) {
+        const float *query;
+        memcpy(&query, x, sizeof(query));
+        return 1.0f + QueryDot(query, y, n) * inverseX * inverseY;
+    }
     return 1.0f - float(Dot(x, y, n)) * inverseX * inverseY;
 }
 
@@ -62,14 +95,16 @@ public:
     explicit Int8Space(size_t dimensions) : dimensions_(dimensions) {}
 
     size_t get_data_size() override { return rowSize(); }
-    hnswlib::DISTFUNC<float> get_dist_func() override { return usesAVX2() ? cosineDistance<dotAVX2> : cosineDistance<dotPortable>; }
+    hnswlib::DISTFUNC<float> get_dist_func() override {
+        return usesAVX2() ? cosineDistance<dotAVX2, queryDotAVX2> : cosineDistance<dotPortable, queryDotPortable>;
+    }
     void *get_dist_func_param() override { return &dimensions_; }
     size_t dimensions() const { return dimensions_; }
     /// Bytes of one row: the values and the inverse length.
     size_t rowSize() const { return dimensions_ + sizeof(float); }
 
     static bool usesAVX2() {
-        static const bool has = __builtin_cpu_supports("avx2");
+        static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         return has;
     }
     static const char *kernelName() { return usesAVX2() ? "avx2" : "portable"; }
@@ -98,6 +133,17 @@ public:
         }
         const float inverse = 1.0f / std::sqrt(static_cast<float>(squared));
         memcpy(row + n, &inverse, sizeof(float));
+    }
+
+    /// Writes the "row" a search passes for a float query (see cosineDistance):
+    /// a pointer to `query`, which must outlive the search, and minus its inverse length.
+    static void queryRow(const float *query, size_t n, unsigned char *row) {
+        float squared = 0;
+        for (size_t i = 0; i < n; i++) squared += query[i] * query[i];
+        const float negativeInverse = -1.0f / std::sqrt(squared);
+        memset(row, 0, n);
+        memcpy(row, &query, sizeof(query));
+        memcpy(row + n, &negativeInverse, sizeof(float));
     }
 
 private:

@@ -7,7 +7,8 @@
  * What the graph holds: each vector as Int8 values scaled so its largest
  * magnitude is 127, with the inverse of that row's length (the rule of
  * SearchEngine's QuantizedMatrix), compared by cosine: distance = 1 − cos.
- * Vectors are given and queried as floats; the graph rounds them. Labels are
+ * Vectors are given as floats and the graph rounds them; a query is compared
+ * in floats with the rounded rows. Labels are
  * the caller's (catalog ids). The graph only chooses candidates: the caller
  * scores them exactly.
  *
@@ -113,10 +114,13 @@ size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacit
 /**
  * The `ef` nearest labels to `query` as the graph finds them (removed ones
  * skipped), nearest first, at most `capacity`; their distances (1 − cosine
- * of the rounded vectors) in `distances` (may be NULL). Returns how many.
+ * of the query and the rounded rows) in `distances` (may be NULL). Returns how many.
  */
 size_t vshnsw_search(const vshnsw_index *index, const float *query, size_t ef, uint64_t *labels, float *distances,
                      size_t capacity);
+
+/** CRC-32 of `size` bytes continuing `crc` (libdeflate's): the fingerprint of the vectors a graph reflects. */
+uint32_t vshnsw_crc32(uint32_t crc, const void *data, size_t size);
 
 /** Which distance kernel this CPU runs ("avx2" or "portable"). */
 const char *vshnsw_kernel(void);

@@ -47,7 +47,10 @@ struct SearchParametersWireTests {
         parameters.fields = ["brand"]
         parameters.facets = ["brand"]
         parameters.facetsLimit = 3
+        parameters.nearestNeighbours = .approximate
+        parameters.efSearch = 250
         let decoded = try SearchParameters(wire: WireQuery(parsing: parameters.wireQuery(for: dialect).encoded), dialect: dialect)
+        #expect(decoded.nearestNeighbours == .approximate && decoded.efSearch == 250)
         #expect(decoded.limit == 7 && decoded.page == 2 && decoded.includesScore && decoded.scoreMin == 0.25 && decoded.scoreMax == nil)
         #expect(Set(decoded.filters) == Set(parameters.filters))
         #expect(decoded.fields == ["brand"] && decoded.facets == ["brand"] && decoded.facetsLimit == 3)
@@ -64,7 +67,8 @@ struct SearchParametersWireTests {
 
     @Test("malformed values name their parameter",
           arguments: [("page=0", "page"), ("limit=abc", "limit"), ("score=maybe", "score"), ("fq=nocolon", "fq"),
-                      ("score_min=2", "score_min"), ("facets_limit=0", "facets_limit")])
+                      ("score_min=2", "score_min"), ("facets_limit=0", "facets_limit"), ("knn=fast", "knn"),
+                      ("ef_search=0", "ef_search"), ("ef_search=1001", "ef_search")])
     func malformed(text: String, parameter: String) {
         #expect(throws: VisualSearchError.self) { try SearchParameters(wire: WireQuery(parsing: text), dialect: .viSearch) }
         do { _ = try SearchParameters(wire: WireQuery(parsing: text), dialect: .viSearch) } catch {

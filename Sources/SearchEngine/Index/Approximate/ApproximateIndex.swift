@@ -1,3 +1,4 @@
+import CHNSWIndex
 import Foundation
 import Synchronization
 
@@ -31,6 +32,8 @@ public final class ApproximateIndex: Sendable {
         var version: Int?
         /// Whether the graphs changed since they were last saved (or loaded).
         var dirty = false
+        /// Each graph's vectors' fingerprint (``FeatureIndex/fingerprint(of:)``) as last compared.
+        var fingerprints: [VectorSpace: UInt64] = [:]
         var savedAt = ContinuousClock.now
     }
 
@@ -109,14 +112,19 @@ public final class ApproximateIndex: Sendable {
         var spaces: [(VectorSpace, Int, String?)] = [(.color, index.dimensions, nil)]
         if index.learnedDimensions > 0 && index.learnedCount > 0 { spaces.append((.learned, index.learnedDimensions, model)) }
         var graphs = state.withLock { $0.graphs }
+        var fingerprints: [VectorSpace: UInt64] = [:]
+        var recordsFingerprint = false
         for (space, dimensions, spaceModel) in spaces {
             let started = ContinuousClock.now
             var entry = Report.Space(space: space)
             var graph = graphs[space].flatMap { $0.dimensions == dimensions ? $0 : nil }
+            let fingerprint = index.fingerprint(of: space)
+            var compared = graph != nil ? state.withLock { $0.fingerprints[space] } : nil
             if graph == nil, let files {
                 switch files.load(space, dimensions: dimensions, model: spaceModel, capacity: index.count) {
-                case .graph(let loaded, _):
+                case .graph(let loaded, let manifest):
                     graph = loaded
+                    compared = manifest.vectors
                     entry.loaded = true
                 case .missing:
                     break
@@ -130,7 +138,14 @@ public final class ApproximateIndex: Sendable {
                 entry.built = true
             }
             guard let graph else { continue }
-            try catchUp(graph, space: space, to: index, policy: policy, report: &entry)
+            // The vectors it was last compared with are these (CRC-32 of ids and rows): nothing to catch up.
+            if compared != fingerprint || entry.built {
+                try catchUp(graph, space: space, to: index, policy: policy, report: &entry)
+                // A saved manifest with another fingerprint is out of date even when no row changed: saving
+                // it again spares the next open this comparison.
+                if entry.loaded { recordsFingerprint = true }
+            }
+            fingerprints[space] = fingerprint
             entry.count = graph.count
             entry.memoryBytes = graph.memoryBytes
             entry.seconds = Self.seconds(ContinuousClock.now - started)
@@ -140,9 +155,10 @@ public final class ApproximateIndex: Sendable {
         let kept = Set(spaces.map(\.0))
         graphs = graphs.filter { kept.contains($0.key) }
         let built = report.spaces.contains(where: \.built)
-        let changed = built || report.spaces.contains { $0.added + $0.replaced + $0.removed > 0 }
+        let changed = built || recordsFingerprint || report.spaces.contains { $0.added + $0.replaced + $0.removed > 0 }
         let due = state.withLock { state in
             state.graphs = graphs
+            state.fingerprints = fingerprints
             state.version = version
             state.dirty = state.dirty || changed
             return state.dirty && (built || ContinuousClock.now - state.savedAt >= policy.saveInterval)
@@ -177,8 +193,10 @@ public final class ApproximateIndex: Sendable {
     }
 
     func save(_ graphs: [VectorSpace: HNSWGraph], to files: GraphFiles, version: Int, model: String?) throws(HNSWGraphError) {
+        let fingerprints = state.withLock { $0.fingerprints }
         for (space, graph) in graphs.sorted(by: { $0.key.fileName < $1.key.fileName }) {
-            try files.save(graph, space: space, model: space == .learned ? model : nil, catalogVersion: version)
+            try files.save(graph, space: space, model: space == .learned ? model : nil, catalogVersion: version,
+                           vectors: fingerprints[space])
         }
         state.withLock {
             $0.dirty = false
@@ -231,7 +249,8 @@ public final class ApproximateIndex: Sendable {
     /// The rows `graph` finds nearest `query`: at least `wanted` of them
     /// passing `allowed` (every row when nil) and not `excluding`, searching
     /// with `ef` candidates and widening (doubling `ef`, up to
-    /// ``widestSearch``) while a filter leaves too few; nil when even the
+    /// ``widestSearch``) while a filter leaves too few — starting from `ef`
+    /// divided by the filter's share of the rows; nil when even the
     /// widest search leaves too few — the caller then scans the filtered
     /// rows exactly, so a page is always full.
     public func candidates(for query: [Float], space: VectorSpace, wanted: Int, ef: Int, index: FeatureIndex,
@@ -239,9 +258,9 @@ public final class ApproximateIndex: Sendable {
         guard let graph = graphs[space], query.count == graph.dimensions else { return nil }
         var ef = max(ef, wanted + (excluding == nil ? 0 : 1))
         if let allowed, allowed.count < index.count {
-            // As many as a filter keeping this share of the rows leaves `wanted` of, with a margin.
+            // As many candidates as leave `ef` that pass a filter keeping this share of the rows.
             let share = Double(max(1, allowed.count)) / Double(max(1, index.count))
-            ef = max(ef, Int((Double(wanted) / share * 1.5).rounded(.up)))
+            ef = min(Self.widestSearch, Int((Double(ef) / share).rounded(.up)))
         }
         while true {
             let searched = min(ef, Self.widestSearch)
@@ -286,6 +305,23 @@ public struct RowSet: Sendable {
 }
 
 extension FeatureIndex {
+    /// A fingerprint of every row's id and vector in `space`, in row order
+    /// (two CRC-32s: of the ids, and of the vectors as stored): equal when a
+    /// graph compared with these rows has nothing to catch up.
+    func fingerprint(of space: VectorSpace) -> UInt64 {
+        let ids = self.ids.withUnsafeBytes { vshnsw_crc32(0, $0.baseAddress, $0.count) }
+        var rows: UInt32 = 0
+        switch space {
+        case .color:
+            rows = vectors.withUnsafeBytes { vshnsw_crc32(0, $0.baseAddress, $0.count) }
+        case .learned:
+            guard let learned else { break }
+            rows = learned.values.withUnsafeBytes { vshnsw_crc32(0, $0.baseAddress, $0.count) }
+            rows = learned.inverseNorms.withUnsafeBytes { vshnsw_crc32(rows, $0.baseAddress, $0.count) }
+        }
+        return UInt64(ids) << 32 | UInt64(rows)
+    }
+
     /// Whether a row has a vector in `space` (every row has a colour one).
     func hasVector(at row: Int, space: VectorSpace) -> Bool {
         space == .color || (learned?.hasVector(at: row) ?? false)

@@ -37,6 +37,9 @@ public struct GraphFiles: Sendable {
         public var crc32: UInt32
         public var linksPerNode: Int
         public var efConstruction: Int
+        /// The fingerprint of the catalog's vectors the graph was last compared with
+        /// (``ApproximateIndex``): when the catalog's still match it, the comparison is skipped.
+        public var vectors: UInt64?
     }
 
     /// What loading found.
@@ -89,7 +92,8 @@ public struct GraphFiles: Sendable {
 
     /// Saves a space's graph as reflecting `catalogVersion` (see the type's note on how).
     @discardableResult
-    public func save(_ graph: HNSWGraph, space: VectorSpace, model: String?, catalogVersion: Int) throws(HNSWGraphError) -> Manifest {
+    public func save(_ graph: HNSWGraph, space: VectorSpace, model: String?, catalogVersion: Int,
+                     vectors: UInt64? = nil) throws(HNSWGraphError) -> Manifest {
         let manager = FileManager.default
         do {
             try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -108,7 +112,8 @@ public struct GraphFiles: Sendable {
         }
         let manifest = Manifest(format: Self.format, space: space.fileName, dimensions: graph.dimensions, model: model,
                                 catalogVersion: catalogVersion, count: graph.count, file: file, bytes: written.bytes,
-                                crc32: written.crc, linksPerNode: HNSWGraph.linksPerNode, efConstruction: HNSWGraph.efConstruction)
+                                crc32: written.crc, linksPerNode: HNSWGraph.linksPerNode, efConstruction: HNSWGraph.efConstruction,
+                                vectors: vectors)
         let temporary = manifestPath(space) + ".partial-\(getpid())"
         do {
             let encoder = JSONEncoder()

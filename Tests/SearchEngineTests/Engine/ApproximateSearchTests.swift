@@ -1,0 +1,165 @@
+import Foundation
+import SQLiteCatalog
+import SearchEngine
+import TestSupport
+import Testing
+import VisualSearch
+
+/// The engine on an embedded catalog with its HNSW graphs: `knn=exact`
+/// answers exactly what the scan answers, `approximate` finds the same first
+/// pages (full, with filters), and a graph never answers for a catalog it
+/// has not caught up with.
+struct ApproximateSearchTests {
+    static let schema = FieldSchema(fields: ["brand": .string, "rare": .string])
+
+    /// A SQLite catalog of `count` images (brand b0…b9, `rare` on 1 in 100).
+    static func catalog(_ count: Int = 3000) async throws -> SQLiteCatalogStore {
+        let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("approximate") + "/catalog.sqlite", creating: true)
+        try await store.declare(schema)
+        let items = (0..<count).map { seed in
+            Items.item(String(format: "v%07d", seed), seed: seed, metadata: ["brand": "b\(seed % 10)"] + (seed % 100 == 7 ? ["rare": "yes"] : [:]))
+        }
+        for start in stride(from: 0, to: count, by: 500) { try await store.upsert(Array(items[start..<min(count, start + 500)]), schema: schema) }
+        return store
+    }
+
+    static func engine(_ store: SQLiteCatalogStore, mode: NearestNeighbourMode, graphs: Bool = true) async throws -> VisualSearchEngine {
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.nearestNeighbours.mode = mode
+        configuration.nearestNeighbours.efSearch = 200
+        configuration.versionCheckInterval = .zero
+        configuration.graphFiles = graphs ? store.graphFiles : GraphFiles(directory: Repository.temporaryDirectory("no-graphs") + "/none")
+        if !graphs { configuration.graphPolicy = ApproximateIndex.Policy(builds: false, saves: false) }
+        return try await VisualSearchEngine(store: store, configuration: configuration)
+    }
+
+    /// A response without its request id, as JSON: what must be equal byte for byte.
+    static func bytes(_ response: SearchResponse) throws -> Data {
+        var response = response
+        response.requestID = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(response)
+    }
+
+    /// The requests the parity and recall checks run: plain, paged, filtered (10 % and 1 %), facets, dedup.
+    static func variants() throws -> [SearchParameters] {
+        var plain = SearchParameters()
+        plain.includesScore = true
+        plain.returnsAllFields = true
+        var paged = plain
+        paged.page = 3
+        var filtered = plain
+        filtered.filters = [try Filter(parsing: "brand:b3")]
+        filtered.facets = ["brand"]
+        var rare = plain
+        rare.filters = [try Filter(parsing: "rare:yes")]
+        var dedup = plain
+        dedup.deduplicates = true
+        return [plain, paged, filtered, rare, dedup]
+    }
+
+    @Test("knn=exact answers byte for byte what the scan answers without any index (search, paging, filters, facets, dedup, recommendations)")
+    func exactParity() async throws {
+        let store = try await Self.catalog()
+        let indexed = try await Self.engine(store, mode: .approximate)
+        #expect(indexed.approximate?.graphs[.color]?.count == 3000)
+        let scan = try await Self.engine(store, mode: .exact, graphs: false)
+        for parameters in try Self.variants() {
+            var exact = parameters
+            exact.nearestNeighbours = .exact
+            for seed in [0, 17, 1234, 2999] {
+                let name = String(format: "v%07d", seed)
+                #expect(try Self.bytes(try await indexed.search(SearchRequest(imageName: name, parameters: exact)))
+                        == Self.bytes(try await scan.search(SearchRequest(imageName: name, parameters: parameters))))
+                #expect(try Self.bytes(try await indexed.recommendations(RecommendationsRequest(imageName: name, parameters: exact)))
+                        == Self.bytes(try await scan.recommendations(RecommendationsRequest(imageName: name, parameters: parameters))))
+                #expect(try Self.bytes(try await indexed.vectorSearch(Items.vector(seed + 90_000), parameters: exact))
+                        == Self.bytes(try await scan.vectorSearch(Items.vector(seed + 90_000), parameters: parameters)))
+            }
+        }
+    }
+
+    @Test("approximate: the first pages of unseen queries at recall ≥ 0.98, filtered pages full, totals and facets those of the scan")
+    func approximateRecall() async throws {
+        let store = try await Self.catalog()
+        let indexed = try await Self.engine(store, mode: .approximate)
+        let scan = try await Self.engine(store, mode: .exact, graphs: false)
+        for parameters in try Self.variants() where !parameters.deduplicates {
+            var found = 0, wanted = 0
+            for seed in 50_000..<50_040 {
+                let approximate = try await indexed.vectorSearch(Items.vector(seed), parameters: parameters)
+                let exact = try await scan.vectorSearch(Items.vector(seed), parameters: parameters)
+                #expect(approximate.result.count == exact.result.count)  // full pages
+                #expect(approximate.total == exact.total && approximate.facets == exact.facets)
+                let names = Set(approximate.result.map(\.imageName))
+                found += exact.result.filter { names.contains($0.imageName) }.count
+                wanted += exact.result.count
+                // A result's score is the exact one.
+                let exactScores = Dictionary(exact.result.map { ($0.imageName, $0.score) }, uniquingKeysWith: { a, _ in a })
+                for result in approximate.result { if let score = exactScores[result.imageName] { #expect(result.score == score) } }
+            }
+            #expect(Double(found) / Double(wanted) >= 0.98, "\(parameters.filters) page \(parameters.page)")
+        }
+    }
+
+    @Test("recommendations never return the query image; total is the scan's")
+    func recommendations() async throws {
+        let store = try await Self.catalog()
+        let indexed = try await Self.engine(store, mode: .approximate)
+        let scan = try await Self.engine(store, mode: .exact, graphs: false)
+        var parameters = SearchParameters()
+        parameters.filters = [try Filter(parsing: "brand:b4")]
+        for seed in [4, 14, 1004] {
+            let name = String(format: "v%07d", seed)
+            let approximate = try await indexed.recommendations(RecommendationsRequest(imageName: name, parameters: parameters))
+            let exact = try await scan.recommendations(RecommendationsRequest(imageName: name, parameters: parameters))
+            #expect(!approximate.result.contains { $0.imageName == name } && approximate.total == exact.total && approximate.result.count == 10)
+        }
+    }
+
+    @Test("auto scans exactly below exact_below, for score ranges and for selective filters; a request's knn overrides the setting")
+    func autoAndOverride() async throws {
+        let store = try await Self.catalog(1500)
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.nearestNeighbours.exactBelow = 1000
+        let settings = configuration.nearestNeighbours
+        #expect(settings.scansExactly(wanted: 18, matching: 900, catalogSize: 1500, scoreRange: false))
+        #expect(!settings.scansExactly(wanted: 18, matching: 1500, catalogSize: 1500, scoreRange: false))
+        #expect(settings.scansExactly(wanted: 18, matching: 1500, catalogSize: 1500, scoreRange: true))
+        #expect(settings.scansExactly(wanted: 2000, matching: 5000, catalogSize: 5000, scoreRange: false))
+        #expect(settings.scansExactly(wanted: 18, matching: 1001, catalogSize: 1_000_000, scoreRange: false))  // ~0.1 %: past the widest search
+        #expect(NearestNeighbourSettings(mode: .exact).overridden(by: { var p = SearchParameters(); p.nearestNeighbours = .approximate; return p }()).mode == .approximate)
+
+        let engine = try await Self.engine(store, mode: .auto)
+        #expect(engine.approximate?.graphs[.color]?.count == 1500)  // over exact_below: built
+        let small = try await Self.engine(try await Self.catalog(200), mode: .auto)
+        #expect(small.approximate?.graphs.isEmpty == true)  // under it: no graph, every query exact
+    }
+
+    @Test("another process's inserts and removals are caught up before the graph answers: new images found, removed ones never returned")
+    func staleNeverAnswers() async throws {
+        let store = try await Self.catalog(2000)
+        let engine = try await Self.engine(store, mode: .approximate)
+        let writer = try await SQLiteCatalogStore(path: store.path)  // another handle: what another process writes
+        let added = (0..<50).map { Items.item("new\($0)", seed: 70_000 + $0, metadata: ["brand": "b3"]) }
+        try await writer.upsert(added, schema: Self.schema)
+        let removed = (0..<50).map { String(format: "v%07d", $0 * 7) }
+        try await writer.remove(removed)
+        var moved = Items.item(String(format: "v%07d", 1001), seed: 80_001, metadata: ["brand": "b1"])
+        moved.contentHash = "moved"
+        try await writer.upsert([moved], schema: Self.schema)
+
+        for item in added.prefix(10) + [moved] {
+            let response = try await engine.vectorSearch(item.features, parameters: SearchParameters())
+            #expect(response.result.first?.imageName == item.imageName)
+        }
+        for seed in 0..<30 {
+            let response = try await engine.vectorSearch(Items.vector(seed * 7), parameters: SearchParameters())
+            #expect(response.result.allSatisfy { !removed.contains($0.imageName) } && response.result.count == 10)
+        }
+        #expect(engine.approximate?.graphs[.color]?.count == 2000)
+    }
+}
+
+private func + (a: [String: String], b: [String: String]) -> [String: String] { a.merging(b) { $1 } }
