@@ -61,8 +61,10 @@ extension CatalogCommand {
                 var memoryBytes: Int
                 var fileBytes: UInt64?
                 var seconds: Double
+                /// Why the saved index was not used (and rebuilt), when it was not.
+                var unusable: String?
                 enum CodingKeys: String, CodingKey {
-                    case space, count, built, loaded, added, replaced, removed, seconds
+                    case space, count, built, loaded, added, replaced, removed, seconds, unusable
                     case memoryBytes = "memory_bytes", fileBytes = "file_bytes"
                 }
             }
@@ -76,7 +78,7 @@ extension CatalogCommand {
                                 seconds: DebugCommand.seconds(since: started), spaces: spaces.map { space in
                 Report.Space(space: space.space.fileName, count: space.count, built: space.built, loaded: space.loaded,
                              added: space.added, replaced: space.replaced, removed: space.removed, memoryBytes: space.memoryBytes,
-                             fileBytes: files.fileBytes(space.space), seconds: space.seconds)
+                             fileBytes: files.fileBytes(space.space), seconds: space.seconds, unusable: space.unusable)
             })
             if json {
                 Terminal.json(report)

@@ -133,7 +133,10 @@ public final class ApproximateIndex: Sendable {
                 }
             }
             if graph == nil {
-                guard policy.builds else { continue }
+                guard policy.builds else {
+                    if entry.unusable != nil { report.spaces.append(entry) }  // no graph, but say why the saved one was not used
+                    continue
+                }
                 graph = try HNSWGraph(dimensions: dimensions, capacity: max(1, index.count))
                 entry.built = true
             }

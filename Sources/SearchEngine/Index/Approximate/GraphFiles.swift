@@ -71,7 +71,10 @@ public struct GraphFiles: Sendable {
 
     /// Reads a space's saved graph, with room for `capacity` vectors.
     public func load(_ space: VectorSpace, dimensions: Int, model: String?, capacity: Int) -> Loaded {
-        guard let manifest = manifest(space) else { return .missing }
+        guard let manifest = manifest(space) else {
+            // A manifest that is there but unreadable (torn by hand, another version's format) is said, not ignored.
+            return FileManager.default.fileExists(atPath: manifestPath(space)) ? .unusable("its manifest \(space.fileName).json cannot be read") : .missing
+        }
         guard manifest.space == space.fileName, manifest.dimensions == dimensions else {
             return .unusable("its manifest is for \(manifest.dimensions)-float \(manifest.space) vectors, the catalog has \(dimensions)-float \(space.fileName) ones")
         }
@@ -143,7 +146,8 @@ public struct GraphFiles: Sendable {
         let manager = FileManager.default
         guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return }
         let cutoff = Date().addingTimeInterval(-3600)
-        for name in names where name != file && name.hasPrefix(space.fileName + "-") && (name.hasSuffix(".graph") || name.contains(".partial-")) {
+        for name in names where name != file
+            && (name.hasPrefix(space.fileName + "-") && name.hasSuffix(".graph") || name.hasPrefix(space.fileName + ".json.partial-")) {
             let path = (directory as NSString).appendingPathComponent(name)
             if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
                 try? manager.removeItem(atPath: path)
