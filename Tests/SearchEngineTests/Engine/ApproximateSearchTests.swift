@@ -12,12 +12,26 @@ import VisualSearch
 struct ApproximateSearchTests {
     static let schema = FieldSchema(fields: ["brand": .string, "rare": .string])
 
+    /// A unit vector shaped like a colour descriptor: non-negative, near one of
+    /// 40 centres (uniform random vectors in 112 dimensions have no
+    /// neighbourhoods at all: every graph index does worst on them).
+    static func vector(_ seed: Int) -> [Float] {
+        let centre = Items.vector(1_000_000 + seed % 40), noise = Items.vector(seed)
+        var values = zip(centre, noise).map { abs($0 + 0.35 * $1) }
+        let norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        for i in values.indices { values[i] /= norm }
+        return values
+    }
+
     /// A SQLite catalog of `count` images (brand b0…b9, `rare` on 1 in 100).
     static func catalog(_ count: Int = 3000) async throws -> SQLiteCatalogStore {
         let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("approximate") + "/catalog.sqlite", creating: true)
         try await store.declare(schema)
         let items = (0..<count).map { seed in
-            Items.item(String(format: "v%07d", seed), seed: seed, metadata: ["brand": "b\(seed % 10)"] + (seed % 100 == 7 ? ["rare": "yes"] : [:]))
+            var item = Items.item(String(format: "v%07d", seed), seed: seed,
+                                  metadata: ["brand": "b\(seed % 10)"] + (seed % 100 == 7 ? ["rare": "yes"] : [:]))
+            item.features = vector(seed)
+            return item
         }
         for start in stride(from: 0, to: count, by: 500) { try await store.upsert(Array(items[start..<min(count, start + 500)]), schema: schema) }
         return store
@@ -74,8 +88,8 @@ struct ApproximateSearchTests {
                         == Self.bytes(try await scan.search(SearchRequest(imageName: name, parameters: parameters))))
                 #expect(try Self.bytes(try await indexed.recommendations(RecommendationsRequest(imageName: name, parameters: exact)))
                         == Self.bytes(try await scan.recommendations(RecommendationsRequest(imageName: name, parameters: parameters))))
-                #expect(try Self.bytes(try await indexed.vectorSearch(Items.vector(seed + 90_000), parameters: exact))
-                        == Self.bytes(try await scan.vectorSearch(Items.vector(seed + 90_000), parameters: parameters)))
+                #expect(try Self.bytes(try await indexed.vectorSearch(Self.vector(seed + 90_000), parameters: exact))
+                        == Self.bytes(try await scan.vectorSearch(Self.vector(seed + 90_000), parameters: parameters)))
             }
         }
     }
@@ -88,8 +102,8 @@ struct ApproximateSearchTests {
         for parameters in try Self.variants() where !parameters.deduplicates {
             var found = 0, wanted = 0
             for seed in 50_000..<50_040 {
-                let approximate = try await indexed.vectorSearch(Items.vector(seed), parameters: parameters)
-                let exact = try await scan.vectorSearch(Items.vector(seed), parameters: parameters)
+                let approximate = try await indexed.vectorSearch(Self.vector(seed), parameters: parameters)
+                let exact = try await scan.vectorSearch(Self.vector(seed), parameters: parameters)
                 #expect(approximate.result.count == exact.result.count)  // full pages
                 #expect(approximate.total == exact.total && approximate.facets == exact.facets)
                 let names = Set(approximate.result.map(\.imageName))
@@ -142,11 +156,16 @@ struct ApproximateSearchTests {
         let store = try await Self.catalog(2000)
         let engine = try await Self.engine(store, mode: .approximate)
         let writer = try await SQLiteCatalogStore(path: store.path)  // another handle: what another process writes
-        let added = (0..<50).map { Items.item("new\($0)", seed: 70_000 + $0, metadata: ["brand": "b3"]) }
+        let added = (0..<50).map { seed in
+            var item = Items.item("new\(seed)", seed: 70_000 + seed, metadata: ["brand": "b3"])
+            item.features = Self.vector(70_000 + seed)
+            return item
+        }
         try await writer.upsert(added, schema: Self.schema)
         let removed = (0..<50).map { String(format: "v%07d", $0 * 7) }
         try await writer.remove(removed)
         var moved = Items.item(String(format: "v%07d", 1001), seed: 80_001, metadata: ["brand": "b1"])
+        moved.features = Self.vector(80_001)
         moved.contentHash = "moved"
         try await writer.upsert([moved], schema: Self.schema)
 
@@ -155,7 +174,7 @@ struct ApproximateSearchTests {
             #expect(response.result.first?.imageName == item.imageName)
         }
         for seed in 0..<30 {
-            let response = try await engine.vectorSearch(Items.vector(seed * 7), parameters: SearchParameters())
+            let response = try await engine.vectorSearch(Self.vector(seed * 7), parameters: SearchParameters())
             #expect(response.result.allSatisfy { !removed.contains($0.imageName) } && response.result.count == 10)
         }
         #expect(engine.approximate?.graphs[.color]?.count == 2000)
