@@ -386,24 +386,42 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// Loads every image's vectors into a ``FeatureIndex``: the learned ones
     /// too as `loading` says, when the catalog records a learned model (a row
     /// whose learned vector is missing or of another length holds none).
+    ///
+    /// Sized from the row count first, then each row's blobs are read where SQLite
+    /// holds them (no `Data` or array per row: the index copies and quantizes from
+    /// them) and its palette decoded by ``DominantColors/init(json:)``. A blob counts
+    /// as its whole `Float`s, as a `Float` array bound over it would.
     public func loadIndex(learned loading: LearnedVectorLoading = .compact) async throws(VisualSearchError) -> FeatureIndex {
         try await read { db in
             let learnedDimension = loading != .none ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
             var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension, keepsExactLearned: loading == .exact)
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, width, height, features, \(learnedDimension > 0 ? "learned" : "NULL AS learned"), palette FROM images ORDER BY id")
-            let decoder = JSONDecoder()
+            index.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, features, \(learnedDimension > 0 ? "learned" : "NULL"), palette FROM images ORDER BY id")
+            let floatSize = MemoryLayout<Float>.size
             while let row = try rows.next() {
-                let data: Data = row["features"]
-                let vector = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-                guard vector.count == index.dimensions else { continue }
-                let learnedData: Data? = row["learned"]
-                let learned = learnedData.map { data in data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) } }
-                let paletteText: String = row["palette"]
-                let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
-                index.append(id: row["id"], name: row["im_name"], source: row["source"], vector: vector, learned: learned, palette: palette)
+                try row.withUnsafeData(atIndex: 3) { features in
+                    guard let features, features.count / floatSize == index.dimensions else { return }
+                    try row.withUnsafeData(atIndex: 4) { learned in
+                        try row.withUnsafeData(atIndex: 5) { palette in
+                            features.withUnsafeBytes { features in
+                                Self.withWholeFloats(of: learned) { learned in
+                                    let palette = palette.flatMap { $0.withUnsafeBytes(DominantColors.init(json:)) } ?? DominantColors(entries: [])
+                                    index.append(id: row[0], name: row[1], source: row[2], vectorBytes: UnsafeRawBufferPointer(rebasing: features[..<(index.dimensions * floatSize)]),
+                                                 learnedBytes: learned, palette: palette)
+                                }
+                            }
+                        }
+                    }
+                }
             }
             return index
         }
+    }
+
+    /// `body` given the bytes of a blob's whole `Float`s (nil for NULL).
+    private static func withWholeFloats<T>(of blob: Data?, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
+        guard let blob else { return body(nil) }
+        return blob.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<($0.count / MemoryLayout<Float>.size * MemoryLayout<Float>.size)])) }
     }
 
     /// What made the catalog's learned vectors; nil when it has none.

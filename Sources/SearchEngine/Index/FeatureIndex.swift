@@ -52,18 +52,49 @@ public struct FeatureIndex: Sendable {
     /// The number of images.
     public var count: Int { ids.count }
 
+    /// Makes room for `count` images in all (a catalog's row count), so a load grows no
+    /// array and rehashes no lookup table on the way.
+    public mutating func reserveCapacity(_ count: Int) {
+        ids.reserveCapacity(count)
+        names.reserveCapacity(count)
+        sources.reserveCapacity(count)
+        palettes.reserveCapacity(count)
+        vectors.reserveCapacity(count * dimensions)
+        learned?.reserveCapacity(count)
+        rowByName.reserveCapacity(count)
+        rowByID.reserveCapacity(count)
+    }
+
     /// Adds one image; `learned` is ignored by an index without learned vectors.
     public mutating func append(id: Int64, name: String, source: String, vector: [Float], learned: [Float]? = nil,
                                 palette: DominantColors) {
         precondition(vector.count == dimensions, "vector has \(vector.count) floats, expected \(dimensions)")
-        self.learned?.append(learned)
+        vector.withUnsafeBytes { vector in
+            guard let learned else {
+                return append(id: id, name: name, source: source, vectorBytes: vector, learnedBytes: nil, palette: palette)
+            }
+            learned.withUnsafeBytes { append(id: id, name: name, source: source, vectorBytes: vector, learnedBytes: $0, palette: palette) }
+        }
+    }
+
+    /// Adds one image from the bytes of its vectors' native `Float`s, as a catalog stores
+    /// them (at any alignment): copied straight into ``vectors`` and quantized straight
+    /// into ``learned``, with no array made per row. `learnedBytes` is ignored by an index
+    /// without learned vectors.
+    public mutating func append(id: Int64, name: String, source: String, vectorBytes: UnsafeRawBufferPointer,
+                                learnedBytes: UnsafeRawBufferPointer?, palette: DominantColors) {
+        precondition(vectorBytes.count == dimensions * MemoryLayout<Float>.size,
+                     "vector has \(vectorBytes.count / MemoryLayout<Float>.size) floats, expected \(dimensions)")
+        learned?.append(bytes: learnedBytes)
         rowByName[name] = ids.count
         rowByID[id] = ids.count
         ids.append(id)
         names.append(name)
         sources.append(source)
         palettes.append(palette)
-        vectors.append(contentsOf: vector)
+        let start = vectors.count
+        vectors.append(contentsOf: repeatElement(0, count: dimensions))
+        vectors.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * MemoryLayout<Float>.size)...]).copyMemory(from: vectorBytes) }
     }
 
     /// The row of an image name.
