@@ -49,7 +49,9 @@ struct EngineOnPostgreSQLTests {
                 try await store.upsert(Array(items[batch..<min(items.count, batch + 500)]), schema: schema)
             }
         }
-        return (try await VisualSearchEngine(store: sqlite, configuration: configuration),
+        var scan = configuration
+        scan.nearestNeighbours.mode = .exact  // the reference: the in-memory scan, not the embedded HNSW index
+        return (try await VisualSearchEngine(store: sqlite, configuration: scan),
                 try await VisualSearchEngine(store: postgres, configuration: configuration))
     }
 
