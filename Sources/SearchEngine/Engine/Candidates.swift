@@ -119,7 +119,7 @@ extension VisualSearchEngine {
         let rows = scope?.rows
         if let candidates = approximateRows(for: query, excluding: excluding, parameters: parameters, index: index, filtered: scope,
                                             blend: blend) {
-            return rankApproximate(candidates, query: query, excluding: excluding, parameters: parameters, index: index, filtered: rows,
+            return rankApproximate(candidates, query: query, excluding: excluding, parameters: parameters, index: index, scope: scope,
                                    blend: blend)
         }
         var scores = index.scores(for: query, rows: rows)
@@ -135,13 +135,14 @@ extension VisualSearchEngine {
     /// them; `total` and the facets' scope are the scan's: every filtered
     /// image but the excluded one.
     func rankApproximate(_ candidates: [Int], query: QueryVectors, excluding: CatalogImage?, parameters: SearchParameters,
-                         index: FeatureIndex, filtered: [Int]?, blend: BlendTerms?) -> Candidates {
+                         index: FeatureIndex, scope: FilteredScope?, blend: BlendTerms?) -> Candidates {
+        let filtered = scope?.rows
         var scores = index.scores(for: query, rows: candidates)
         if let blend { blend.apply(to: &scores, rows: candidates, index: index) }
         var ranked = Ranking(parameters: parameters).rank(scores: scores, rows: candidates, names: index.names, excluding: excluding?.row) {
             index.score($0, $1, as: query)
         }
-        let excludedRow = excluding?.row.flatMap { row in filtered?.contains(row) ?? true ? row : nil }
+        let excludedRow = excluding?.row.flatMap { row in scope?.set.contains(row) ?? true ? row : nil }
         ranked.total = (filtered?.count ?? index.count) - (excludedRow == nil ? 0 : 1)
         let matched: [Int]? = filtered == nil && excludedRow == nil ? nil : (filtered ?? Array(0..<index.count)).filter { $0 != excludedRow }
         ranked.matchedRows = matched

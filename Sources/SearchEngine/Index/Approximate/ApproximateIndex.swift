@@ -94,14 +94,7 @@ public final class ApproximateIndex: Sendable {
     /// - Throws: ``HNSWGraphError`` when a graph cannot be built (memory) or
     ///   the progress callback stopped it; saving failures are reported, not thrown.
     public func update(to index: FeatureIndex, version: Int, model: String?, policy: Policy) async throws(HNSWGraphError) -> Report {
-        let result: Result<Report, HNSWGraphError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                continuation.resume(returning: Result { () throws(HNSWGraphError) in
-                    try updateNow(to: index, version: version, model: model, policy: policy)
-                })
-            }
-        }
-        return try result.get()
+        try await Self.onOwnThread { () throws(HNSWGraphError) in try self.updateNow(to: index, version: version, model: model, policy: policy) }
     }
 
     /// ``update(to:version:model:policy:)`` on the caller's thread.
@@ -177,12 +170,7 @@ public final class ApproximateIndex: Sendable {
     /// end), on a thread of its own.
     /// - Throws: ``HNSWGraphError`` when a file cannot be written.
     public func save(model: String?) async throws(HNSWGraphError) {
-        let result: Result<Void, HNSWGraphError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                continuation.resume(returning: Result { () throws(HNSWGraphError) in try saveNow(model: model) })
-            }
-        }
-        try result.get()
+        try await Self.onOwnThread { () throws(HNSWGraphError) in try self.saveNow(model: model) }
     }
 
     /// ``save(model:)`` on the caller's thread.
@@ -278,6 +266,15 @@ public final class ApproximateIndex: Sendable {
             if searched >= Self.widestSearch { return nil }
             ef = searched * 2
         }
+    }
+
+    /// Runs `body` on a thread of its own and awaits it: updates and saves
+    /// take seconds to minutes of CPU and disk, never the cooperative pool's threads.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws(HNSWGraphError) -> T) async throws(HNSWGraphError) -> T {
+        let result: Result<T, HNSWGraphError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: Result { () throws(HNSWGraphError) in try body() }) }
+        }
+        return try result.get()
     }
 
     /// The most candidates one search walks for (pgvector's `hnsw.max_scan_tuples` is 20 000).
