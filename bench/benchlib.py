@@ -58,14 +58,16 @@ UNLIMITED_CLIENT = ["--client-rate", "0", "--client-concurrency", "0", "--client
                     "--max-client-connections", "0"]
 
 
-def start_server(vsearch, catalog, core, log_path, flags=()):
+def start_server(vsearch, catalog, core, log_path, flags=(), client_limits=False):
     """Starts `vsearch serve` (with `flags`) on a free loopback port, pinned to `core`, logging to
     `log_path`; returns (process, base URL) once it accepts connections. Raises RuntimeError, with
-    the log's tail, when the server exits or does not listen within 15 s."""
+    the log's tail, when the server exits or does not listen within 15 s. The per-client limits are
+    off (UNLIMITED_CLIENT) unless `client_limits`: then the server runs with its production defaults."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = ["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port), *UNLIMITED_CLIENT, *flags]
+    unlimited = [] if client_limits else UNLIMITED_CLIENT
+    command = ["taskset", "-c", str(core), vsearch, "serve", "--catalog", catalog, "--port", str(port), *unlimited, *flags]
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(300):
