@@ -193,7 +193,8 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         var engine = VisualSearchEngine.Configuration()
         engine.imageSources = configuration.imageSourcePolicy
         engine.recommendations = configuration.recommendations
-        engine.limits = configuration.limits.image
+        engine.limits = configuration.limits.image  // for inserts too: they are refused per image beyond it
+        engine.inserts = configuration.limits.inserts
         engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
         engine.learned = configuration.learned

@@ -57,7 +57,7 @@ public enum ImageDecoder {
             let decoder = try decoder(for: raw, source: source)
             if decoder.format == .png, let declared = ImageDecoders.PNG.declaredSize(raw) { try limits.check(declared, source: source) }
             let header = try decoder.readHeader(raw, source: source)
-            try limits.check(header.storedSize, source: source)
+            try limits.check(header, source: source)
             return header
         }
     }

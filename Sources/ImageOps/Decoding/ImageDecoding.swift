@@ -61,6 +61,10 @@ public struct ImageHeader: Sendable, Hashable, Codable {
     public var orientation: Orientation
     /// Whether the image has an alpha channel (including PNG tRNS transparency).
     public var hasAlpha: Bool
+    /// For an animation (an animated WebP): its frames and what decoding its
+    /// first frame holds in memory — more than the canvas, and never shrunk
+    /// on load. Nil for a still image.
+    public var animation: Animation? = nil
 
     /// The size as displayed, after orientation.
     public var size: PixelSize { orientation.displayedSize(of: storedSize) }

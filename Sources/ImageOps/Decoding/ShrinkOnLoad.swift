@@ -37,7 +37,10 @@ public enum ShrinkOnLoad {
 
     /// How many pixels decoding `header` with `minimumSize` (displayed
     /// orientation) produces: what a decode costs in memory, known before it starts.
+    /// An animation is charged what decoding its first frame holds at once
+    /// (``ImageHeader/Animation/pixelsHeld``): it is never shrunk.
     public static func decodedPixelCount(of header: ImageHeader, minimumSize: PixelSize?) -> Int {
+        if let animation = header.animation { return animation.pixelsHeld }
         let minimum = minimumSize.map { header.orientation.swapsDimensions ? $0.transposed : $0 }
         let denominator = denominator(for: header.storedSize, minimum: minimum, candidates: denominators(for: header.format))
         let width = scaled(header.storedSize.width, denominator), height = scaled(header.storedSize.height, denominator)

@@ -48,6 +48,19 @@ public struct ImageLimits: Sendable, Hashable, Codable {
         }
     }
 
+    /// Throws unless what `header` declares is within the limits: its stored
+    /// size, and for an animation what decoding its first frame holds at once
+    /// (``ImageHeader/Animation/pixelsHeld``: the canvas and the frame's buffer)
+    /// against ``maxPixels``.
+    public func check(_ header: ImageHeader, source: String) throws(ImageOpsError) {
+        try check(header.storedSize, source: source)
+        if let animation = header.animation, animation.pixelsHeld > maxPixels {
+            throw .limitExceeded(source: source, limit: .animation(width: header.storedSize.width, height: header.storedSize.height,
+                                                                   frames: animation.frames, pixelsHeld: animation.pixelsHeld,
+                                                                   maximum: maxPixels))
+        }
+    }
+
     /// Throws unless `byteCount` is within ``maxInputBytes``.
     public func check(byteCount: Int, source: String) throws(ImageOpsError) {
         if byteCount > maxInputBytes {

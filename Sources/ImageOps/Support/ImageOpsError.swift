@@ -15,6 +15,10 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
         case side(width: Int, height: Int, maximum: Int)
         /// The encoded input is larger than allowed.
         case inputBytes(Int, maximum: Int)
+        /// Decoding an animation's first frame would hold `pixelsHeld` pixels at
+        /// once (its `width`×`height` canvas and the frame's own buffer,
+        /// ``ImageHeader/Animation/pixelsHeld``), beyond the pixel limit.
+        case animation(width: Int, height: Int, frames: Int, pixelsHeld: Int, maximum: Int)
     }
 
     /// The input is empty (zero bytes).
@@ -61,6 +65,9 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
                 return "\(source): \(width)×\(height) exceeds the side limit of \(maximum) pixels"
             case .inputBytes(let count, let maximum):
                 return "\(source): \(count) bytes exceeds the input limit of \(maximum) bytes"
+            case .animation(let width, let height, let frames, let pixelsHeld, let maximum):
+                return "\(source): an animation of \(frames) frame\(frames == 1 ? "" : "s") on a \(width)×\(height) canvas holds \(pixelsHeld) pixels "
+                    + "while its first frame is decoded, beyond the pixel limit of \(maximum) pixels (raise \(SettingName.maxPixels) if the image is genuine)"
             }
         case .truncated(let source, let format, let reason):
             return "\(source): truncated \(format.rawValue.uppercased()): \(reason)"

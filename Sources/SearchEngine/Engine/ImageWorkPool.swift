@@ -79,6 +79,12 @@ public final class ImageWorkPool: Sendable {
         public var pixelsDecoded = 0
         /// Jobs refused because the queue was full or they waited too long.
         public var refused = 0
+        /// Pixels held by ``Reservation``s (part of ``pixelsInFlight``).
+        public var pixelsReserved = 0
+        /// Reservations waiting for budget.
+        public var reservationsWaiting = 0
+        /// Reservations granted since the pool started.
+        public var reservationsGranted = 0
     }
 
     public let limits: Limits
@@ -97,6 +103,8 @@ public final class ImageWorkPool: Sendable {
     struct State {
         var statistics = Statistics()
         var waiting: [Waiter] = []
+        /// ``reserve(pixels:)`` calls waiting for budget, oldest first: admitted after the jobs (``admitted(_:)``).
+        var reserving: [Waiter] = []
         var nextID = 0
         /// When each client with work waiting (or lately served) last had a job started: a tick of ``starts``.
         var lastStarted: [String: Int] = [:]
@@ -150,6 +158,86 @@ public final class ImageWorkPool: Sendable {
             expire(id, reason: "the request ended while its image waited to be decoded")
         }
         return try outcome.get()
+    }
+
+    /// Holds `pixels` of the budget for memory that is not a decode — the
+    /// encoded bytes a data API insert downloads and keeps until its batch is
+    /// committed (``pixels(forBytes:)``) — until the ``Reservation`` is
+    /// released (or shrunk, once the real size is known). It waits, without a
+    /// deadline, until the pixels fit and no job is waiting: jobs come first
+    /// and are never held back by reservations (a job still starts when no
+    /// other runs), so reservations cannot keep the decodes that end them
+    /// from running. One larger than the whole budget is charged the whole
+    /// budget and granted when nothing else is charged.
+    /// - Throws: ``VisualSearchError/overloaded(reason:retryAfter:)`` when the caller's task is cancelled while waiting.
+    public func reserve(pixels: Int) async throws(VisualSearchError) -> Reservation {
+        let cost = min(max(1, pixels), limits.pixelBudget)
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let outcome: Result<Void, VisualSearchError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, VisualSearchError>, Never>) in
+                let waiter = Waiter(id: id, cost: cost, start: { continuation.resume(returning: .success(())) },
+                                    refuse: { continuation.resume(returning: .failure($0)) })
+                let started = state.withLock { state in
+                    state.reserving.append(waiter)
+                    return admitted(&state)
+                }
+                started.forEach { $0.start() }
+            }
+        } onCancel: {
+            let waiter: Waiter? = state.withLock { state in
+                guard let index = state.reserving.firstIndex(where: { $0.id == id }) else { return nil }
+                defer { state.statistics.reservationsWaiting = state.reserving.count }
+                return state.reserving.remove(at: index)
+            }
+            waiter?.refuse(.overloaded(reason: "cancelled while waiting for the image budget", retryAfter: retryAfter))
+        }
+        try outcome.get()
+        return Reservation(pool: self, pixels: cost)
+    }
+
+    /// Pixels charged for `bytes` held in memory: a decoded pixel is 4 bytes.
+    public static func pixels(forBytes bytes: Int) -> Int { max(1, (max(0, bytes) + 3) / 4) }
+
+    /// Budget held by ``reserve(pixels:)`` until released; released when dropped.
+    public final class Reservation: Sendable {
+        let pool: ImageWorkPool
+        let held: Mutex<Int>
+
+        init(pool: ImageWorkPool, pixels: Int) {
+            self.pool = pool
+            held = Mutex(pixels)
+        }
+
+        deinit { release() }
+
+        /// Pixels held now.
+        public var pixels: Int { held.withLock { $0 } }
+
+        /// Gives back all but `pixels` (never grows).
+        public func shrink(to pixels: Int) {
+            let freed = held.withLock { held in
+                let kept = min(held, max(0, pixels))
+                defer { held = kept }
+                return held - kept
+            }
+            if freed > 0 { pool.unreserve(freed) }
+        }
+
+        /// Gives back everything held.
+        public func release() { shrink(to: 0) }
+    }
+
+    /// Gives reserved pixels back and starts whoever now fits.
+    func unreserve(_ pixels: Int) {
+        let next = state.withLock { state in
+            state.statistics.pixelsInFlight -= pixels
+            state.statistics.pixelsReserved -= pixels
+            return admitted(&state)
+        }
+        next.forEach { $0.start() }
     }
 
     /// Starts the job now, queues it, or refuses it when the queue is full.
@@ -214,6 +302,16 @@ public final class ImageWorkPool: Sendable {
             state.statistics.pixelsInFlight += job.cost
             started.append(job)
         }
+        // Reservations only once no job waits, so they never hold back the decodes that end them.
+        while state.waiting.isEmpty, let reservation = state.reserving.first,
+              state.statistics.pixelsInFlight == 0 || state.statistics.pixelsInFlight + reservation.cost <= limits.pixelBudget {
+            state.reserving.removeFirst()
+            state.statistics.pixelsInFlight += reservation.cost
+            state.statistics.pixelsReserved += reservation.cost
+            state.statistics.reservationsGranted += 1
+            started.append(reservation)
+        }
+        state.statistics.reservationsWaiting = state.reserving.count
         if state.waiting.isEmpty {
             state.lastStarted.removeAll(keepingCapacity: true)
         } else if state.lastStarted.count > 4 * state.waiting.count + 64 {

@@ -18,66 +18,145 @@ import VisualSearch
 ///
 /// When the server stops, running transactions are cancelled between
 /// batches (``cancelAll()``) and keep their last progress, saved then
-/// (`processed_percent` below 100): re-send the insert to finish it — an
-/// insert is an upsert by `im_name`.
+/// (`processed_percent` below 100), and waiting ones are dropped (their
+/// status stays at 0 %): re-send the insert to finish it — an insert is an
+/// upsert by `im_name`.
+///
+/// Bounded (issue 37): at most ``InsertLimits/maxRunning`` transactions run
+/// at once and ``InsertLimits/maxQueued`` wait (more are refused, 503); each
+/// batch a transaction fetches holds its encoded bytes in the
+/// ``ImageWorkPool``'s budget (``ImageWorkPool/reserve(pixels:)``) from before
+/// its downloads start until it is committed; and a status keeps the
+/// first ``maxErrorsKept`` errors, their image names cut to
+/// ``maxNameCharacters`` and messages to ``maxMessageCharacters``
+/// (`fail_count` counts them all) — 1,000 failing images with 15 kB names
+/// made a 30 MB status.
 final class InsertJobs: Sendable {
     let indexer: Indexer
     let loader: QueryImageLoader
     /// Where each transaction's progress is saved.
     let journal: any InsertJournal
-    /// The transactions running in this process, by id.
-    let running = Mutex<[String: Task<Void, Never>]>([:])
+    /// How many transactions run and wait.
+    let limits: InsertLimits
+    /// The transactions running in this process, and those waiting to run.
+    let queue = Mutex(Queue())
+
+    struct Pending: Sendable {
+        var progress: InsertStatusResponse.Progress
+        var items: [InsertItem]
+    }
+
+    struct Queue {
+        /// Running, by id.
+        var running: [String: Task<Void, Never>] = [:]
+        /// Waiting for a running one to end, oldest first.
+        var pending: [Pending] = []
+        /// Accepted, their first state being saved.
+        var starting = 0
+
+        var accepted: Int { running.count + pending.count + starting }
+    }
     /// Images fetched and committed together.
     static let batchSize = 16
     /// Images one insert request may carry: 1,000 (more is a 400: send several requests).
     static let maxItemsPerRequest = 1000
     /// The longest a running transaction's saved progress lags behind it.
     static let saveInterval: Duration = .milliseconds(500)
+    /// Errors a status lists: the first 100 (`fail_count` counts every failure).
+    static let maxErrorsKept = 100
+    /// Characters of an image name a status error keeps: 200 (longer names are cut, with "…").
+    static let maxNameCharacters = 200
+    /// Characters of a status error's message: 1,000.
+    static let maxMessageCharacters = 1000
 
     /// Forgotten after every batch, so the engine's next query sees the new images.
     let versionCheck: VersionCheck
 
-    init(indexer: Indexer, journal: any InsertJournal, loader: QueryImageLoader, versionCheck: VersionCheck) {
+    init(indexer: Indexer, journal: any InsertJournal, loader: QueryImageLoader, versionCheck: VersionCheck,
+         limits: InsertLimits = InsertLimits()) {
         self.indexer = indexer
         self.journal = journal
         self.loader = loader
         self.versionCheck = versionCheck
+        self.limits = limits
     }
 
-    /// Starts a transaction, saves its first state and returns its id.
-    /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` beyond ``maxItemsPerRequest`` images.
+    /// Starts a transaction (or queues it behind ``InsertLimits/maxRunning``
+    /// running ones), saves its first state and returns its id.
+    /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` beyond ``maxItemsPerRequest`` images;
+    ///   ``VisualSearchError/overloaded(reason:retryAfter:)`` when ``InsertLimits/maxRunning`` transactions
+    ///   run and ``InsertLimits/maxQueued`` wait already (nothing is saved).
     func start(_ items: [InsertItem]) async throws(VisualSearchError) -> String {
         guard items.count <= Self.maxItemsPerRequest else {
             throw .invalidParameter(name: "im_name", reason: "\(items.count) images in one insert is over the limit of \(Self.maxItemsPerRequest); send them in several requests")
+        }
+        let limits = self.limits
+        let accepted = queue.withLock { queue in
+            guard queue.accepted < limits.maxRunning + limits.maxQueued else { return false }
+            queue.starting += 1
+            return true
+        }
+        guard accepted else {
+            throw .overloaded(reason: "\(limits.maxRunning) insert transactions are running and \(limits.maxQueued) waiting, the most this server takes",
+                              retryAfter: limits.retryAfter)
         }
         let id = RequestID.make()
         let now = InsertJobs.timestamp()
         let progress = InsertStatusResponse.Progress(transactionID: id, processedPercent: items.isEmpty ? 100 : 0, total: items.count,
                                                      successCount: 0, failCount: 0, startTime: now, updateTime: now, errorList: [])
-        try await journal.saveInsertTransaction(progress)
-        running.withLock { running in
-            running[id] = Task.detached(priority: .utility) {
-                await self.run(progress, items)
-                _ = self.running.withLock { $0.removeValue(forKey: id) }
+        do throws(VisualSearchError) {
+            try await journal.saveInsertTransaction(progress)
+        } catch {
+            queue.withLock { $0.starting -= 1 }
+            throw error
+        }
+        queue.withLock { queue in
+            queue.starting -= 1
+            if queue.running.count < limits.maxRunning {
+                launch(Pending(progress: progress, items: items), in: &queue)
+            } else {
+                queue.pending.append(Pending(progress: progress, items: items))
             }
         }
         return id
     }
 
-    /// Cancels every running transaction and waits until each has saved its last progress.
+    /// Runs a transaction in a task of its own; when it ends, the oldest waiting one starts.
+    func launch(_ transaction: Pending, in queue: inout Queue) {
+        let id = transaction.progress.transactionID
+        queue.running[id] = Task.detached(priority: .utility) {
+            await self.run(transaction.progress, transaction.items)
+            self.queue.withLock { queue in
+                queue.running.removeValue(forKey: id)
+                if !queue.pending.isEmpty, queue.running.count < self.limits.maxRunning {
+                    self.launch(queue.pending.removeFirst(), in: &queue)
+                }
+            }
+        }
+    }
+
+    /// Cancels every running transaction, drops the waiting ones (their
+    /// saved status stays at 0 %) and waits until each running one has saved its last progress.
     func cancelAll() async {
-        let tasks = running.withLock { Array($0.values) }
+        let tasks = queue.withLock { queue in
+            queue.pending.removeAll()
+            return Array(queue.running.values)
+        }
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
     }
 
-    /// Waits until every transaction running now has finished and saved its progress.
+    /// Waits until every transaction running or waiting now has finished and saved its progress.
     func finishAll() async {
-        for task in running.withLock({ Array($0.values) }) { await task.value }
+        while true {
+            let tasks = queue.withLock { Array($0.running.values) }
+            if tasks.isEmpty { return }
+            for task in tasks { await task.value }
+        }
     }
 
-    /// Transactions running in this process now.
-    var runningCount: Int { running.withLock { $0.count } }
+    /// Transactions running or waiting in this process now.
+    var runningCount: Int { queue.withLock { $0.running.count + $0.pending.count } }
 
     /// The progress of a transaction, as last saved by whichever server runs it.
     func status(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
@@ -90,7 +169,11 @@ final class InsertJobs: Sendable {
         for batchStart in stride(from: 0, to: items.count, by: InsertJobs.batchSize) {
             if Task.isCancelled { break }
             let batch = Array(items[batchStart..<min(items.count, batchStart + InsertJobs.batchSize)])
+            // The batch's bytes are charged to the pool's budget before they are fetched, until it is committed.
+            let held: ImageWorkPool.Reservation?
+            do throws(VisualSearchError) { held = try await reserve(batch) } catch { break }  // cancelled while waiting
             let sources = await fetch(batch)
+            held?.shrink(to: ImageWorkPool.pixels(forBytes: Self.byteCount(of: sources)))
             let errors = Mutex<[DataAPIError]>([])
             let outcome: Result<Indexer.Summary, VisualSearchError>
             do throws(VisualSearchError) {
@@ -102,18 +185,19 @@ final class InsertJobs: Sendable {
             } catch {
                 outcome = .failure(error)
             }
+            held?.release()  // the batch is committed; its bytes go with it
             versionCheck.forget()
             let failed = errors.withLock { $0 }
             switch outcome {
             case .success:
                 progress.successCount += batch.count - failed.count
                 progress.failCount += failed.count
-                progress.errorList += failed
+                Self.keep(failed, in: &progress)
             case .failure(let error):
                 progress.failCount += batch.count
-                progress.errorList += batch.enumerated().map {
+                Self.keep(batch.enumerated().map {
                     DataAPIError(imageName: $0.element.imageName, index: batchStart + $0.offset, code: 500, message: error.message)
-                }
+                }, in: &progress)
             }
             let processed = batchStart + batch.count
             progress.processedPercent = items.isEmpty ? 100 : min(100, processed * 100 / items.count)
@@ -133,6 +217,44 @@ final class InsertJobs: Sendable {
     /// Whether progress is saved after a batch: at the end, and otherwise once ``saveInterval`` has passed since the last save.
     static func savesProgress(processed: Int, of total: Int, lastSaved: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool {
         processed >= total || lastSaved.duration(to: now) >= saveInterval
+    }
+
+    /// Adds errors to a status's list, at most ``maxErrorsKept`` in all, each bounded (``bounded(_:)``).
+    static func keep(_ errors: [DataAPIError], in progress: inout InsertStatusResponse.Progress) {
+        let room = max(0, maxErrorsKept - progress.errorList.count)
+        progress.errorList += errors.sorted { ($0.index ?? 0) < ($1.index ?? 0) }.prefix(room).map(bounded)
+    }
+
+    /// An error as a status keeps it: its image name cut to ``maxNameCharacters``
+    /// (and the name cut the same way where the message repeats it), its message to ``maxMessageCharacters``.
+    static func bounded(_ error: DataAPIError) -> DataAPIError {
+        var message = error.message
+        var name = error.imageName
+        if let full = name, full.count > maxNameCharacters {
+            let cut = String(full.prefix(maxNameCharacters)) + "…"
+            message = message.replacingOccurrences(of: full, with: cut)
+            name = cut
+        }
+        if message.count > maxMessageCharacters { message = String(message.prefix(maxMessageCharacters)) + "…" }
+        return DataAPIError(imageName: name, index: error.index, code: error.code, message: message)
+    }
+
+    /// With an ``ImageWorkPool``, reserves in its budget the most a batch's
+    /// images may hold once fetched (``QueryImageLoader/expectedBytes(location:)``,
+    /// at 4 bytes a pixel), all at once: a transaction never holds part of a
+    /// batch while it waits for the rest, so two cannot keep each other waiting.
+    func reserve(_ batch: [InsertItem]) async throws(VisualSearchError) -> ImageWorkPool.Reservation? {
+        guard let pool = indexer.configuration.imageWork else { return nil }
+        let bytes = batch.reduce(0) { $0 + loader.expectedBytes(location: $1.imageURL) }
+        return try await pool.reserve(pixels: ImageWorkPool.pixels(forBytes: bytes))
+    }
+
+    /// The encoded bytes fetched sources hold.
+    static func byteCount(of sources: [Indexer.Source]) -> Int {
+        sources.reduce(0) { total, source in
+            guard case .bytes(let bytes) = source.content else { return total }
+            return total + bytes.count
+        }
     }
 
     /// Fetches a batch's images concurrently; a failed fetch becomes a failed source.

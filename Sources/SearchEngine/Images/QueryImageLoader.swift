@@ -52,6 +52,19 @@ public struct QueryImageLoader: Sendable {
         }
     }
 
+    /// The bytes ``load(location:)`` will hold for `text`, known before it
+    /// loads — what an insert reserves in the image budget before it fetches:
+    /// a remote image's most (``ImageSourcePolicy/maxDownloadBytes``), a local
+    /// file's size (at most ``ImageLimits/maxInputBytes``), 0 for what will
+    /// not load (a file that is missing or not permitted).
+    public func expectedBytes(location text: String) -> Int {
+        let lower = text.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return policy.maxDownloadBytes }
+        guard lower.hasPrefix("file://") || text.hasPrefix("/"), let path = try? policy.permittedFile(text),
+              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else { return 0 }
+        return min(size, limits.maxInputBytes)
+    }
+
     func readFile(_ location: String) throws(VisualSearchError) -> [UInt8] {
         let path = try policy.permittedFile(location)
         do throws(ImageOpsError) { return try FileIO.read(path, maxBytes: limits.maxInputBytes) } catch { throw .image(error) }

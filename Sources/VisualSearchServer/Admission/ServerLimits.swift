@@ -33,6 +33,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxBodyBytesInFlight: Int
     /// Connections and slow clients.
     public var connections: ConnectionLimits
+    /// Data API insert transactions running at once (2) and waiting (8); `/insert` is refused beyond (503 with `Retry-After`).
+    public var inserts = InsertLimits()
 
     /// Limits with the documented defaults.
     public init(image: ImageLimits = ServerLimits.defaultImageLimits, imageWork: ImageWorkPool.Limits = ImageWorkPool.Limits(),

@@ -67,6 +67,9 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
             "Image too large: \(source) declares \(width)×\(height) pixels, beyond this server's limit of \(maximum) px a side; send a smaller image"
         case .inputBytes(let count, let maximum):
             "Image too large: \(source) is \(count) bytes, beyond this server's limit of \(maximum) bytes"
+        case .animation(let width, let height, let frames, let pixelsHeld, let maximum):
+            "Image too large: \(source) is an animation of \(frames) frame\(frames == 1 ? "" : "s") on a \(width)×\(height) canvas; decoding it holds "
+                + "\(pixelsHeld) pixels at once, beyond this server's limit of \(Self.megapixels(maximum)) per image; send a smaller image"
         }
     }
 

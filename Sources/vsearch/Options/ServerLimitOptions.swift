@@ -29,6 +29,14 @@ struct ServerLimitOptions: ParsableArguments {
     @Option(name: .customLong("max-queued-images"),
             help: ArgumentHelp("Images that may wait to be decoded; more are refused with 503 and Retry-After. Default \(defaults.imageWork.maxQueued).", valueName: "n"))
     var maxQueuedImages: Int?
+    @Option(name: .customLong("max-insert-jobs"),
+            help: ArgumentHelp("Data API insert transactions fetching and indexing at once (each holds its fetched images in the decode budget). "
+                               + "Default \(defaults.inserts.maxRunning).", valueName: "n"))
+    var maxInsertJobs: Int?
+    @Option(name: .customLong("max-queued-inserts"),
+            help: ArgumentHelp("Insert transactions that may wait for one of those; more are refused with 503 and Retry-After. "
+                               + "Default \(defaults.inserts.maxQueued).", valueName: "n"))
+    var maxQueuedInserts: Int?
 
     // Requests
     @Option(name: .customLong("max-concurrent-image-requests"),
@@ -112,6 +120,8 @@ struct ServerLimitOptions: ParsableArguments {
         if let decodeBudgetMegapixels { limits.imageWork.pixelBudget = Int(decodeBudgetMegapixels * 1_000_000) }
         if let imageWorkers { limits.imageWork.workers = imageWorkers }
         if let maxQueuedImages { limits.imageWork.maxQueued = maxQueuedImages }
+        if let maxInsertJobs { limits.inserts.maxRunning = maxInsertJobs }
+        if let maxQueuedInserts { limits.inserts.maxQueued = maxQueuedInserts }
         if let maxConcurrentImageRequests { limits.maxConcurrentImageRequests = maxConcurrentImageRequests }
         if let maxQueued { limits.maxQueuedRequests = maxQueued }
         if let queueTimeout { limits.maxQueueWait = queueTimeout }
@@ -147,6 +157,8 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-image-side", maxImageSide, 1)
         try atLeast("--image-workers", imageWorkers, 1)
         try atLeast("--max-queued-images", maxQueuedImages, 0)
+        try atLeast("--max-insert-jobs", maxInsertJobs, 1)
+        try atLeast("--max-queued-inserts", maxQueuedInserts, 0)
         try atLeast("--max-concurrent-image-requests", maxConcurrentImageRequests, 1)
         try atLeast("--max-queued", maxQueued, 0)
         try atLeast("--max-body-memory-mb", maxBodyMemoryMB, 1)

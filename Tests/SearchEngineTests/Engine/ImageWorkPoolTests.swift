@@ -189,4 +189,62 @@ struct ImageWorkPoolTests {
         gate.open()
         try await running.value
     }
+
+    // MARK: - Reservations (issue 37: an insert's downloads held their bytes outside the budget)
+
+    @Test("a reservation holds budget: a job that no longer fits waits until it is released; shrinking gives the rest back")
+    func reservationHoldsBudget() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let gate = Gate()
+        let running = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let reservation = try await pool.reserve(pixels: 70)
+        #expect(pool.statistics.pixelsInFlight == 80 && pool.statistics.pixelsReserved == 70)
+        let job = Task { try await pool.run(pixels: 30) { () throws(ImageOpsError) in } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }  // 80 + 30 > 100: it waits
+        reservation.shrink(to: 60)
+        try await job.value  // 70 + 30 fits
+        #expect(reservation.pixels == 60 && pool.statistics.pixelsReserved == 60)
+        reservation.release()
+        gate.open()
+        try await running.value
+        #expect(pool.statistics.pixelsInFlight == 0 && pool.statistics.pixelsReserved == 0)
+    }
+
+    @Test("reservations never hold back the jobs that end them: with the budget all reserved, a job still runs when no other does")
+    func reservationsCannotDeadlock() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let held = try await pool.reserve(pixels: 100)
+        let value = try await pool.run(pixels: 50) { () throws(ImageOpsError) in 5 }
+        #expect(value == 5 && pool.statistics.pixelsReserved == 100)
+        // A reservation that does not fit waits, and waits behind a waiting job: jobs come first.
+        let gate = Gate()
+        let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
+        try await Self.waitUntil { pool.statistics.running == 1 }
+        let second = Task { try await pool.reserve(pixels: 10).release() }
+        try await Self.waitUntil { pool.statistics.reservationsWaiting == 1 }
+        let job = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in } }
+        try await Self.waitUntil { pool.statistics.queued == 1 }
+        held.release()
+        // 1 + 10 pixels would fit the budget now, but a job waits (for the worker): the reservation waits behind it.
+        #expect(pool.statistics.reservationsWaiting == 1 && pool.statistics.pixelsInFlight == 1)
+        gate.open()
+        try await running.value
+        try await job.value
+        try await second.value
+        #expect(pool.statistics.pixelsInFlight == 0 && pool.statistics.pixelsReserved == 0)
+    }
+
+    @Test("a reservation waiting for budget whose task is cancelled leaves the queue; one dropped gives its budget back")
+    func reservationCancelled() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        var held: ImageWorkPool.Reservation? = try await pool.reserve(pixels: 90)
+        let waiting = Task { _ = try await pool.reserve(pixels: 20) }
+        try await Self.waitUntil { pool.statistics.reservationsWaiting == 1 }
+        waiting.cancel()
+        await #expect(throws: VisualSearchError.self) { try await waiting.value }
+        #expect(pool.statistics.reservationsWaiting == 0 && held?.pixels == 90)
+        held = nil
+        #expect(pool.statistics.pixelsInFlight == 0 && pool.statistics.pixelsReserved == 0)
+    }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import ImageOps
+import Networking
 @testable import SearchEngine
 import TestSupport
 import Testing
@@ -15,7 +17,7 @@ struct InsertJobsTests {
         let engine: VisualSearchEngine
         let uploads: String
 
-        init(imageWork: ImageWorkPool? = nil) async throws {
+        init(imageWork: ImageWorkPool? = nil, limits: ImageLimits = .default, fetchHosts: Set<String>? = nil) async throws {
             let input = Repository.temporaryDirectory("insert-input")
             for name in ["astronaut.jpg", "coffee_cup.jpg"] {
                 try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: input + "/" + name)
@@ -27,9 +29,12 @@ struct InsertJobsTests {
                 try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: uploads + "/" + name)
             }
             var configuration = VisualSearchEngine.Configuration()
-            configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
+            configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads], remoteFetch: fetchHosts.map {
+                DestinationPolicy(refusesNonPublicAddresses: true, allowedHosts: $0)
+            })
             configuration.queryCacheDirectory = Repository.temporaryDirectory("insert-cache")
             configuration.imageWork = imageWork
+            configuration.limits = limits
             engine = try await VisualSearchEngine(store: store, configuration: configuration)
         }
 
@@ -169,14 +174,73 @@ struct InsertJobsTests {
         #expect(fixture.engine.runningInserts == 0)
     }
 
-    @Test("1,000 failing images: every failure reported once, at its index")
+    @Test("1,000 failing images: every failure counted; the first 100 listed once each, at their index")
     func thousandFailures() async throws {
         let fixture = try await Fixture()
         let items = (0..<1000).map { InsertItem(imageName: "n\($0)", imageURL: "https://images.example/\($0).jpg") }
         let progress = try await fixture.insert(items)
         #expect(progress.total == 1000 && progress.failCount == 1000 && progress.successCount == 0)
-        #expect(progress.errorList.compactMap(\.index).sorted() == Array(0..<1000))
+        #expect(progress.errorList.compactMap(\.index) == Array(0..<InsertJobs.maxErrorsKept))
         #expect(try await fixture.engine.catalog.count() == 2)
+    }
+
+    /// Issue 37: 1,000 failing images with 15 kB names made a 30 MB status, kept in the catalog.
+    @Test("1,000 failing images with 15 kB names: the status keeps 100 errors, names cut to 200 characters, in well under 200 kB")
+    func boundedStatus() async throws {
+        let fixture = try await Fixture()
+        let long = String(repeating: "x", count: 15_000)
+        let items = (0..<1000).map { InsertItem(imageName: "\($0)-" + long, imageURL: fixture.uploads + "/\($0)-missing.jpg") }
+        let progress = try await fixture.insert(items)
+        #expect(progress.failCount == 1000 && progress.errorList.count == 100)
+        for (index, error) in progress.errorList.enumerated() {
+            let name = try #require(error.imageName)
+            #expect(error.index == index && name.hasPrefix("\(index)-xxx") && name.count == InsertJobs.maxNameCharacters + 1 && name.hasSuffix("…"))
+            #expect(error.message.count <= InsertJobs.maxMessageCharacters + 1)
+        }
+        let saved = try JSONEncoder().encode(progress)
+        #expect(saved.count < 200_000, "\(saved.count) bytes")
+        // A name the message repeats is cut there too, so what went wrong survives the cut.
+        let bounded = InsertJobs.bounded(DataAPIError(imageName: long, index: 3, code: 400, message: long + ": corrupt JPEG"))
+        #expect(bounded.message == String(long.prefix(200)) + "…: corrupt JPEG")
+    }
+
+    @Test("inserts are decoded under the engine's image limits, not the command line's: a 2 MP image under a 1 MP limit fails, named, undecoded")
+    func insertsUnderTheEngineLimits() async throws {
+        let pool = ImageWorkPool(limits: .init(workers: 1))
+        let photo = try ImageEncoders.PNG().encode(PixelBuffer(width: 2000, height: 1000, hasAlpha: false, fill: (40, 90, 160, 255)))
+        let fixture = try await Fixture(imageWork: pool, limits: ImageLimits(maxPixels: 1_000_000))
+        try Data(photo).write(to: URL(fileURLWithPath: fixture.uploads + "/wide.png"))
+        let progress = try await fixture.insert([InsertItem(imageName: "wide", imageURL: fixture.uploads + "/wide.png"),
+                                                 InsertItem(imageName: "cat", imageURL: fixture.uploads + "/chelsea_cat.jpg")])
+        #expect(progress.successCount == 1 && progress.failCount == 1)
+        let error = try #require(progress.errorList.first)
+        #expect(error.imageName == "wide" && error.message.contains("2000×1000 exceeds the pixel limit of 1000000 pixels"), "\(error.message)")
+        // Refused from its header: the pool was charged a token pixel for it, never its 2,000,000.
+        #expect(pool.statistics.pixelsDecoded < 1_000_000, "\(pool.statistics.pixelsDecoded) pixels charged")
+        // The batch's bytes were held in the budget while it ran (one reservation), and given back.
+        #expect(pool.statistics.reservationsGranted == 1)
+        #expect(pool.statistics.pixelsReserved == 0 && pool.statistics.pixelsInFlight == 0)
+    }
+
+    @Test("a batch's downloads wait until the pixel budget holds their most (16 MiB each): none is fetched while the budget is taken")
+    func downloadsReserveTheBudget() async throws {
+        let photo = Repository.bytes("chelsea_cat.jpg")
+        let stub = LoopbackStub([.serve(contentType: "image/jpeg", bytes: photo)])
+        defer { stub.stop() }
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 64_000_000))
+        let fixture = try await Fixture(imageWork: pool, fetchHosts: [stub.hostAndPort])
+        let taken = try await pool.reserve(pixels: 64_000_000)  // someone else's bytes fill the budget
+        let response = try await fixture.engine.insert(InsertRequest(items: (0..<3).map {
+            InsertItem(imageName: "remote\($0)", imageURL: stub.url("/cat\($0).jpg").absoluteString)
+        }))
+        for _ in 0..<500 where pool.statistics.reservationsWaiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(pool.statistics.reservationsWaiting == 1)
+        #expect(stub.requests.isEmpty, "fetched before the budget held the bytes: \(stub.requests)")
+        taken.release()
+        let progress = try await fixture.finished(try #require(response.transactionID))
+        #expect(progress.successCount == 3, "\(progress.errorList)")
+        #expect(stub.requests.count == 3 && pool.statistics.reservationsGranted == 2)
+        #expect(pool.statistics.pixelsReserved == 0 && pool.statistics.pixelsInFlight == 0)
     }
 
     @Test("progress is saved at the end and otherwise at most every half second")
