@@ -8,6 +8,9 @@ import VisualSearch
 /// - an **access key with its secret** is accepted as HTTP Basic
 ///   authorisation (ViSearch server SDKs).
 ///
+/// App keys search and track; the data API (`/insert`, `/remove`, insert
+/// status) needs an access key with its secret (``Role``).
+///
 /// With no keys at all the server is open, and says so when it starts.
 ///
 /// ```swift
@@ -57,20 +60,34 @@ public struct ServerCredentials: Sendable, Hashable {
     /// No keys: every request is accepted.
     public var isOpen: Bool { appKeys.isEmpty && accessKeys.isEmpty }
 
+    /// What a verified key may do (README, "Running it in production"):
+    /// an app key searches and tracks — it ships inside apps, so anyone may
+    /// hold it; an access key with its secret (HTTP Basic, from a shop's own
+    /// backend) may also change the catalog through the data API.
+    public enum Role: Sendable, Hashable {
+        /// An app key (`access_key=`/`app_key=`): search and tracking.
+        case app
+        /// An access key with its secret (HTTP Basic): everything, the data API included.
+        case access
+    }
+
     /// What a request's credentials are worth.
     enum Verdict: Equatable {
         /// The server has no keys: nothing to check.
         case open
         /// Good credentials for this app key or access key.
-        case verified(key: String)
-        /// Missing or wrong credentials, and why.
+        case verified(key: String, role: Role)
+        /// No credentials at all (they may still come in a form body).
+        case missing
+        /// Wrong credentials, and why.
         case refused(String)
     }
 
     /// Checks the credentials of a request: its HTTP Basic `authorization`
     /// first, else `access_key`/`app_key` among `parameters`. Admission asks
-    /// it with the query string alone, before the body is read; the routes
-    /// with every parameter.
+    /// it with the query string alone, before the body is read (and with
+    /// the form's fields once it has read the body of a request whose head
+    /// carried none); the routes with every parameter.
     func verdict(authorization: String?, parameters: WireQuery) -> Verdict {
         if isOpen { return .open }
         if let authorization {
@@ -78,21 +95,40 @@ public struct ServerCredentials: Sendable, Hashable {
                 return .refused("Invalid Authorization header: expected Basic base64(access_key:secret_key)")
             }
             let good = accessKeys[key].map { ServerCredentials.constantTimeEqual($0, secret) } == true
-            return good ? .verified(key: key) : .refused("Invalid access key or secret key")
+            return good ? .verified(key: key, role: .access) : .refused("Invalid access key or secret key")
         }
         for name in ["access_key", "app_key"] {
             if let key = parameters.string(name) {
                 let good = appKeys.contains(where: { ServerCredentials.constantTimeEqual($0, key) })
-                return good ? .verified(key: key) : .refused("Invalid \(name == "app_key" ? "app key" : "access key")")
+                return good ? .verified(key: key, role: .app) : .refused("Invalid \(name == "app_key" ? "app key" : "access key")")
             }
         }
-        return .refused("Missing credentials: send access_key (app key), app_key, or Basic authorization")
+        return .missing
     }
+
+    static let missingMessage = "Missing credentials: send access_key (app key), app_key, or Basic authorization"
+    /// Why an app key is refused by the data API (403).
+    static let dataAPIMessage = "the data API needs an access key and its secret (HTTP Basic); app keys search and track"
 
     /// What went wrong with a request's credentials, or nil when they are good.
     func problem(authorization: String?, parameters: WireQuery) -> String? {
-        if case .refused(let reason) = verdict(authorization: authorization, parameters: parameters) { return reason }
-        return nil
+        switch verdict(authorization: authorization, parameters: parameters) {
+        case .refused(let reason): reason
+        case .missing: Self.missingMessage
+        case .open, .verified: nil
+        }
+    }
+
+    /// Why a request may not do what needs `role`, or nil when it may:
+    /// missing or wrong credentials (401), or an app key where an access key
+    /// with its secret is needed (403, naming the role).
+    func refusal(authorization: String?, parameters: WireQuery, needs role: Role) -> ServerError? {
+        switch verdict(authorization: authorization, parameters: parameters) {
+        case .refused(let reason): .unauthorized(reason)
+        case .missing: .unauthorized(Self.missingMessage)
+        case .verified(_, .app) where role == .access: .forbidden(Self.dataAPIMessage)
+        case .open, .verified: nil
+        }
     }
 
     /// The key and secret of an HTTP Basic `Authorization` value, or nil when it is not one.

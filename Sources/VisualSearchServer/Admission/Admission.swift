@@ -1,15 +1,20 @@
 import Foundation
 
 /// The server's admission control, shared by every request: the client
-/// table, one queue per ``RequestLane`` and the budget of body bytes in memory.
+/// table, one queue per ``RequestLane``, the budget of body bytes in memory
+/// and the places for reading bodies whose credentials are not known yet.
 /// Its rules keep time by `clock` (``AdmissionClock``): the client rate and the queue wait.
 final class Admission: Sendable {
     let clients: ClientLimiter
     let lanes: [RequestLane: AdmissionQueue]
     let bodies: BodyBudget
+    let unverified: UnverifiedBodies
+    let clock: AdmissionClock
 
     init(limits: ServerLimits, maxConcurrentLightRequests: Int, clock: any Clock<Duration> = ContinuousClock()) {
         let time = AdmissionClock(clock)
+        self.clock = time
+        unverified = UnverifiedBodies(limits: limits.unverifiedBodies)
         clients = ClientLimiter(limits: limits.clients, clock: time)
         let wait = Duration.milliseconds(Int64(limits.maxQueueWait * 1000))
         lanes = [

@@ -5,14 +5,28 @@ import Synchronization
 /// requests in flight in each lane. Clients idle for a minute are forgotten,
 /// so the table stays small whatever the number of addresses seen.
 ///
-/// A client is limited only when the lane it asks for is contended (half its
-/// slots or more taken by admitted requests, counted here under the same
-/// lock as the decision, so a burst cannot slip past it) and it takes more than
-/// its share there: while a lane has capacity free, every request goes on,
-/// however fast one client sends them. When contended, a client may have in
-/// flight its fair share of the lane's slots — the slots divided among the
-/// clients in it plus one, so a newcomer always has room — and never more
-/// than the configured caps; and its token bucket, charged only then, bounds its rate.
+/// A client is limited only when the lane it asks for is contended (counted
+/// here, from admitted requests, under the same lock as the decision, so a
+/// burst cannot slip past it) and it takes more than its share there: while a
+/// lane has capacity free, every request goes on, however fast one client
+/// sends them. When contended, a client may have in flight its fair share of
+/// the lane's slots — the slots divided among the clients in it plus one, so
+/// a newcomer always has room — and never more than the configured caps; and
+/// its token bucket, charged only then, bounds its rate.
+///
+/// Searches have one more limit: a share of the processors (issue 37).
+/// Searches by `im_name`, recommendations and colour search
+/// (``RoutePath/isSearch(_:)``) are the engine's work on the processors every
+/// such request shares; beyond one a core, a search only waits for the
+/// others. Once ``ClientLimits/searchProcessors`` searches are in flight
+/// (the cores), a client keeps to its share of them while other clients are
+/// searching too (a search in flight, or one answered within ``presence``):
+/// `searchProcessors` divided among the clients present, at least one search
+/// each. So eight expensive searches of one client cannot stand between the
+/// processors and every other client's: while others search it has its
+/// share (on two cores with one other client, one search at a time); alone
+/// it keeps only the lane's limits. Thumbnails (made on the image work pool),
+/// the page and the collector are not searches.
 ///
 /// Refusals are the exception (``recordRefusal(_:)``): a request the
 /// server had to refuse for what it sent (400, 413: a pixel bomb, a body over
@@ -41,6 +55,8 @@ final class ClientLimiter: Sendable {
         /// When the buckets were last refilled (``AdmissionClock/now``).
         var refilled: Duration
         var inFlight: [RequestLane: Int] = [:]
+        /// Of those, searches (``RoutePath/isSearch(_:)``).
+        var searching = 0
 
         var total: Int { inFlight.values.reduce(0, +) }
     }
@@ -51,6 +67,10 @@ final class ClientLimiter: Sendable {
         var active: [RequestLane: Int] = [:]
         /// Requests admitted and not yet released, per lane (running, queued, or reading their body).
         var admitted: [RequestLane: Int] = [:]
+        /// Searches admitted and not yet released, in all.
+        var searching = 0
+        /// When each client that searched recently was last seen searching (admitted or released).
+        var searchers: [String: Duration] = [:]
     }
 
     let limits: ClientLimits
@@ -59,6 +79,8 @@ final class ClientLimiter: Sendable {
     /// Forget clients idle this long once the table holds more than ``sweepThreshold`` of them.
     static let idleForgotten: Duration = .seconds(60)
     static let sweepThreshold = 4096
+    /// How long a client counts as searching after its last search ended.
+    static let presence: Duration = .seconds(1)
 
     init(limits: ClientLimits, clock: AdmissionClock = AdmissionClock()) {
         self.limits = limits
@@ -66,18 +88,29 @@ final class ClientLimiter: Sendable {
     }
 
     /// Takes a slot for `client` in `lane` (of `slots`) — and a token when the
-    /// lane is contended — or says why not. An admitted request must be
-    /// ``release(_:lane:)``d when it ends.
-    func admit(_ client: String, lane: RequestLane = .light, slots: Int) -> Decision {
+    /// lane is contended — or says why not; `search` says it is a search
+    /// (its share of the processors). An admitted request must be
+    /// ``release(_:lane:search:)``d when it ends.
+    func admit(_ client: String, lane: RequestLane = .light, slots: Int, search: Bool = false) -> Decision {
         state.withLock { state in
             let now = clock.now  // read under the lock: the instants a client's entry sees only move forward
             if state.clients.count > Self.sweepThreshold {
                 state.clients = state.clients.filter { $0.value.total > 0 || now - $0.value.refilled < Self.idleForgotten }
             }
+            if state.searchers.count > Self.sweepThreshold { _ = Self.othersSearching(&state, besides: client, now: now) }
             var entry = refilled(state.clients[client], now: now)
             if limits.refusalsPerSecond > 0 && entry.refusalTokens < 1 {  // keeps sending what is refused: limited in any lane
                 state.clients[client] = entry
                 return .refusedTooOften(retryAfter: max(1, Int(((1 - entry.refusalTokens) / limits.refusalsPerSecond).rounded(.up))))
+            }
+            // The processors busy: a searcher keeps to its share of them while others search.
+            if search && state.searching >= max(1, limits.searchProcessors) {
+                let others = Self.othersSearching(&state, besides: client, now: now)
+                let share = max(1, limits.searchProcessors / (others + 1))
+                if others > 0 && entry.searching >= share {
+                    state.clients[client] = entry
+                    return .tooManyInFlight(limit: share, lane: nil)
+                }
             }
             let inLane = entry.inFlight[lane, default: 0]
             // Half the slots or more taken: from here on clients keep to their share.
@@ -99,14 +132,45 @@ final class ClientLimiter: Sendable {
             }
             if inLane == 0 { state.active[lane, default: 0] += 1 }
             state.admitted[lane, default: 0] += 1
+            if search {
+                entry.searching += 1
+                state.searching += 1
+                state.searchers[client] = now
+            }
             entry.inFlight[lane] = inLane + 1
             state.clients[client] = entry
             return .admitted
         }
     }
 
+    /// Clients other than `client` searching: a search in flight, or one
+    /// seen within ``presence``. Forgets the others.
+    static func othersSearching(_ state: inout State, besides client: String, now: Duration) -> Int {
+        var present = 0
+        for (other, seen) in state.searchers where other != client {
+            if now - seen < presence || state.clients[other]?.searching ?? 0 > 0 {
+                present += 1
+            } else {
+                state.searchers[other] = nil
+            }
+        }
+        return present
+    }
+
+    /// The seconds to wait when `client`'s refusal bucket is empty (it would
+    /// get ``Decision/refusedTooOften(retryAfter:)``), else nil. Takes nothing.
+    func refusalsExhausted(_ client: String) -> Int? {
+        guard limits.refusalsPerSecond > 0 else { return nil }
+        return state.withLock { state in
+            let entry = refilled(state.clients[client], now: clock.now)
+            state.clients[client] = entry
+            guard entry.refusalTokens < 1 else { return nil }
+            return max(1, Int(((1 - entry.refusalTokens) / limits.refusalsPerSecond).rounded(.up)))
+        }
+    }
+
     /// Counts a request of `client` that the server refused for what it sent
-    /// (400, 413) against its refusal bucket.
+    /// (400, 413; 401 and 403 for credentials) against its refusal bucket.
     func recordRefusal(_ client: String) {
         guard limits.refusalsPerSecond > 0 else { return }
         state.withLock { state in
@@ -140,12 +204,17 @@ final class ClientLimiter: Sendable {
         return share
     }
 
-    /// Gives back the slot of an admitted request.
-    func release(_ client: String, lane: RequestLane = .light) {
+    /// Gives back the slot of an admitted request (`search`: as it was admitted).
+    func release(_ client: String, lane: RequestLane = .light, search: Bool = false) {
         state.withLock { state in
             guard var entry = state.clients[client], let inLane = entry.inFlight[lane], inLane > 0 else { return }
             entry.inFlight[lane] = inLane - 1
             if inLane == 1 { state.active[lane, default: 1] -= 1 }
+            if search && entry.searching > 0 {
+                entry.searching -= 1
+                state.searching -= 1
+                state.searchers[client] = clock.now
+            }
             state.admitted[lane, default: 1] -= 1
             state.clients[client] = entry
         }

@@ -2,15 +2,17 @@ import Foundation
 
 /// How much one client may ask of the server when it is busy: a request
 /// rate (a token bucket) and requests in flight. They bind only in a
-/// contended lane (half its slots or more in flight, ``ClientLimiter``): while
+/// contended lane (half its slots or more in flight, ``ClientLimiter``) —
+/// and, for searches, once the processors are busy (``searchProcessors``): while
 /// capacity is free, no client is refused. Beyond them, the server answers
 /// 429 with `Retry-After`.
 ///
-/// A client is its app key or access key once verified (an `access_key`/
-/// `app_key` of the query string, or Basic authorisation with the right
-/// secret), and otherwise its address — the connection's peer, or the last
+/// A client is its access key once verified (Basic authorisation with the
+/// right secret), its app key *and* address for an app key (an `access_key`/
+/// `app_key` of the query string or of a form body: app keys ship inside apps),
+/// and otherwise its address — the connection's peer, or the last
 /// address of ``addressHeader`` when the server runs behind a proxy that sets
-/// it. A key that is wrong, or only in a form body, does not make a client of its own.
+/// it (``ClientIdentity``).
 ///
 /// ```swift
 /// var limits = ClientLimits()
@@ -30,7 +32,8 @@ public struct ClientLimits: Sendable, Hashable {
     /// default (0: no limit) — a quarter of the lane's slots, so one client cannot hold them all.
     public var maxConcurrentImageRequests: Int
     /// Requests a second one client may have refused for what it sent (400,
-    /// 413: pixel bombs, bodies over the limit) before its requests are
+    /// 413: pixel bombs, bodies over the limit; 401 and 403: wrong keys, an
+    /// app key on the data API — counted per address) before its requests are
     /// limited (429) in every lane, busy or not: 5 by default (0: no such limit).
     /// Each of those requests cost the server a read and a look; a client that
     /// sends what the server can answer is never limited by it.
@@ -47,10 +50,20 @@ public struct ClientLimits: Sendable, Hashable {
     /// (`X-Forwarded-For`: the last address is used, the one the proxy
     /// added). None by default: behind no proxy, a client could forge it.
     public var addressHeader: String?
+    /// The processors searches share (by `im_name`, recommendations, colour
+    /// search): the cores by default (`ProcessInfo.activeProcessorCount`).
+    /// Beyond one search a processor, a search only waits for the others. With
+    /// this many searches in flight, a client keeps to its share of them while
+    /// other clients search too (a search in flight, or one answered within
+    /// the last second): this number divided among the clients searching, at
+    /// least one search each (``ClientLimiter``); 429 beyond.
+    public var searchProcessors: Int
 
     /// Limits with the documented defaults.
     public init(requestsPerSecond: Double = 50, burst: Int = 100, maxConcurrent: Int = 16, maxConcurrentImageRequests: Int = 4,
-                refusalDelay: Double = 1, addressHeader: String? = nil, refusalsPerSecond: Double = 5, refusalBurst: Int = 10) {
+                refusalDelay: Double = 1, addressHeader: String? = nil, refusalsPerSecond: Double = 5, refusalBurst: Int = 10,
+                searchProcessors: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.searchProcessors = searchProcessors
         self.refusalDelay = refusalDelay
         self.refusalsPerSecond = refusalsPerSecond
         self.refusalBurst = refusalBurst

@@ -33,6 +33,10 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxBodyBytesInFlight: Int
     /// Connections and slow clients.
     public var connections: ConnectionLimits
+    /// On a server with keys, the bodies of requests whose head carries no
+    /// credential: read by admission, apart from the lanes, only while they
+    /// keep arriving (``UnverifiedBodyLimits``).
+    public var unverifiedBodies = UnverifiedBodyLimits()
     /// Data API insert transactions running at once (2) and waiting (8); `/insert` is refused beyond (503 with `Retry-After`).
     public var inserts = InsertLimits()
 

@@ -7,6 +7,8 @@ import NIOHTTPTypesHTTP1
 /// any request with `Connection: close`, gets `Connection: close` and the
 /// connection is closed once the answer is written; an HTTP/1.0 client is
 /// answered in HTTP/1.0 (so it is never sent a chunked body it cannot read).
+/// An answer that says `Connection: close` itself (admission's 408 for a
+/// body that stalled) closes the connection too.
 ///
 /// It has to see the request's version, which the version-free HTTP types
 /// after `HTTP1ToHTTPServerCodec` no longer carry: ``installer()`` is the
@@ -35,6 +37,7 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
             guard let request = pending.first else { return context.write(data, promise: promise) }
             let http10 = request.version.major == 1 && request.version.minor == 0
             closesAfterAnswer = !request.keepAlive || (http10 && !head.headers.contains(name: "content-length"))
+                || head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
             if http10 { head.version = .http1_0 }
             if closesAfterAnswer {
                 head.headers.replaceOrAdd(name: "connection", value: "close")

@@ -17,14 +17,19 @@ struct RequestParameters: Sendable {
     /// The raw body unless it was multipart (JSON for tracking batches, whatever its declared type).
     var rawBody: [UInt8]?
 
+    /// The parameters admission already read and parsed for this request
+    /// (a body whose head carried no credential: ``AdmissionMiddleware``
+    /// read it to check the form's key), so the route does not parse it again.
+    @TaskLocal static var admitted: RequestParameters?
+
     /// Reads and merges; refuses bodies over `maxBodyBytes` before reading
     /// them when `Content-Length` says so, and while reading otherwise.
     static func read(_ request: Request, maxBodyBytes: Int) async throws(ServerError) -> RequestParameters {
-        var query = WireQuery(parsing: request.uri.query ?? "")
+        if let admitted { return admitted }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
             throw .bodyTooLarge(limit: maxBodyBytes)
         }
-        guard request.method == .post || request.method == .put else { return RequestParameters(query: query) }
+        guard request.method == .post || request.method == .put else { return RequestParameters(query: WireQuery(parsing: request.uri.query ?? "")) }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBodyBytes)
@@ -33,7 +38,12 @@ struct RequestParameters: Sendable {
         } catch {
             throw .badBody("the body could not be read (\(error))")
         }
-        let body = Array(buffer.readableBytesView)
+        return try parse(Array(buffer.readableBytesView), of: request)
+    }
+
+    /// Merges the query string of `request` with `body`, already read, by its content type.
+    static func parse(_ body: [UInt8], of request: Request) throws(ServerError) -> RequestParameters {
+        var query = WireQuery(parsing: request.uri.query ?? "")
         let contentType = request.headers[.contentType] ?? ""
         let kind = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         var image: [UInt8]?

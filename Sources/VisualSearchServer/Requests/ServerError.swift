@@ -14,6 +14,10 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
     case service(status: Int, message: String)
     /// Missing or wrong credentials (401).
     case unauthorized(String)
+    /// Good credentials whose role does not allow the request (403): an app key on the data API.
+    case forbidden(String)
+    /// The body stopped arriving at the minimum rate before the server could check its credentials (408; the connection is closed).
+    case bodyStalled(String)
     /// The body exceeds the limit (413).
     case bodyTooLarge(limit: Int)
     /// The server sheds the request: its queue is full or it waited too long (503 with `Retry-After`).
@@ -34,6 +38,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
         case .engine(let error): error.httpStatus
         case .service(let status, _): status
         case .unauthorized: 401
+        case .forbidden: 403
+        case .bodyStalled: 408
         case .bodyTooLarge: 413
         case .busy, .timedOut: 503
         case .rateLimited: 429
@@ -49,6 +55,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
         case .engine(let error): error.message
         case .service(_, let message): message
         case .unauthorized(let reason): reason
+        case .forbidden(let reason): "Forbidden: \(reason)"
+        case .bodyStalled(let reason): "Request timeout: \(reason)"
         case .bodyTooLarge(let limit): "Request body too large: the limit is \(limit) bytes"
         case .busy(let reason, let retryAfter): "Server busy: \(reason); retry in \(retryAfter) s"
         case .rateLimited(let reason, let retryAfter): "Too many requests: \(reason); retry in \(retryAfter) s"

@@ -13,6 +13,38 @@ enum RoutePath {
         return "/" + path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
     }
 
+    /// The data API's paths (`/insert`, `/insert/status/{id}`, `/remove`),
+    /// from the request types.
+    static let dataAPIPaths: [String] = [InsertRequest.endpoint, InsertStatusRequest.endpoint, RemoveRequest.endpoint]
+        .flatMap(\.paths).map { "/" + $0 }
+
+    /// The paths of searches answered on the processors the light lane
+    /// shares — by `im_name`, recommendations, colour search — from the
+    /// request types (``ClientLimiter``'s share of the processors).
+    static let searchPaths: [String] = [SearchRequest.endpoint, RecommendationsRequest.endpoint, ColorSearchRequest.endpoint,
+                                        ProductRecommendationsRequest.endpoint].flatMap(\.paths).map { "/" + $0 }
+
+    /// Whether `path` reaches the data API, which changes the catalog and
+    /// needs an access key with its secret (``ServerCredentials/Role/access``).
+    static func isDataAPI(_ path: String) -> Bool {
+        matches(path, any: dataAPIPaths)
+    }
+
+    /// Whether `path` is a search the engine answers on the shared processors.
+    static func isSearch(_ path: String) -> Bool {
+        matches(path, any: searchPaths)
+    }
+
+    /// Whether `path`, as the router matches it, is one of `patterns`, where
+    /// a `{…}` segment stands for any one segment.
+    static func matches(_ path: String, any patterns: [String]) -> Bool {
+        let segments = normalized(path).split(separator: "/")
+        return patterns.contains { pattern in
+            let expected = pattern.split(separator: "/")
+            return expected.count == segments.count && zip(expected, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }
+    }
+
     static func family(of path: String) -> APIFamily {
         let path = normalized(path)
         if path.hasPrefix("/v1/") { return .productSearch }

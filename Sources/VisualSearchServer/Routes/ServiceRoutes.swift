@@ -36,14 +36,15 @@ public struct ServiceRoutes<Service: VisualSearchService>: Sendable where Servic
         add(DiscoverSearchRequest.self, on: router) { (request) throws(Service.Failure) in try await service.discoverSearch(request) }
         add(ProductSearchRequest.self, on: router) { (request) throws(Service.Failure) in try await service.productSearch(request) }
         add(ProductRecommendationsRequest.self, on: router) { (request) throws(Service.Failure) in try await service.productRecommendations(request) }
-        add(InsertRequest.self, on: router, methods: [.post]) { (request) throws(Service.Failure) in try await service.insert(request) }
-        add(InsertStatusRequest.self, on: router, methods: [.get]) { (request) throws(Service.Failure) in try await service.insertStatus(request) }
-        add(RemoveRequest.self, on: router, methods: [.post]) { (request) throws(Service.Failure) in try await service.remove(request) }
+        // The data API changes the catalog: an access key with its secret, never an app key (RoutePath.dataAPIPaths).
+        add(InsertRequest.self, on: router, methods: [.post], needs: .access) { (request) throws(Service.Failure) in try await service.insert(request) }
+        add(InsertStatusRequest.self, on: router, methods: [.get], needs: .access) { (request) throws(Service.Failure) in try await service.insertStatus(request) }
+        add(RemoveRequest.self, on: router, methods: [.post], needs: .access) { (request) throws(Service.Failure) in try await service.remove(request) }
     }
 
     /// One endpoint: every path of the request type, for each method.
     func add<Request: WireRequest, Context: VisualSearchRequestContext>(
-        _ type: Request.Type, on router: Router<Context>, methods: [HTTPRequest.Method] = [.get, .post],
+        _ type: Request.Type, on router: Router<Context>, methods: [HTTPRequest.Method] = [.get, .post], needs role: ServerCredentials.Role = .app,
         _ call: @escaping @Sendable (Request) async throws(Service.Failure) -> Request.Response
     ) {
         let endpoint = Request.endpoint
@@ -51,7 +52,7 @@ public struct ServiceRoutes<Service: VisualSearchService>: Sendable where Servic
         let respond: @Sendable (Hummingbird.Request, Context) async -> Response = { request, context in
             let pathParameter = context.parameters.get("id").map { $0.removingPercentEncoding ?? $0 }
             let requestID = context.requestID
-            return await frame.run(request, context: context, family: endpoint.family, method: endpoint.method) { parameters throws(ServerError) in
+            return await frame.run(request, context: context, family: endpoint.family, method: endpoint.method, needs: role) { parameters throws(ServerError) in
                 let message = WireMessage(query: parameters.query, image: parameters.image, pathParameter: pathParameter)
                 let typed: Request
                 do throws(VisualSearchError) { typed = try Request(wire: message) } catch { throw .engine(error) }

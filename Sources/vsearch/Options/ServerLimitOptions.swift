@@ -88,6 +88,27 @@ struct ServerLimitOptions: ParsableArguments {
             help: ArgumentHelp("Behind a proxy you trust: take the client's address from this header's last entry (e.g. X-Forwarded-For). "
                                + "Default: none (the connection's peer).", valueName: "name"))
     var clientAddressHeader: String?
+    @Option(name: .customLong("search-processors"),
+            help: ArgumentHelp("Searches in flight (by im_name, recommendations, colour) from which a client keeps to its share of them while other "
+                               + "clients search: this divided among them, at least 1 (429 beyond). Default: the cores (\(defaults.clients.searchProcessors)).",
+                               valueName: "n"))
+    var searchProcessors: Int?
+
+    // Bodies without a credential in the head (servers with keys)
+    @Option(name: .customLong("unverified-bodies"),
+            help: ArgumentHelp("With keys: bodies of requests without a credential in the head (collector, a key in a form body) read at once, "
+                               + "apart from the lanes, before any slot is taken; more get 503. Default \(defaults.unverifiedBodies.maxInFlight).", valueName: "n"))
+    var unverifiedBodies: Int?
+    @Option(name: .customLong("unverified-bodies-per-client"),
+            help: ArgumentHelp("Of those, from one address; more get 429. Default \(defaults.unverifiedBodies.maxPerClient).", valueName: "n"))
+    var unverifiedBodiesPerClient: Int?
+    @Option(name: .customLong("unverified-body-grace"),
+            help: ArgumentHelp("Seconds such a body may take before it must keep --unverified-body-min-rate-kb; behind that: 408, connection closed. "
+                               + "Default \(Self.number(defaults.unverifiedBodies.grace)).", valueName: "s"))
+    var unverifiedBodyGrace: Double?
+    @Option(name: .customLong("unverified-body-min-rate-kb"),
+            help: ArgumentHelp("KiB a second such a body must arrive at after the grace. Default \(defaults.unverifiedBodies.minRate >> 10).", valueName: "KiB/s"))
+    var unverifiedBodyMinRateKB: Int?
 
     // Connections
     @Option(name: .customLong("max-connections"),
@@ -134,6 +155,11 @@ struct ServerLimitOptions: ParsableArguments {
         if let clientRefusalRate { limits.clients.refusalsPerSecond = clientRefusalRate }
         if let clientRefusalBurst { limits.clients.refusalBurst = clientRefusalBurst }
         limits.clients.addressHeader = clientAddressHeader
+        if let searchProcessors { limits.clients.searchProcessors = searchProcessors }
+        if let unverifiedBodies { limits.unverifiedBodies.maxInFlight = unverifiedBodies }
+        if let unverifiedBodiesPerClient { limits.unverifiedBodies.maxPerClient = unverifiedBodiesPerClient }
+        if let unverifiedBodyGrace { limits.unverifiedBodies.grace = unverifiedBodyGrace }
+        if let unverifiedBodyMinRateKB { limits.unverifiedBodies.minRate = unverifiedBodyMinRateKB << 10 }
         if let maxConnections { limits.connections.maxConnections = maxConnections }
         if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
         if let headerTimeout { limits.connections.headerTimeout = headerTimeout }
@@ -169,6 +195,11 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-connections", maxConnections, 1)
         try atLeast("--max-client-connections", maxClientConnections, 0)
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
+        try atLeast("--search-processors", searchProcessors, 1)
+        try atLeast("--unverified-bodies", unverifiedBodies, 1)
+        try atLeast("--unverified-bodies-per-client", unverifiedBodiesPerClient, 1)
+        try atLeast("--unverified-body-min-rate-kb", unverifiedBodyMinRateKB, 1)
+        try positive("--unverified-body-grace", unverifiedBodyGrace)
         if let clientRefusalDelay, !(0...60).contains(clientRefusalDelay) { throw ValidationError("--client-refusal-delay must be in 0…60 s") }
         if let clientRate, clientRate < 0 { throw ValidationError("--client-rate must be 0 (off) or positive") }
         if let clientRefusalRate, clientRefusalRate < 0 { throw ValidationError("--client-refusal-rate must be 0 (off) or positive") }
