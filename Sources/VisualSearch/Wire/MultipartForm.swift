@@ -92,42 +92,68 @@ public struct MultipartForm: Sendable, Hashable {
             if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" {
                 var value = pair[1].trimmingCharacters(in: .whitespaces)
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-                return value.isEmpty || value.count > 200 ? nil : value
+                return value.isEmpty ? nil : value
             }
         }
         return nil
     }
 
+    /// The longest boundary accepted: 70 characters, RFC 2046's limit.
+    public static let maximumBoundaryLength = 70
+
+    /// The most parts a body may hold: 1,000. The SDKs send one image and
+    /// their parameters (Java and JS as text parts: at most 100 `fq` and a
+    /// few dozen others); a body of thousands of tiny parts costs each one's
+    /// header parsing and is refused after the 1,000th instead.
+    public static let maximumParts = 1000
+
     /// Parses a body. A body holding only the closing boundary (or nothing)
-    /// has zero parts.
+    /// has zero parts. Linear in the body's length whatever it holds: the
+    /// boundary is found by ``BytePattern`` (at most two looks at each byte
+    /// for each search), never by comparing the whole boundary at every position.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` with
-    ///   name `multipart` for a missing boundary, a part without
+    ///   name `multipart` for a missing boundary or one over
+    ///   ``maximumBoundaryLength``, more than ``maximumParts`` parts, a part without
     ///   `Content-Disposition: form-data; name=…`, or a missing closing boundary.
     public static func parse(_ body: [UInt8], contentType: String) throws(VisualSearchError) -> [Part] {
+        var examined = 0
+        return try parse(body, contentType: contentType, examined: &examined)
+    }
+
+    /// ``parse(_:contentType:)``, adding to `examined` every byte look its searches took (for tests of its cost).
+    static func parse(_ body: [UInt8], contentType: String, examined: inout Int) throws(VisualSearchError) -> [Part] {
         guard let boundary = boundary(ofContentType: contentType) else {
-            throw .invalidParameter(name: "multipart", reason: "Content-Type \"\(contentType)\" has no boundary")
+            throw .invalidParameter(name: "multipart", reason: "Content-Type \"\(CatalogText.visible(contentType.prefix(200)))\" has no boundary")
         }
-        let delimiter = Array("--\(boundary)".utf8)
+        guard boundary.utf8.count <= maximumBoundaryLength else {
+            throw .invalidParameter(name: "multipart", reason: "the boundary is \(boundary.utf8.count) characters long; RFC 2046 allows at most \(maximumBoundaryLength)")
+        }
+        let delimiter = BytePattern(Array("--\(boundary)".utf8))
+        let nextDelimiter = BytePattern([13, 10] + delimiter.bytes)
+        let blankLine = BytePattern([13, 10, 13, 10])
         var parts: [Part] = []
-        guard var position = find(delimiter, in: body, from: 0) else {
+        guard var position = delimiter.firstIndex(in: body, from: 0, examined: &examined) else {
             if body.allSatisfy({ $0 == 13 || $0 == 10 || $0 == 32 }) { return [] }
             throw .invalidParameter(name: "multipart", reason: "the body does not contain the boundary")
         }
         while true {
-            position += delimiter.count
+            position += delimiter.bytes.count
             // "--" after a delimiter closes the body.
             if position + 1 < body.count, body[position] == 45, body[position + 1] == 45 { return parts }
             guard position + 1 < body.count, body[position] == 13, body[position + 1] == 10 else {
                 throw .invalidParameter(name: "multipart", reason: "the body ends without a closing boundary")
             }
             position += 2
-            guard let headerEnd = find([13, 10, 13, 10], in: body, from: position) else {
+            guard let headerEnd = blankLine.firstIndex(in: body, from: position, examined: &examined) else {
                 throw .invalidParameter(name: "multipart", reason: "a part has no blank line after its headers")
             }
             let headers = String(decoding: body[position..<headerEnd], as: UTF8.self)
             let dataStart = headerEnd + 4
-            guard let next = find([13, 10] + delimiter, in: body, from: dataStart) else {
+            guard let next = nextDelimiter.firstIndex(in: body, from: dataStart, examined: &examined) else {
                 throw .invalidParameter(name: "multipart", reason: "a part is not followed by a boundary (truncated body?)")
+            }
+            guard parts.count < maximumParts else {
+                throw .invalidParameter(name: "multipart", reason: "the body holds more than \(maximumParts) parts")
             }
             parts.append(try part(headers: headers, data: Array(body[dataStart..<next])))
             position = next + 2
@@ -159,26 +185,5 @@ public struct MultipartForm: Sendable, Hashable {
             throw .invalidParameter(name: "multipart", reason: "a part has no Content-Disposition name")
         }
         return Part(name: name, filename: filename, contentType: contentType, data: data)
-    }
-
-    /// The first index of `needle` in `haystack` at or after `start`.
-    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard let first = needle.first, haystack.count >= needle.count else { return nil }
-        return haystack.withUnsafeBufferPointer { bytes -> Int? in
-            var index = start
-            let last = bytes.count - needle.count
-            while index <= last {
-                if bytes[index] == first {
-                    var matches = true
-                    for offset in 1..<needle.count where bytes[index + offset] != needle[offset] {
-                        matches = false
-                        break
-                    }
-                    if matches { return index }
-                }
-                index += 1
-            }
-            return nil
-        }
     }
 }
