@@ -82,9 +82,11 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
                               clock: configuration.admissionClock)
         thumbnails = ThumbnailCache(directory: configuration.thumbnailCache, imageWork: imageWork, logger: self.logger)
     }
-    /// The router with every route and middleware.
+    /// The router with every route and middleware. Every GET route answers
+    /// HEAD too: the same status and headers, no body (Hummingbird's
+    /// `autoGenerateHeadEndpoints`, which runs the GET handler).
     public func router() -> Router<ServerContext> {
-        let router = Router(context: ServerContext.self)
+        let router = Router(context: ServerContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ResponseHeadersMiddleware())  // outermost: every answer, refusals and 404s included
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(metrics: metrics))

@@ -80,6 +80,8 @@ struct FilteredScopes: Sendable {
 extension VisualSearchEngine {
     /// A catalog image by name, from the store's k-NN side or the in-memory index.
     func catalogImage(named name: String, snapshot: Snapshot) async throws(VisualSearchError) -> CatalogImage {
+        // No catalog name holds a control character (inserts refuse them): 400 naming it, not 404.
+        try CatalogText.validateName(name, parameter: "im_name")
         if let neighbourStore {
             guard let image = try await neighbourStore.image(named: name) else { throw .imageNotFound(name) }
             // As its row in memory would search: the same vector, so both stores answer alike.

@@ -101,6 +101,10 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var graphPolicy = ApproximateIndex.Policy(builds: true, saves: true)
         /// Told what each graph update did (loaded, built, caught up, why a saved graph was unusable, a failure).
         public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
+        /// Told, on the thread describing them, after each object of a discover
+        /// search is described: how many so far, of how many. Nil by default
+        /// (progress; tests watch work stop once its request has ended).
+        public var discoverProgress: (@Sendable (_ described: Int, _ objects: Int) -> Void)?
         public init() {}
     }
 
@@ -313,25 +317,36 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return try await respond(candidates, method: "colorsearch", parameters: parameters, snapshot: snapshot)
     }
 
+    /// Results for each object of the image: the `box` and each `point` (or
+    /// the whole image), at most `detection_limit`. The image is decoded once
+    /// for all of them (``ImageFeatures/queries(_:boxes:plans:source:limits:learned:shouldStop:described:)``);
+    /// when the caller's task is cancelled (its request was answered, or its
+    /// deadline passed) the work stops between two objects — described or
+    /// searched — and the call throws ``VisualSearchError/overloaded(reason:retryAfter:)``.
     public func discoverSearch(_ request: DiscoverSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
         let prepared: DiscoverSearchRequest
         do { prepared = try request.prepared(limits: configuration.limits) } catch { throw .image(error) }
         let parameters = prepared.effectiveParameters
+        try parameters.validate()
         let mode = try similarityMode(for: parameters, snapshot: snapshot, embeds: true)
         let bytes = try await loader.load(prepared.query.image)
         var regions: [PixelBox?] = ([prepared.query.box] + prepared.points.map { Optional($0.box) }).filter { $0 != nil }
         if regions.isEmpty { regions = [nil] }
         if let limit = prepared.detectionLimit { regions = Array(regions.prefix(limit)) }
+        let queries = try await features(of: bytes, boxes: regions, learned: mode.usesLearnedVectors)
         var objects: [SearchObject] = []
-        for region in regions {
-            let query = try await features(of: bytes, box: region, learned: mode.usesLearnedVectors)
+        for (region, query) in zip(regions, queries) {
+            if Task.isCancelled { break }
             let rendered = try await similar(to: vectors(query, mode: mode), excluding: nil, method: "discoversearch",
                                              parameters: parameters, snapshot: snapshot)
             let rect = query.region
             objects.append(SearchObject(type: region == nil ? "image" : (region?.isPoint == true ? "point" : "box"),
                                         score: 1, box: [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height],
                                         total: rendered.total, result: rendered.result, facets: rendered.facets))
+        }
+        guard objects.count == regions.count, !Task.isCancelled else {
+            throw .overloaded(reason: "the request ended after \(objects.count) of its \(regions.count) objects were searched", retryAfter: 1)
         }
         return SearchResponse(method: "discoversearch", page: parameters.page, limit: parameters.limit,
                               total: objects.reduce(0) { $0 + $1.total }, result: [], requestID: RequestID.make(),
@@ -453,6 +468,43 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return try await pool.run(pixels: plan.decodedPixels, searching: { () throws(VisualSearchError) in
             do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
         })
+    }
+
+    /// The query vectors of several regions of one image, decoded once, on
+    /// ``Configuration/imageWork`` under the pixel budget of that one decode.
+    /// Stops between regions once the caller's task is cancelled, returning
+    /// those described so far (fewer than `boxes`).
+    func features(of bytes: [UInt8], boxes: [PixelBox?], learned: Bool) async throws(VisualSearchError) -> [QueryFeatures] {
+        let limits = configuration.limits
+        let embedder = learned ? configuration.learned : nil
+        var plans: [ImageFeatures.QueryPlan] = []
+        do {
+            for box in boxes { plans.append(try ImageFeatures.plan(bytes, box: box, limits: limits, learned: embedder)) }
+        } catch {
+            throw .image(error)
+        }
+        guard !plans.isEmpty else { return [] }
+        let progress = configuration.discoverProgress, count = boxes.count, frozenPlans = plans
+        let stop = StopSignal()
+        let work: @Sendable () throws(VisualSearchError) -> [QueryFeatures] = { () throws(VisualSearchError) -> [QueryFeatures] in
+            do throws(FeaturesError) {
+                return try ImageFeatures.queries(bytes, boxes: boxes, plans: frozenPlans, limits: limits, learned: embedder,
+                                                 shouldStop: { stop.isRaised }, described: { progress?($0, count) })
+            } catch {
+                throw error.searchError
+            }
+        }
+        let outcome: Result<[QueryFeatures], VisualSearchError> = await withTaskCancellationHandler {
+            do throws(VisualSearchError) {
+                guard let pool = configuration.imageWork else { return .success(try work()) }
+                return .success(try await pool.run(pixels: ImageFeatures.combined(frozenPlans).decodedPixels, searching: work))
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            stop.raise()
+        }
+        return try outcome.get()
     }
 
     /// A query image's features as the vectors `mode` scores with.

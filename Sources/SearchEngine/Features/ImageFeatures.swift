@@ -151,14 +151,67 @@ public enum ImageFeatures {
 
     static func describeQuery(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String, limits: ImageLimits,
                               learned: (any ImageEmbedder)?) throws -> QueryFeatures {
-        let full = plan.header.size, region = plan.region
         let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
-        let sx = Double(decoded.pixels.width) / Double(full.width), sy = Double(decoded.pixels.height) / Double(full.height)
-        let x = min(decoded.pixels.width - 1, Int(Double(region.x) * sx)), y = min(decoded.pixels.height - 1, Int(Double(region.y) * sy))
+        return try describeRegion(of: decoded.pixels, full: plan.header.size, box: box, region: plan.region, learned: learned)
+    }
+
+    /// The plan of one decode that serves several regions of the same image
+    /// (a discover search's box and points): the largest of their
+    /// shrink-on-load targets, so every region keeps the pixels its own plan
+    /// asked for. Its ``QueryPlan/decodedPixels`` is what the one decode costs.
+    /// - Precondition: `plans` is not empty and every plan is of the same image.
+    public static func combined(_ plans: [QueryPlan]) -> QueryPlan {
+        precondition(!plans.isEmpty, "at least one region")
+        let header = plans[0].header
+        let minimum = plans.dropFirst().reduce(plans[0].minimumSize) { $0.covering($1.minimumSize) }
+        return QueryPlan(header: header, region: PixelRect(x: 0, y: 0, width: header.size.width, height: header.size.height),
+                         minimumSize: minimum)
+    }
+
+    /// The query vectors of several regions of one encoded image, decoded
+    /// once (``combined(_:)``), each described as ``query(_:box:plan:source:limits:learned:)``
+    /// describes its one region. Between regions `shouldStop` is asked
+    /// whether the request still wants the rest (its answer was sent, or its
+    /// deadline passed); when it says so, the regions described so far are
+    /// returned. `described` is told after each region (progress, tests).
+    /// - Parameter plans: one per box, from ``plan(_:box:source:limits:learned:)``.
+    /// - Throws: ``FeaturesError`` naming `source`.
+    public static func queries(_ bytes: [UInt8], boxes: [PixelBox?], plans: [QueryPlan], source: String = "query image",
+                               limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil,
+                               shouldStop: () -> Bool = { false }, described: (Int) -> Void = { _ in }) throws(FeaturesError) -> [QueryFeatures] {
+        precondition(boxes.count == plans.count, "one plan per box")
+        guard !plans.isEmpty, !shouldStop() else { return [] }
+        do {
+            let plan = combined(plans)
+            let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
+            var features: [QueryFeatures] = []
+            for (box, plan) in zip(boxes, plans) {
+                if shouldStop() { break }
+                features.append(try describeRegion(of: decoded.pixels, full: plan.header.size, box: box, region: plan.region, learned: learned))
+                described(features.count)
+            }
+            return features
+        } catch let error as FeaturesError {
+            throw error
+        } catch let error as ImageOpsError {
+            throw .image(error)
+        } catch let error as EmbeddingError {
+            throw .embedding(error)
+        } catch {
+            throw .embedding(.inference(reason: "\(error)"))
+        }
+    }
+
+    /// One query region's vectors from the decoded picture (`decoded`: the
+    /// image of upright size `full` after shrink-on-load).
+    static func describeRegion(of decoded: PixelBuffer, full: PixelSize, box: PixelBox?, region: PixelRect,
+                               learned: (any ImageEmbedder)?) throws -> QueryFeatures {
+        let sx = Double(decoded.width) / Double(full.width), sy = Double(decoded.height) / Double(full.height)
+        let x = min(decoded.width - 1, Int(Double(region.x) * sx)), y = min(decoded.height - 1, Int(Double(region.y) * sy))
         let crop = PixelRect(x: x, y: y,
-                             width: max(1, min(decoded.pixels.width - x, Int((Double(region.width) * sx).rounded()))),
-                             height: max(1, min(decoded.pixels.height - y, Int((Double(region.height) * sy).rounded()))))
-        let pixels = try ImageProcessors.Crop(crop).process(decoded.pixels)
+                             width: max(1, min(decoded.width - x, Int((Double(region.width) * sx).rounded()))),
+                             height: max(1, min(decoded.height - y, Int((Double(region.height) * sy).rounded()))))
+        let pixels = try ImageProcessors.Crop(crop).process(decoded)
         let small = ColorFeatures.workingCopy(of: pixels)
         let content = MarginTrimmer.content(of: small)
         var vectors = [trimmedVector(pixels, small: small, content: content)]

@@ -70,7 +70,10 @@ public struct Ranking: Sendable {
         }
         var top = heap.sortedDescending().map { Entry(row: $0.row, score: $0.value) }
         if parameters.deduplicates {
-            top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, similarity: similarity)
+            // Only the results up to the page's end are kept: dedup compares each with those kept before it.
+            let (pageEnd, overflow) = skipped.addingReportingOverflow(max(0, parameters.limit))
+            top = Ranking.deduplicate(top, threshold: parameters.dedupScoreThreshold, keeping: overflow ? .max : pageEnd,
+                                      similarity: similarity)
         }
         let limit = max(0, parameters.limit)
         let start = min(top.count, skipped)
@@ -95,10 +98,14 @@ public struct Ranking: Sendable {
         return overflow ? .max : product
     }
 
-    /// Drops every entry whose similarity to a better-ranked kept entry is at least `threshold`.
-    public static func deduplicate(_ ranked: [Entry], threshold: Float, similarity: (Int, Int) -> Float) -> [Entry] {
+    /// Drops every entry whose similarity to a better-ranked kept entry is at
+    /// least `threshold`, and stops once `maximum` are kept (what follows
+    /// cannot change them): each entry is compared with every one kept before
+    /// it, so the work grows with the square of what is kept, not of what is given.
+    public static func deduplicate(_ ranked: [Entry], threshold: Float, keeping maximum: Int = .max,
+                                   similarity: (Int, Int) -> Float) -> [Entry] {
         var kept: [Entry] = []
-        for candidate in ranked where !kept.contains(where: { similarity(candidate.row, $0.row) >= threshold }) {
+        for candidate in ranked where kept.count < maximum && !kept.contains(where: { similarity(candidate.row, $0.row) >= threshold }) {
             kept.append(candidate)
         }
         return kept

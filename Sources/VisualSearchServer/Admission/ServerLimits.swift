@@ -33,6 +33,9 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxBodyBytesInFlight: Int
     /// Connections and slow clients.
     public var connections: ConnectionLimits
+    /// What one search may ask for: results a page (`limit` ≤ 100), paging
+    /// depth (`page × limit` ≤ 1,000) and discover objects (≤ 30); 400 beyond.
+    public var queries = QueryLimits()
     /// On a server with keys, the bodies of requests whose head carries no
     /// credential: read by admission, apart from the lanes, only while they
     /// keep arriving (``UnverifiedBodyLimits``).

@@ -56,9 +56,11 @@ enum Responses {
 }
 
 /// Runs `operation`, but answers no later than `seconds`: past the deadline
-/// the caller gets `onTimeout()` and the operation is cancelled (engine work
-/// that cannot stop finishes in the background; the concurrency cap bounds
-/// how much of it there can be).
+/// the operation is cancelled, then the caller gets `onTimeout()` — so by the
+/// time a client reads its 503 the work was told to stop (the engine stops
+/// between steps it can stop between: a discover search between objects;
+/// a step that cannot stop finishes in the background, and the concurrency
+/// cap bounds how much of it there can be).
 func withDeadline<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async -> T,
                                onTimeout: @escaping @Sendable () -> T) async -> T {
     let race = Race<T>()
@@ -66,8 +68,7 @@ func withDeadline<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendab
     let timer = Task {
         try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
         if !Task.isCancelled {
-            race.finish(onTimeout())
-            work.cancel()
+            race.finish(onTimeout(), beforeAnswering: { work.cancel() })
         }
     }
     let value = await withTaskCancellationHandler {
@@ -87,14 +88,18 @@ final class Race<T: Sendable>: Sendable {
     }
     let state = Mutex(State())
 
-    /// Records a result; later ones are ignored.
-    func finish(_ value: T) {
-        let waiter: CheckedContinuation<T, Never>? = state.withLock { state in
-            guard state.result == nil else { return nil }
+    /// Records a result; later ones are ignored. When this one is the first,
+    /// `beforeAnswering` runs before the waiter gets it (and after any later
+    /// result is already ignored): the deadline cancels the work there.
+    func finish(_ value: T, beforeAnswering: () -> Void = {}) {
+        let (first, waiter): (Bool, CheckedContinuation<T, Never>?) = state.withLock { state in
+            guard state.result == nil else { return (false, nil) }
             state.result = value
             defer { state.continuation = nil }
-            return state.continuation
+            return (true, state.continuation)
         }
+        guard first else { return }
+        beforeAnswering()
         waiter?.resume(returning: value)
     }
 

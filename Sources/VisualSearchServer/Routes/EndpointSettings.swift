@@ -14,6 +14,8 @@ public struct EndpointSettings: Sendable {
     public var requestTimeout: Double
     /// What error messages call a library setting (``ServerConfiguration/settingNames``).
     public var settingNames: [SettingName: String]
+    /// What one search may ask for: results a page, paging depth, discover objects (400 beyond). ``QueryLimits``' defaults unless set.
+    public var queries = QueryLimits()
 
     public init(credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,
                 settingNames: [SettingName: String] = [:]) {
@@ -27,6 +29,8 @@ public struct EndpointSettings: Sendable {
 extension ServerConfiguration {
     /// The settings every route collection of this server takes.
     public var endpoints: EndpointSettings {
-        EndpointSettings(credentials: credentials, maxBodyBytes: maxBodyBytes, requestTimeout: requestTimeout, settingNames: settingNames)
+        var settings = EndpointSettings(credentials: credentials, maxBodyBytes: maxBodyBytes, requestTimeout: requestTimeout, settingNames: settingNames)
+        settings.queries = limits.queries
+        return settings
     }
 }

@@ -56,6 +56,7 @@ public struct ServiceRoutes<Service: VisualSearchService>: Sendable where Servic
                 let message = WireMessage(query: parameters.query, image: parameters.image, pathParameter: pathParameter)
                 let typed: Request
                 do throws(VisualSearchError) { typed = try Request(wire: message) } catch { throw .engine(error) }
+                try frame.settings.queries.check(typed)
                 var response: Request.Response
                 do throws(Service.Failure) { response = try await call(typed) } catch { throw error.served }
                 if var identified = response as? any RequestIdentified {

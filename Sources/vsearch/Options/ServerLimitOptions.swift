@@ -56,6 +56,20 @@ struct ServerLimitOptions: ParsableArguments {
                                valueName: "MiB"))
     var maxBodyMemoryMB: Int?
 
+    // Queries
+    @Option(name: .customLong("max-result-limit"),
+            help: ArgumentHelp("Results a page a search may ask for (limit, discover's result_limit); more is refused with 400 "
+                               + "(the hosted service documents 100). Default \(defaults.queries.maxResultLimit).", valueName: "n"))
+    var maxResultLimit: Int?
+    @Option(name: .customLong("max-result-depth"),
+            help: ArgumentHelp("How deep a search may page: page × limit at most; deeper is refused with 400. Default \(defaults.queries.maxResultDepth).",
+                               valueName: "n"))
+    var maxResultDepth: Int?
+    @Option(name: .customLong("max-discover-objects"),
+            help: ArgumentHelp("Objects (a box and each point) one /discoversearch may name; more is refused with 400. "
+                               + "Default \(defaults.queries.maxDiscoverObjects).", valueName: "n"))
+    var maxDiscoverObjects: Int?
+
     // Clients
     @Option(name: .customLong("client-rate"),
             help: ArgumentHelp("Requests a second one client may sustain while its lane is busy (half its slots taken; 429 with "
@@ -147,6 +161,9 @@ struct ServerLimitOptions: ParsableArguments {
         if let maxQueued { limits.maxQueuedRequests = maxQueued }
         if let queueTimeout { limits.maxQueueWait = queueTimeout }
         if let maxBodyMemoryMB { limits.maxBodyBytesInFlight = maxBodyMemoryMB << 20 }
+        if let maxResultLimit { limits.queries.maxResultLimit = maxResultLimit }
+        if let maxResultDepth { limits.queries.maxResultDepth = maxResultDepth }
+        if let maxDiscoverObjects { limits.queries.maxDiscoverObjects = maxDiscoverObjects }
         if let clientRate { limits.clients.requestsPerSecond = clientRate }
         if let clientBurst { limits.clients.burst = clientBurst }
         if let clientConcurrency { limits.clients.maxConcurrent = clientConcurrency }
@@ -188,6 +205,9 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--max-concurrent-image-requests", maxConcurrentImageRequests, 1)
         try atLeast("--max-queued", maxQueued, 0)
         try atLeast("--max-body-memory-mb", maxBodyMemoryMB, 1)
+        try atLeast("--max-result-limit", maxResultLimit, 1)
+        try atLeast("--max-result-depth", maxResultDepth, 1)
+        try atLeast("--max-discover-objects", maxDiscoverObjects, 1)
         try atLeast("--client-burst", clientBurst, 1)
         try atLeast("--client-refusal-burst", clientRefusalBurst, 1)
         try atLeast("--client-concurrency", clientConcurrency, 0)

@@ -1,4 +1,6 @@
+import Foundation
 import SearchEngine
+import Synchronization
 import TestSupport
 import Testing
 import VisualSearch
@@ -124,6 +126,21 @@ struct RankingTests {
         let ranked = Ranking(parameters: Self.parameters { $0.deduplicates = true; $0.limit = 10 })
             .rank(scores: scores, rows: nil, names: names) { a, b in (min(a, b) % 2 == 0 && abs(a - b) == 1) ? 1 : 0 }
         #expect(Self.rows(ranked) == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
+    }
+
+    @Test("dedup stops at the page's end: with no copies, 100 results cost 4,950 similarities, not those of all 320 kept")
+    func dedupStopsAtPageEnd() {
+        // /recommendations dedups always; ranking keeps 3 × (page × limit) + 20 for it.
+        let scores = (0..<3000).map { Float(1) - Float($0) / 4000 }
+        let names = (0..<3000).map { String(format: "n%04d", $0) }
+        let consulted = Mutex(0)
+        let ranked = Ranking(parameters: Self.parameters { $0.deduplicates = true; $0.limit = 100 })
+            .rank(scores: scores, rows: nil, names: names) { _, _ in
+                consulted.withLock { $0 += 1 }
+                return 0
+            }
+        #expect(Self.rows(ranked) == Array(0..<100))
+        #expect(consulted.withLock { $0 } == 100 * 99 / 2)
     }
 
     @Test("matchedRows is nil only when every row matched; otherwise it lists every match")
