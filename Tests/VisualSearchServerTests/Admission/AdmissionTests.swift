@@ -135,6 +135,35 @@ struct AdmissionTests {
         #expect(admitted == 100 + 49 || admitted == 100 + 50, "admitted \(admitted) in 1 s")
     }
 
+    @Test("issue 37: with the processors busy, a client keeps to its share of the searches while another searches; alone again, it does not")
+    func processorShare() async {
+        let clock = SteppedClock()
+        // Two processors; a lane of 64 slots, never half full here: only the share of the processors binds.
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 16, searchProcessors: 2), clock: AdmissionClock(clock))
+        // Alone, a client may have eight expensive searches in flight: there is nobody to be fair to.
+        for _ in 0..<8 { #expect(limiter.admit("flooder", slots: 64, search: true) == .admitted) }
+        // Another client searches: admitted (a newcomer always is), and from now on the flooder has half of two processors.
+        #expect(limiter.admit("victim", slots: 64, search: true) == .admitted)
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .tooManyInFlight(limit: 1, lane: nil))
+        #expect(limiter.admit("flooder", slots: 64) == .admitted, "what is not a search (a thumbnail, the page) is not held back")
+        limiter.release("flooder")
+        // Its searches ending one by one, it gets no new one until it is down to its share.
+        for _ in 0..<7 { limiter.release("flooder", search: true) }
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .tooManyInFlight(limit: 1, lane: nil))
+        limiter.release("flooder", search: true)
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .admitted)
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .tooManyInFlight(limit: 1, lane: nil))
+        // The victim's search answered, it counts as searching for a second: the flooder is still held to its share
+        // (its second search goes on — one search in flight does not make the processors busy — its third not).
+        limiter.release("victim", search: true)
+        clock.step(by: .milliseconds(900))
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .admitted)
+        #expect(limiter.admit("flooder", slots: 64, search: true) == .tooManyInFlight(limit: 1, lane: nil))
+        // Gone for longer, the flooder is alone again: only the lane's limits.
+        clock.step(by: .milliseconds(200))
+        for _ in 0..<14 { #expect(limiter.admit("flooder", slots: 64, search: true) == .admitted) }
+    }
+
     @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time on the queue's clock is shed, not before")
     func queue() async throws {
         let clock = SteppedClock()
@@ -233,8 +262,9 @@ struct AdmissionTests {
         func identity(_ request: Request, _ credentials: ServerCredentials, limits: ClientLimits = plain) -> ClientIdentity {
             ClientIdentity(of: request, remoteAddress: "10.0.0.1", limits: limits, credentials: credentials)
         }
-        #expect(identity(request("/search?access_key=k1"), keys) == ClientIdentity(key: "key:k1", authenticated: true))
-        #expect(identity(request("/search?app_key=k1"), keys) == ClientIdentity(key: "key:k1", authenticated: true))
+        // Issue 37: an app key is a client per key and address (it ships inside apps); an access key is one client.
+        #expect(identity(request("/search?access_key=k1"), keys) == ClientIdentity(key: "key:k1@10.0.0.1", authenticated: true))
+        #expect(identity(request("/search?app_key=k1"), keys) == ClientIdentity(key: "key:k1@10.0.0.1", authenticated: true))
         #expect(identity(request("/search", basic("ACCESS:SECRET")), keys) == ClientIdentity(key: "key:ACCESS", authenticated: true))
         // Issue 24: a claimed key is not an identity until verified.
         #expect(identity(request("/search?access_key=fake1"), keys) == ClientIdentity(key: "address:10.0.0.1", authenticated: false))

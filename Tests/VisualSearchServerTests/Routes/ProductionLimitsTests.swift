@@ -206,7 +206,7 @@ struct ProductionLimitsTests {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let refused = try #require(shed, "no upload was shed while the holder held the only image slot")
-            #expect(refused.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 0 waiting") == true, "\(refused.errors)")
+            #expect(refused.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 0 waiting (limits 1 and 0)") == true, "\(refused.errors)")
             #expect(refused.headers["retry-after"] == "2")
             // The light lane has slots of its own.
             let search = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
@@ -243,7 +243,8 @@ struct ProductionLimitsTests {
             clock.step(by: .milliseconds(1001))
             let reply = try await waiting.value
             #expect(reply.status == 503 && reply.headers["retry-after"] == "2", "\(reply.status) \(reply.headers)")
-            #expect(reply.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 4 waiting") == true, "\(reply.errors)")
+            // Issue 37: the message states the counts now, then the limits (it said "4 waiting", the queue's size, with one waiting).
+            #expect(reply.errors.first?.hasPrefix("Server busy: 1 image requests in flight and 0 waiting (limits 1 and 4)") == true, "\(reply.errors)")
             #expect(queue.counts == (1, 0), "the holder still runs; nobody waits")
             withExtendedLifetime(holder) {}
         }
