@@ -7,6 +7,7 @@
 #include <hnswlib/hnswlib.h>
 #include <libdeflate.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -75,6 +76,59 @@ bool structureHolds(const Graph &g, size_t dataSize) {
             }
         }
     }
+    return true;
+}
+
+/// hnswlib's file header (96 bytes), field for field.
+struct FileHeader {
+    size_t offsetLevel0, maxElements, count, sizeDataPerElement, labelOffset, offsetData;
+    int maxLevel;
+    hnswlib::tableint enterpoint;
+    size_t maxM, maxM0, m;
+    double mult;
+    size_t efConstruction;
+};
+
+/// Reads the header and checks its counts against the file's size before
+/// hnswlib allocates anything by them: each node's level-0 record has the
+/// size our space implies, and `count` records (with each node's upper-level
+/// length word) fit in the file. A header claiming more nodes than the file
+/// holds is refused here, so it never sizes an allocation.
+bool headerFits(const char *path, uint64_t bytes, size_t dataSize, FileHeader *header, char *message, size_t size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        say(message, size, "cannot read the graph file: %s", strerror(errno));
+        return false;
+    }
+    FileHeader h{};
+    const bool read = fread(&h.offsetLevel0, sizeof h.offsetLevel0, 1, file) == 1 && fread(&h.maxElements, sizeof h.maxElements, 1, file) == 1
+        && fread(&h.count, sizeof h.count, 1, file) == 1 && fread(&h.sizeDataPerElement, sizeof h.sizeDataPerElement, 1, file) == 1
+        && fread(&h.labelOffset, sizeof h.labelOffset, 1, file) == 1 && fread(&h.offsetData, sizeof h.offsetData, 1, file) == 1
+        && fread(&h.maxLevel, sizeof h.maxLevel, 1, file) == 1 && fread(&h.enterpoint, sizeof h.enterpoint, 1, file) == 1
+        && fread(&h.maxM, sizeof h.maxM, 1, file) == 1 && fread(&h.maxM0, sizeof h.maxM0, 1, file) == 1
+        && fread(&h.m, sizeof h.m, 1, file) == 1 && fread(&h.mult, sizeof h.mult, 1, file) == 1
+        && fread(&h.efConstruction, sizeof h.efConstruction, 1, file) == 1;
+    const long headerBytes = read ? ftell(file) : 0;
+    fclose(file);
+    if (!read || headerBytes <= 0) {
+        say(message, size, "%s", "the graph file is shorter than its header");
+        return false;
+    }
+    const size_t links0 = h.maxM0 * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+    if (h.maxM0 == 0 || h.maxM0 > 0xFFFF || h.maxM == 0 || h.maxM > 0xFFFF || h.sizeDataPerElement != links0 + dataSize + sizeof(hnswlib::labeltype)) {
+        say(message, size, "%s", "the graph file's header does not describe nodes of this space (another format, or damaged)");
+        return false;
+    }
+    const uint64_t room = bytes - static_cast<uint64_t>(headerBytes);
+    const uint64_t perNode = h.sizeDataPerElement + sizeof(unsigned int);
+    if (h.count > room / perNode) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "%zu nodes, its %llu bytes hold at most %llu", h.count, static_cast<unsigned long long>(bytes),
+                 static_cast<unsigned long long>(room / perNode));
+        say(message, size, "the graph file's header claims %s (damaged)", detail);
+        return false;
+    }
+    *header = h;
     return true;
 }
 
@@ -155,10 +209,17 @@ vshnsw_status vshnsw_load(const char *path, size_t dimensions, uint64_t expected
         say(message, message_size, "%s", "the graph file's checksum does not match its manifest (damaged)");
         return VSHNSW_DAMAGED;
     }
+    FileHeader header{};
+    {
+        vshnsw::Int8Space probe(dimensions);
+        if (!headerFits(path, bytes, probe.rowSize(), &header, message, message_size)) return VSHNSW_DAMAGED;
+    }
     vshnsw_index *index = nullptr;
     try {
         index = new vshnsw_index(dimensions);
-        index->graph = new Graph(&index->space, std::string(path), false, capacity);
+        // Room for the caller's capacity or the nodes the file holds (checked against its size above),
+        // never the file's own max_elements: hnswlib sizes its arrays by what it is given here.
+        index->graph = new Graph(&index->space, std::string(path), false, std::max(std::max<size_t>(capacity, header.count), size_t(1)));
         Graph &g = *index->graph;
         // hnswlib 0.6.2's loading constructor never zeroes num_deleted_ before counting the marked
         // nodes into it: count them again from zero.
@@ -347,6 +408,25 @@ vshnsw_presence vshnsw_compare(const vshnsw_index *index, uint64_t label, const 
     if (!vshnsw::Int8Space::roundable(vector, index->space.dimensions())) return VSHNSW_DIFFERENT;
     vshnsw::Int8Space::round(vector, index->space.dimensions(), row.data());
     return memcmp(row.data(), g.getDataByInternalId(found->second), size) == 0 ? VSHNSW_SAME : VSHNSW_DIFFERENT;
+}
+
+size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, const float *vectors, size_t count) {
+    std::shared_lock<std::shared_mutex> reading(index->layout);
+    const Graph &g = *index->graph;
+    const size_t dimensions = index->space.dimensions(), size = index->space.rowSize();
+    std::vector<unsigned char> row(size);
+    size_t mismatches = 0;
+    for (size_t i = 0; i < count; i++) {
+        auto found = g.label_lookup_.find(labels[i]);
+        const float *vector = vectors + i * dimensions;
+        if (found == g.label_lookup_.end() || g.isMarkedDeleted(found->second) || !vshnsw::Int8Space::roundable(vector, dimensions)) {
+            mismatches++;
+            continue;
+        }
+        vshnsw::Int8Space::round(vector, dimensions, row.data());
+        if (memcmp(row.data(), g.getDataByInternalId(found->second), size) != 0) mismatches++;
+    }
+    return mismatches;
 }
 
 size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacity) {

@@ -18,9 +18,8 @@ extension SQLiteCatalogStore: CatalogBackup {
     public func backup(to destination: String, replacing: Bool, progress: @escaping @Sendable (BackupProgress) -> Void)
         async throws(BackupError) -> BackupReport {
         let start = Date()
-        if Self.isSameFile(path, destination) {
-            throw .destination(path: destination, reason: "it is the catalog itself; back it up to another file")
-        }
+        // Never the catalog, its -wal/-shm/-journal or its HNSW folder, however DEST is spelled.
+        if let owned = CatalogOwnFiles(catalog: path).owned(destination) { throw .destinationIsCatalogFile(path: destination, owned: owned) }
         let target = try BackupDestination(path: destination, replacing: replacing)
         let reader = self.reader, source = path
         let (images, integrity) = try await target.write { temporary throws(BackupError) in
@@ -81,10 +80,4 @@ extension SQLiteCatalogStore: CatalogBackup {
         }
     }
 
-    /// Whether two paths name one file (the same inode once both exist, else the same standardized path).
-    static func isSameFile(_ first: String, _ second: String) -> Bool {
-        var a = stat(), b = stat()
-        if stat(first, &a) == 0 && stat(second, &b) == 0 { return a.st_dev == b.st_dev && a.st_ino == b.st_ino }
-        return URL(fileURLWithPath: first).standardizedFileURL.path == URL(fileURLWithPath: second).standardizedFileURL.path
-    }
 }

@@ -68,9 +68,11 @@ vshnsw_status vshnsw_create(size_t dimensions, size_t capacity, size_t m, size_t
 /**
  * Reads a graph `vshnsw_save` wrote, after checking that the file has
  * `expected_bytes` bytes with CRC-32 `expected_crc` (so a torn or damaged
- * file is refused before hnswlib reads it), then that its structure holds
- * (element size for `dimensions`, every link inside the graph). Room for
- * `capacity` elements (at least the file's).
+ * file is refused before hnswlib reads it) and that its header's node count
+ * fits in the file (so a forged count never sizes an allocation), then that
+ * its structure holds (element size for `dimensions`, every link inside the
+ * graph). Room for `capacity` elements or the file's nodes, whichever is more
+ * (never the file's own recorded capacity).
  */
 vshnsw_status vshnsw_load(const char *path, size_t dimensions, uint64_t expected_bytes, uint32_t expected_crc,
                           size_t capacity, vshnsw_index **out, char *message, size_t message_size);
@@ -107,6 +109,14 @@ size_t vshnsw_remove(vshnsw_index *index, const uint64_t *labels, size_t count);
 
 /** Whether the graph holds `vector` (rounded) under `label`. */
 vshnsw_presence vshnsw_compare(const vshnsw_index *index, uint64_t label, const float *vector);
+
+/**
+ * How many of `count` labels are not held with their vector (`count ×
+ * dimensions` floats, row after row, rounded as `vshnsw_add` rounds them):
+ * absent, removed or holding another vector. Zero, with as many labels
+ * present as given, means the graph holds exactly these rows under these labels.
+ */
+size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, const float *vectors, size_t count);
 
 /** Writes up to `capacity` labels present and not removed, in no order; returns how many were written. */
 size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacity);

@@ -52,8 +52,9 @@ public struct EmbeddingDescriptor: Sendable, Hashable, Codable {
     public var dimension: Int
     /// How pixels become the model's input, in words a person can reproduce.
     public var preprocessing: String
-    /// SHA-256 (hex) of the model file and of its projection, or of the
-    /// algorithm's version for a descriptor without a file.
+    /// SHA-256 (hex) of the model file, its projection and its whole
+    /// preprocessing (``ModelManifest/identity``), or of the algorithm's
+    /// version for a descriptor without a file.
     public var contentHash: String
 
     public init(name: String, version: String, dimension: Int, preprocessing: String, contentHash: String) {

@@ -38,8 +38,7 @@ public final class LearnedEmbedder: ImageEmbedder {
         self.installation = installation
         let manifest = try ModelManifest.read(at: installation.manifestPath)
         self.manifest = manifest
-        var hash = manifest.sha256
-        if let shipped = manifest.projection { hash = SHA256Digest.hex(of: Array((manifest.sha256 + shipped.sha256).utf8)) }
+        let hash = manifest.identity
         descriptor = EmbeddingDescriptor(
             name: manifest.name, version: manifest.version, dimension: manifest.projection?.outputDimension ?? manifest.dimension,
             preprocessing: "sRGB, alpha flattened on white; \(manifest.resize) to \(manifest.inputSize)×\(manifest.inputSize) "

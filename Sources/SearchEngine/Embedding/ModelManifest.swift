@@ -51,6 +51,26 @@ public struct ModelManifest: Sendable, Hashable, Codable {
         case inputName = "input_name", outputName = "output_name", inputSize = "input_size"
     }
 
+    /// The model's identity (``EmbeddingDescriptor/contentHash``, the tag a
+    /// catalog records): SHA-256 (hex) of everything that makes its vectors —
+    /// the model file's and the projection's checksums and the whole
+    /// preprocessing (input size, resize, mean, std, tensor names, output
+    /// length) — so a manifest changed in any of them is another model, and a
+    /// catalog made before is re-indexed instead of being searched with
+    /// vectors that no longer compare.
+    public var identity: String {
+        let recipe = [
+            "model \(sha256)",
+            "version \(version)",
+            "projection " + (projection.map { "\($0.sha256) \($0.outputDimension)" } ?? "none"),
+            "input \(inputName) \(inputSize) \(resize)",
+            "mean " + mean.map { "\($0)" }.joined(separator: " "),
+            "std " + std.map { "\($0)" }.joined(separator: " "),
+            "output \(outputName) \(dimension)",
+        ]
+        return SHA256Digest.hex(of: Array(recipe.joined(separator: "\n").utf8))
+    }
+
     /// Reads and checks a manifest.
     /// - Throws: ``EmbeddingError/modelDamaged(path:reason:)`` naming the file and what is wrong.
     public static func read(at path: String) throws(EmbeddingError) -> ModelManifest {

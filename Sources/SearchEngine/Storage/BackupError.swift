@@ -7,6 +7,10 @@ public enum BackupError: Error, Sendable, Hashable, CustomStringConvertible {
     case destinationExists(path: String)
     /// The destination cannot be written: a folder, the catalog itself, an unwritable folder.
     case destination(path: String, reason: String)
+    /// The destination is one of the catalog's own files (``CatalogOwnFiles``) —
+    /// the catalog, its `-wal`, `-shm` or `-journal`, or inside its HNSW folder —
+    /// however spelled: writing it would damage the catalog being copied.
+    case destinationIsCatalogFile(path: String, owned: CatalogOwnFiles.Owned)
     /// A program the store's backup runs (`pg_dump`) is not installed; `fix` says how to get it.
     case toolMissing(tool: String, fix: String)
     /// That program ran and failed: how it ended and the last of what it printed (never a password).
@@ -24,6 +28,8 @@ public enum BackupError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) exists; choose another destination, or replace it on purpose"
         case .destination(let path, let reason):
             "cannot write the backup to \(path): \(reason)"
+        case .destinationIsCatalogFile(let path, let owned):
+            "cannot write the backup to \(path): \(owned); back the catalog up to a file of its own"
         case .toolMissing(let tool, let fix):
             "\(tool) is not installed or not found: \(fix)"
         case .toolFailed(let tool, let status, let output):

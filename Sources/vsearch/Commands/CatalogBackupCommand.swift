@@ -43,13 +43,14 @@ extension CatalogCommand {
 
         func validate() throws {
             guard !destination.isEmpty else { throw ValidationError("DEST is empty; name the file to write, e.g. backups/catalog.sqlite") }
+            // The catalog's own files first, whatever the spelling (a symbolic link to one included): --force never makes them a DEST.
+            if case .sqlite(let path) = catalog.location, let owned = CatalogOwnFiles(catalog: path).owned(destination) {
+                throw ValidationError("DEST \(destination) cannot be written: \(owned); back the catalog up to a file of its own")
+            }
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: destination, isDirectory: &isFolder) {
                 if isFolder.boolValue {
                     throw ValidationError("DEST \(destination) is a folder; name a file in it, e.g. \(destination)/catalog-backup.sqlite")
-                }
-                if case .sqlite(let path) = catalog.location, Self.sameFile(path, destination) {
-                    throw ValidationError("DEST \(destination) is the catalog itself; back it up to another file")
                 }
                 if !force { throw ValidationError("DEST \(destination) exists; pass --force to replace it, or choose another file") }
             }
@@ -79,12 +80,6 @@ extension CatalogCommand {
                 progress.end()
                 throw CLIError.report(error)
             }
-        }
-
-        static func sameFile(_ first: String, _ second: String) -> Bool {
-            guard let a = try? FileManager.default.attributesOfItem(atPath: first),
-                  let b = try? FileManager.default.attributesOfItem(atPath: second) else { return false }
-            return a[.systemNumber] as? Int == b[.systemNumber] as? Int && a[.systemFileNumber] as? Int == b[.systemFileNumber] as? Int
         }
 
         /// The last tenth of the copy reported, so a log gets at most eleven progress lines.

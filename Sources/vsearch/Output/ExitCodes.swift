@@ -50,10 +50,10 @@ enum ExitCodes {
     }
 
     /// The exit code for a backup error: a missing pg_dump is EX_UNAVAILABLE
-    /// ("a support program does not exist"), an existing destination a usage error.
+    /// ("a support program does not exist"), an existing destination or one of the catalog's own files a usage error.
     static func code(for error: BackupError) -> ExitCode {
         switch error {
-        case .destinationExists: usage
+        case .destinationExists, .destinationIsCatalogFile: usage
         case .toolMissing: unavailable
         case .destination, .toolFailed, .copy, .verification: ioError
         case .catalog(let error): code(for: error)

@@ -133,13 +133,33 @@ public final class ApproximateIndex: Sendable {
                 graph = try HNSWGraph(dimensions: dimensions, capacity: max(1, index.count))
                 entry.built = true
             }
-            guard let graph else { continue }
+            guard var graph else { continue }
+            // A loaded graph whose manifest says the catalog's vectors are the ones it was compared with is
+            // compared all the same — in one pass, no catching up — for the manifest is the file's word,
+            // not the catalog's: a graph with labels swapped or vectors changed (its checksum recomputed) is refused.
+            if entry.loaded && compared == fingerprint, let damage = Self.disagreement(of: graph, space: space, with: index) {
+                guard let fresh = try Self.replacing(&entry, because: damage, dimensions: dimensions, capacity: index.count, policy: policy) else {
+                    report.spaces.append(entry)
+                    continue
+                }
+                graph = fresh
+            }
             // The vectors it was last compared with are these (CRC-32 of ids and rows): nothing to catch up.
             if compared != fingerprint || entry.built {
                 try catchUp(graph, space: space, to: index, policy: policy, report: &entry)
                 // A saved manifest with another fingerprint is out of date even when no row changed: saving
                 // it again spares the next open this comparison.
                 if entry.loaded { recordsFingerprint = true }
+            }
+            // Links can be re-pointed inside the graph with every label and vector intact: a loaded graph must
+            // find rows by their own vectors (``spotCheck(_:space:index:)``) before it answers.
+            if entry.loaded, let damage = Self.spotCheck(graph, space: space, index: index) {
+                guard let fresh = try Self.replacing(&entry, because: damage, dimensions: dimensions, capacity: index.count, policy: policy) else {
+                    report.spaces.append(entry)
+                    continue
+                }
+                graph = fresh
+                try catchUp(graph, space: space, to: index, policy: policy, report: &entry)
             }
             fingerprints[space] = fingerprint
             entry.count = graph.count
@@ -193,6 +213,100 @@ public final class ApproximateIndex: Sendable {
             $0.dirty = false
             $0.savedAt = .now
         }
+    }
+
+    /// Records that a loaded graph is not used and why; an empty graph to
+    /// build instead when `policy` builds, else nil (the space answers exactly
+    /// and a one-shot command says why).
+    static func replacing(_ entry: inout Report.Space, because damage: String, dimensions: Int, capacity: Int,
+                          policy: Policy) throws(HNSWGraphError) -> HNSWGraph? {
+        entry = Report.Space(space: entry.space)
+        entry.unusable = damage
+        guard policy.builds else { return nil }
+        entry.built = true
+        return try HNSWGraph(dimensions: dimensions, capacity: max(1, capacity))
+    }
+
+    /// Why `graph` is not the catalog's rows in `space`, when it is not: a row
+    /// it does not hold with that row's vector under that row's id, or more
+    /// vectors than the catalog has rows there. Nil when it is exactly them.
+    /// One pass in C (``HNSWGraph/mismatches(labels:vectors:)``), no catching up.
+    static func disagreement(of graph: HNSWGraph, space: VectorSpace, with index: FeatureIndex) -> String? {
+        let dimensions = graph.dimensions
+        var rows = 0, mismatched = 0
+        if space == .color {
+            guard dimensions == index.dimensions else { return "it holds \(dimensions)-float vectors, the catalog \(index.dimensions)-float ones" }
+            rows = index.count
+            mismatched = index.ids.withUnsafeBufferPointer { ids in
+                index.vectors.withUnsafeBufferPointer { vectors in
+                    graph.mismatches(labels: UnsafeBufferPointer(rebasing: ids[0..<rows]),
+                                     vectors: UnsafeBufferPointer(rebasing: vectors[0..<(rows * dimensions)]))
+                }
+            }
+        } else {
+            let chunk = 16_384
+            var labels: [Int64] = []
+            var vectors: [Float] = []
+            labels.reserveCapacity(chunk)
+            vectors.reserveCapacity(chunk * dimensions)
+            func flush() {
+                mismatched += labels.withUnsafeBufferPointer { l in vectors.withUnsafeBufferPointer { graph.mismatches(labels: l, vectors: $0) } }
+                labels.removeAll(keepingCapacity: true)
+                vectors.removeAll(keepingCapacity: true)
+            }
+            for row in 0..<index.count where index.hasVector(at: row, space: space) {
+                rows += 1
+                labels.append(index.ids[row])
+                let start = vectors.count
+                vectors.append(contentsOf: repeatElement(0, count: dimensions))
+                vectors.withUnsafeMutableBufferPointer { index.copyVector(at: row, space: space, to: $0.baseAddress! + start) }
+                if labels.count == chunk { flush() }
+            }
+            flush()
+        }
+        if mismatched > 0 {
+            return "its manifest says it reflects the catalog's vectors, but \(mismatched) of the catalog's \(rows) rows are not in it "
+                + "as the catalog holds them (labels or vectors changed)"
+        }
+        if graph.count != rows {
+            return "its manifest says it reflects the catalog's vectors, but it holds \(graph.count) vectors for the catalog's \(rows)"
+        }
+        return nil
+    }
+
+    /// Rows a loaded graph is searched for by their own vectors before it answers.
+    static let spotChecks = 16
+    /// Candidates each of those searches walks.
+    static let spotCheckEf = 128
+
+    /// Searches a loaded graph for ``spotChecks`` random rows by their own
+    /// vectors: each should come back first (or a row holding the same vector:
+    /// duplicates). A graph whose links were re-pointed — in range, checksum
+    /// recomputed, so its structure holds — loses its way, and more than a
+    /// quarter missing says it is damaged; an honest graph misses one now and
+    /// then (HNSW is approximate), hence the margin. What it cannot see: a few
+    /// links changed among many, which costs recall, never a wrong score — the
+    /// engine scores every candidate exactly.
+    static func spotCheck(_ graph: HNSWGraph, space: VectorSpace, index: FeatureIndex) -> String? {
+        guard index.count > 0 else { return nil }
+        var random = SystemRandomNumberGenerator()
+        var rows = Set<Int>()
+        for _ in 0..<(spotChecks * 4) where rows.count < spotChecks {
+            let row = Int.random(in: 0..<index.count, using: &random)
+            if index.hasVector(at: row, space: space) { rows.insert(row) }
+        }
+        var scratch = [Float](repeating: 0, count: graph.dimensions)
+        var missed = 0
+        for row in rows.sorted() {
+            let id = index.ids[row]
+            let found = index.withVector(at: row, space: space, into: &scratch) { vector -> Bool in
+                guard let first = graph.search(vector, ef: spotCheckEf).first else { return false }
+                return first == id || graph.presence(of: first, vector: vector) == .same
+            }
+            if found == false { missed += 1 }
+        }
+        guard missed * 4 > rows.count else { return nil }
+        return "\(missed) of \(rows.count) rows searched for by their own vectors were not found: its links are damaged"
     }
 
     /// Adds the rows `graph` lacks or holds with another vector, removes the ids `index` no longer has.

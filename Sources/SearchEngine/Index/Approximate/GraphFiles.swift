@@ -69,7 +69,10 @@ public struct GraphFiles: Sendable {
         return manifest
     }
 
-    /// Reads a space's saved graph, with room for `capacity` vectors.
+    /// Reads a space's saved graph, with room for `capacity` vectors (the
+    /// catalog's rows: never a number the manifest or the file claims — the
+    /// file's node count is checked against its size before it sizes anything),
+    /// and checks that the manifest's count is the graph's.
     public func load(_ space: VectorSpace, dimensions: Int, model: String?, capacity: Int) -> Loaded {
         guard let manifest = manifest(space) else {
             // A manifest that is there but unreadable (torn by hand, another version's format) is said, not ignored.
@@ -86,7 +89,10 @@ public struct GraphFiles: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return .unusable("its graph file \(manifest.file) is missing") }
         do {
             let graph = try HNSWGraph(loading: path, dimensions: dimensions, bytes: manifest.bytes, crc: manifest.crc32,
-                                      capacity: max(capacity, manifest.count))
+                                      capacity: max(1, capacity))
+            guard graph.count == manifest.count else {
+                return .unusable("its manifest records \(manifest.count) vectors, the graph file \(manifest.file) holds \(graph.count)")
+            }
             return .graph(graph, manifest)
         } catch {
             return .unusable("\(manifest.file): \(error.message)")

@@ -101,6 +101,15 @@ public final class HNSWGraph: @unchecked Sendable {
         }
     }
 
+    /// How many of `labels` the graph does not hold with their vector
+    /// (`vectors` row after row, as the graph rounds them): absent, removed or
+    /// holding another vector.
+    public func mismatches(labels: UnsafeBufferPointer<Int64>, vectors: UnsafeBufferPointer<Float>) -> Int {
+        precondition(vectors.count == labels.count * dimensions, "\(vectors.count) floats for \(labels.count) vectors of \(dimensions)")
+        guard let base = vectors.baseAddress, !labels.isEmpty else { return 0 }
+        return labels.withMemoryRebound(to: UInt64.self) { vshnsw_mismatches(handle, $0.baseAddress, base, $0.count) }
+    }
+
     /// Every label present, in no order.
     public func labels() -> [Int64] {
         let capacity = count
