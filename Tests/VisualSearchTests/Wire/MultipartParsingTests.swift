@@ -29,7 +29,7 @@ struct MultipartParsingTests {
         let parts = try MultipartForm.parse(body, contentType: Self.contentType(boundary), examined: &examined)
         #expect(parts.count == 1)
         #expect(parts.first?.data == inPart)
-        // A naive search compares up to the boundary's length at each position: about 36 looks a byte here.
+        // The naive search this replaced compared up to the boundary's length at each position: 13 looks a byte here.
         #expect(examined <= 2 * body.count, "\(examined) looks for \(body.count) bytes")
     }
 
