@@ -94,6 +94,21 @@ extension PostgreSQLCatalogStore: CollectorStore {
         }
     }
 
+    public func storedEventBytes() async throws(TrackingError) -> Int {
+        do {
+            return try await withConnection { connection in
+                var bytes = 0
+                for try await value in try await connection.query("SELECT COALESCE(sum(octet_length(payload)), 0)::bigint FROM tracking_events",
+                                                                  logger: Self.silent).decode(Int.self) {
+                    bytes = value
+                }
+                return bytes
+            }
+        } catch {
+            throw .storage(path: location, reason: error.description)
+        }
+    }
+
     public func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats {
         let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
         let limit = max(0, limit)

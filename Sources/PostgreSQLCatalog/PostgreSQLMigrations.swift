@@ -90,5 +90,15 @@ enum PostgreSQLMigrations {
             "ALTER TABLE images ADD COLUMN learned vector",
             "CREATE TABLE catalog_models (role TEXT PRIMARY KEY, descriptor TEXT NOT NULL)",
         ]),
+        Step(name: "v5: covering indexes for event stats", sql: [
+            // As the SQLite store's step: statistics read index entries (index-only
+            // scans once vacuumed), per window by time, over everything by query or product.
+            "DROP INDEX IF EXISTS tracking_events_ts",
+            "DROP INDEX IF EXISTS tracking_events_query",
+            "DROP INDEX IF EXISTS tracking_events_pid",
+            "CREATE INDEX tracking_events_time ON tracking_events (ts, action, query_id, pid)",
+            "CREATE INDEX tracking_events_query_time ON tracking_events (query_id, action, ts)",
+            "CREATE INDEX tracking_events_pid_time ON tracking_events (pid, action, ts)",
+        ]),
     ]
 }

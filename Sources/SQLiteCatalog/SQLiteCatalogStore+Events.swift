@@ -38,6 +38,16 @@ extension SQLiteCatalogStore: CollectorStore {
         }
     }
 
+    public func storedEventBytes() async throws(TrackingError) -> Int {
+        do {
+            return try await pooledRead { db in
+                try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(length(CAST(payload AS BLOB))), 0) FROM tracking_events") ?? 0
+            }
+        } catch {
+            throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
+        }
+    }
+
     public func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
         let decoder = JSONDecoder()
         do {
@@ -55,47 +65,66 @@ extension SQLiteCatalogStore: CollectorStore {
     }
 
     public func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats {
-        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
-        let grouped: @Sendable (String, Database) throws -> [EventStats.Row] = { column, db in
-            try Row.fetchAll(db, sql: """
-                SELECT \(column) AS key,
-                       SUM(action IN ('view', 'product_view')) AS views,
-                       SUM(action IN ('click', 'product_click')) AS clicks,
-                       SUM(action = 'add_to_cart') AS carts,
-                       SUM(action = 'transaction') AS transactions,
-                       MAX(CASE WHEN action = 'result_load' THEN json_extract(payload, '$.imgUrl') END) AS image,
-                       MAX(CASE WHEN action = 'result_load' THEN json_extract(payload, '$.label') END) AS label
-                FROM tracking_events WHERE ts >= ? AND \(column) IS NOT NULL
-                GROUP BY \(column) ORDER BY clicks DESC, views DESC, key LIMIT ?
-                """, arguments: [from, limit]).map { row in
-                let described = column == "query_id"  // a result_load's picture and label describe its query, not a product
-                return EventStats.Row(key: row["key"], views: row["views"], clicks: row["clicks"], addToCarts: row["carts"],
-                                      transactions: row["transactions"], imageURL: described ? row["image"] : nil,
-                                      label: described ? row["label"] : nil)
-            }
-        }
+        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) }
         do {
             return try await pooledRead { db in
-                let actions = try Dictionary(Row.fetchAll(db, sql: "SELECT action, COUNT(*) AS n FROM tracking_events WHERE ts >= ? GROUP BY action",
-                                                          arguments: [from]).map { ($0["action"] as String, $0["n"] as Int) },
+                let actions = try Dictionary(Row.fetchAll(db, sql: "SELECT action, COUNT(*) AS n FROM tracking_events"
+                                                              + (from == nil ? "" : " WHERE ts >= ?") + " GROUP BY action",
+                                                          arguments: StatementArguments(from.map { [$0] } ?? [])).map { ($0["action"] as String, $0["n"] as Int) },
                                              uniquingKeysWith: { $1 })
-                return EventStats(total: actions.values.reduce(0, +), actions: actions,
-                                  queries: try grouped("query_id", db), products: try grouped("pid", db))
+                let total = actions.values.reduce(0, +)
+                // A window holding a small part of the events is read through the time index
+                // (its entries only); a wide one, or everything, through the per-query and
+                // per-product indexes, already in group order. MAX(id) stands for the table's size.
+                var byTime = false
+                if from != nil { byTime = total * 4 < (try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM tracking_events") ?? 0) }
+                return EventStats(total: total, actions: actions,
+                                  queries: try Self.grouped("query_id", from: from, byTime: byTime, limit: limit, db),
+                                  products: try Self.grouped("pid", from: from, byTime: byTime, limit: limit, db))
             }
         } catch {
             throw .storage(path: path, reason: SQLiteCatalogStore.wrap(error).description)
         }
     }
 
+    /// Engagement per value of `column` (`query_id` or `pid`: never user text)
+    /// from index entries alone; a query's picture and label (its `result_load`'s
+    /// payload) are read for the rows returned only.
+    static func grouped(_ column: String, from: Int64?, byTime: Bool, limit: Int, _ db: Database) throws -> [EventStats.Row] {
+        let window = from == nil ? "" : "ts >= ? AND "
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT \(column) AS key,
+                   SUM(action IN ('view', 'product_view')) AS views,
+                   SUM(action IN ('click', 'product_click')) AS clicks,
+                   SUM(action = 'add_to_cart') AS carts,
+                   SUM(action = 'transaction') AS transactions
+            FROM tracking_events \(byTime ? "INDEXED BY tracking_events_time" : "") WHERE \(window)\(column) IS NOT NULL
+            GROUP BY \(column) ORDER BY clicks DESC, views DESC, key LIMIT ?
+            """, arguments: StatementArguments((from.map { [$0] } ?? []) + [Int64(limit)]))
+        let described = column == "query_id"  // a result_load's picture and label describe its query, not a product
+        let picture = described ? try db.cachedStatement(sql: """
+            SELECT MAX(json_extract(payload, '$.imgUrl')) AS image, MAX(json_extract(payload, '$.label')) AS label
+            FROM tracking_events WHERE query_id = ? AND action = 'result_load' AND ts >= ?
+            """) : nil
+        return try rows.map { row in
+            let key: String = row["key"]
+            let described = try picture.flatMap { try Row.fetchOne($0, arguments: [key, from ?? Int64.min]) }
+            return EventStats.Row(key: key, views: row["views"], clicks: row["clicks"], addToCarts: row["carts"],
+                                  transactions: row["transactions"], imageURL: described?["image"], label: described?["label"])
+        }
+    }
+
     public func timeline(since: Date?, bucketSeconds: Int) async throws(TrackingError) -> EventTimeline {
-        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) } ?? Int64.min
+        let from = since.map { Int64($0.timeIntervalSince1970 * 1000) }
         let width = Int64(max(1, bucketSeconds)) * 1000
         do {
             return try await pooledRead { db in
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT (ts / ?) * ? AS start, action, COUNT(*) AS n FROM tracking_events
-                    WHERE ts >= ? GROUP BY start, action
-                    """, arguments: [width, width, from]).map { (start: $0["start"] as Int64, action: $0["action"] as String, count: $0["n"] as Int) }
+                    SELECT (ts / ?) * ? AS start, action, COUNT(*) AS n FROM tracking_events INDEXED BY tracking_events_time
+                    \(from == nil ? "" : "WHERE ts >= ?") GROUP BY start, action
+                    """, arguments: StatementArguments([width, width] + (from.map { [$0] } ?? []))).map {
+                    (start: $0["start"] as Int64, action: $0["action"] as String, count: $0["n"] as Int)
+                }
                 return EventTimeline(bucketSeconds: max(1, bucketSeconds), rows: rows)
             }
         } catch {

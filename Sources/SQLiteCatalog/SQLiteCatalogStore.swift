@@ -221,6 +221,20 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v5: covering indexes for event stats") { db in
+            // Statistics read only index entries: per window by time (action,
+            // query and product beside it), over everything by query or product
+            // (action and time beside them). The narrower indexes they replace
+            // made every grouped statistic look up each event's row (1M events: 3.9 s).
+            try db.execute(sql: """
+                DROP INDEX IF EXISTS tracking_events_ts;
+                DROP INDEX IF EXISTS tracking_events_query;
+                DROP INDEX IF EXISTS tracking_events_pid;
+                CREATE INDEX tracking_events_time ON tracking_events(ts, action, query_id, pid);
+                CREATE INDEX tracking_events_query_time ON tracking_events(query_id, action, ts);
+                CREATE INDEX tracking_events_pid_time ON tracking_events(pid, action, ts);
+                """)
+        }
         return migrator
     }
 

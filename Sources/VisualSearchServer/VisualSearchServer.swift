@@ -93,7 +93,8 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
         ServiceRoutes(service: service, settings: configuration.endpoints).register(on: router)
         HealthRoute(store: catalog, settings: configuration.endpoints).register(on: router)
-        CollectorRoutes(store: collector, settings: configuration.endpoints, metrics: metrics).register(on: router)
+        CollectorRoutes(store: collector, settings: configuration.endpoints, metrics: metrics, limits: configuration.limits.collector,
+                        addressHeader: configuration.limits.clients.addressHeader, clock: configuration.admissionClock).register(on: router)
         if configuration.servesMetrics {
             let catalog = self.catalog
             MetricsRoute(metrics: metrics, settings: configuration.endpoints, admission: admission, imageWork: imageWork,

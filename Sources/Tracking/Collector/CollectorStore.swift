@@ -13,6 +13,10 @@ public protocol CollectorStore: Sendable {
     func receive(_ events: [TrackingEvent]) async throws(TrackingError) -> [CollectorResult]
     /// Events stored (after deduplication).
     func eventCount() async throws(TrackingError) -> Int
+    /// Bytes of the events stored: their payloads (each event's JSON as
+    /// stored), what a server's cap on stored events is kept against.
+    /// Read once when a collector starts taking events (a scan of the table), not per batch.
+    func storedEventBytes() async throws(TrackingError) -> Int
     /// Engagement per query and per product, for events at or after `since`.
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats
     /// Events per action in buckets of `bucketSeconds` (≥ 1), for events at or after `since`.
@@ -41,6 +45,17 @@ public struct CollectorResult: Sendable, Hashable, Codable {
 }
 
 extension TrackingEvent {
+    /// The bytes this event takes stored: its JSON (keys sorted), with the
+    /// id a store gives it when it came without one — what
+    /// ``CollectorStore/storedEventBytes()`` sums.
+    public var storedByteCount: Int {
+        var event = self
+        if event.eventID?.isEmpty ?? true { event.eventID = contentID }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(event).count) ?? 0
+    }
+
     /// `h-` + a hash of the event's wire parameters: the id of an event that
     /// came without one, so the same event sent twice is stored once.
     public var contentID: String {

@@ -18,6 +18,13 @@ import Foundation
 /// | finite | `value`, `n1`…`n5` |
 /// | ≥ 1 | `pos` |
 /// | valid JSON | `json` |
+/// | no control characters (U+0000–U+001F, U+007F–U+009F); `json` may hold tab, CR and LF | every text field |
+///
+/// Control characters have no place in an event, and printed by a
+/// statistics table they would drive the terminal (a title changed, a row
+/// forged), so an event carrying one is refused naming the field. Bidi marks
+/// and overrides are text in right-to-left languages: they are accepted, and
+/// escaped wherever vsearch prints them.
 ///
 /// Custom actions need only a name: non-empty, at most 32 characters, no
 /// spaces or control characters. Empty strings count as absent.
@@ -39,6 +46,12 @@ public enum EventValidator {
         if event.action == .transaction {
             try require(event.transactionId, "transactionId", for: event.action)
             guard event.value != nil else { throw .invalidEvent(field: "value", rule: "required for transaction") }
+        }
+        for (value, field) in textFields(event) {
+            guard let value, let control = value.unicodeScalars.first(where: { isControl($0) && !(field == "json" && "\t\n\r".unicodeScalars.contains($0)) })
+            else { continue }
+            throw .invalidEvent(field: field, rule: "contains the control character U+\(String(format: "%04X", control.value)); "
+                                + "event fields are text without control characters")
         }
         for (value, field, limit) in lengthRules(event) {
             if let value, value.count > limit {
@@ -119,6 +132,21 @@ public enum EventValidator {
 
     static func require(_ value: String?, _ field: String, for action: TrackingAction) throws(TrackingError) {
         guard let value, !value.isEmpty else { throw .invalidEvent(field: field, rule: "required for \(action)") }
+    }
+
+    /// C0 controls, DEL and C1 controls.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Every text field with its name (the action's own name is checked by ``validateAction(_:)``).
+    static func textFields(_ event: TrackingEvent) -> [(String?, String)] {
+        [(event.queryId, "queryId"), (event.pid, "pid"), (event.imgUrl, "imgUrl"), (event.transactionId, "transactionId"),
+         (event.uid, "uid"), (event.sid, "sid"), (event.category, "category"), (event.name, "name"), (event.label, "label"),
+         (event.fromReqId, "fromReqId"), (event.source, "source"), (event.brand, "brand"), (event.currency, "currency"),
+         (event.productUrl, "productUrl"), (event.campaign, "campaign"), (event.adGroup, "adGroup"), (event.creative, "creative"),
+         (event.s1, "s1"), (event.s2, "s2"), (event.s3, "s3"), (event.s4, "s4"), (event.s5, "s5"), (event.json, "json"),
+         (event.eventID, "eventID")]
     }
 
     static func lengthRules(_ event: TrackingEvent) -> [(String?, String, Int)] {

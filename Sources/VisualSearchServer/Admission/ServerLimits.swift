@@ -42,6 +42,9 @@ public struct ServerLimits: Sendable, Hashable {
     public var unverifiedBodies = UnverifiedBodyLimits()
     /// Data API insert transactions running at once (2) and waiting (8); `/insert` is refused beyond (503 with `Retry-After`).
     public var inserts = InsertLimits()
+    /// What the keyless collector takes in: events a second per address and
+    /// in all, event bytes per address an hour, and event bytes stored (``CollectorLimits``).
+    public var collector = CollectorLimits()
 
     /// Limits with the documented defaults.
     public init(image: ImageLimits = ServerLimits.defaultImageLimits, imageWork: ImageWorkPool.Limits = ImageWorkPool.Limits(),

@@ -27,7 +27,7 @@ extension MetricFamily {
         labels: ["lane"])
     static let httpRequestsRateLimited = MetricFamily(
         "vsearch_http_requests_rate_limited_total", .counter,
-        "Requests refused with 429 by their client's limits, by reason (rate, refusals, concurrency, body_memory).",
+        "Requests refused with 429 by their client's limits, by reason (rate, refusals, concurrency, body_memory, collector).",
         labels: ["reason"])
 
     // MARK: Connections
@@ -68,7 +68,7 @@ extension MetricFamily {
         "Images in the catalog, as of the last scrape.")
     static let collectorEvents = MetricFamily(
         "vsearch_collector_events_total", .counter,
-        "Analytics events the collector received, by outcome (accepted, rejected).",
+        "Analytics events the collector received, by outcome (accepted, rejected; limited: a batch over a rate, 429; store_full: 507).",
         labels: ["outcome"])
 
     // MARK: The process (the names and meanings of the Prometheus client libraries' process collector)

@@ -70,6 +70,11 @@ public final class ServerMetrics: Sendable {
         if rejected > 0 { increment(.collectorEvents, by: rejected, labels: ["rejected"]) }
     }
 
+    /// Events of a batch the collector's limits refused whole (`limited`: over a rate; `store_full`: the stored bytes at their cap).
+    func recordCollectorRefusal(events: Int, outcome: String) {
+        if events > 0 { increment(.collectorEvents, by: events, labels: [outcome]) }
+    }
+
     /// Adds to a counter.
     func increment(_ family: MetricFamily, by amount: Int = 1, labels: [String] = []) {
         precondition(family.kind == .counter, "\(family) is a \(family.kind), not a counter")

@@ -24,6 +24,9 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
     case busy(reason: String, retryAfter: Int)
     /// The client is over its rate or its requests in flight (429 with `Retry-After`).
     case rateLimited(reason: String, retryAfter: Int)
+    /// The server has no room left to store what was sent — the collector's
+    /// events at their cap (507 with `Retry-After`: when it looks again).
+    case storageFull(reason: String, retryAfter: Int)
     /// The request took longer than the limit (503).
     case timedOut(seconds: Double)
     /// No such endpoint (404).
@@ -43,6 +46,7 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
         case .bodyTooLarge: 413
         case .busy, .timedOut: 503
         case .rateLimited: 429
+        case .storageFull: 507
         case .notFound: 404
         case .badBody: 400
         }
@@ -60,6 +64,7 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
         case .bodyTooLarge(let limit): "Request body too large: the limit is \(limit) bytes"
         case .busy(let reason, let retryAfter): "Server busy: \(reason); retry in \(retryAfter) s"
         case .rateLimited(let reason, let retryAfter): "Too many requests: \(reason); retry in \(retryAfter) s"
+        case .storageFull(let reason, let retryAfter): "Insufficient storage: \(reason); retry in \(retryAfter) s"
         case .timedOut(let seconds): "Request timed out after \(seconds) s"
         case .notFound(let path): "No such endpoint: \(path)"
         case .badBody(let reason): "Malformed request body: \(reason)"
@@ -86,10 +91,10 @@ public enum ServerError: Error, Sendable, CustomStringConvertible, HTTPResponseE
         return (value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)) + " megapixels"
     }
 
-    /// Seconds a client should wait before retrying, sent as `Retry-After` (429 and 503 answers).
+    /// Seconds a client should wait before retrying, sent as `Retry-After` (429, 503 and 507 answers).
     public var retryAfter: Int? {
         switch self {
-        case .busy(_, let seconds), .rateLimited(_, let seconds), .engine(.overloaded(_, let seconds)): seconds
+        case .busy(_, let seconds), .rateLimited(_, let seconds), .storageFull(_, let seconds), .engine(.overloaded(_, let seconds)): seconds
         case .engine(.unavailable): 1
         default: nil
         }

@@ -116,7 +116,7 @@ struct InsertStatusCommand: AsyncParsableCommand {
     static func print(_ progress: InsertStatusResponse.Progress) {
         Terminal.out("trans_id \(progress.transactionID): \(progress.processedPercent)% of \(progress.total), "
             + "\(progress.successCount) indexed, \(progress.failCount) failed")
-        for error in progress.errorList { Terminal.err("  \(line(for: error))\n") }
+        for error in progress.errorList { Terminal.err("  \(TerminalText.escaped(line(for: error)))\n") }
     }
 
     /// `name: message`, the name once: the service's message may already begin with it.

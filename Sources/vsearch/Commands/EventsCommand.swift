@@ -39,21 +39,24 @@ struct EventsCommand: AsyncParsableCommand {
                 throw CLIError.report(error)
             }
             if json { Terminal.json(stats); return }
-            Terminal.out("\(stats.total) events" + (stats.actions.isEmpty ? "" : ": " + stats.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
+            Terminal.out("\(stats.total) events" + (stats.actions.isEmpty ? "" : ": " + stats.actions.sorted { $0.key < $1.key }
+                .map { "\(TerminalText.escaped($0.key)) \($0.value)" }.joined(separator: ", ")))
             for (title, rows) in [("query", stats.queries), ("im_name", stats.products)] where !rows.isEmpty {
                 Terminal.out("")
                 Terminal.out(Self.table(title, rows))
             }
         }
 
+        /// The rows as an aligned table; keys (a query id, a pid: whatever the events carried) escaped for the terminal.
         static func table(_ title: String, _ rows: [EventStats.Row]) -> String {
             let percent = { (value: Double?) in value.map { String(format: "%.1f%%", $0 * 100) } ?? "-" }
-            let width = max(title.count, rows.map(\.key.count).max() ?? 0)
+            let keys = rows.map { TerminalText.escaped($0.key) }
+            let width = max(title.count, keys.map(\.count).max() ?? 0)
             let pad = { (text: String, count: Int) in text + String(repeating: " ", count: max(0, count - text.count)) }
             var lines = [pad(title, width) + "   views  clicks   carts  trans      CTR   conv"]
-            for row in rows {
+            for (row, key) in zip(rows, keys) {
                 let left = { (text: String, count: Int) in String(repeating: " ", count: max(0, count - text.count)) + text }
-                lines.append(pad(row.key, width) + String(format: " %7d %7d %7d %6d ", row.views, row.clicks, row.addToCarts, row.transactions)
+                lines.append(pad(key, width) + String(format: " %7d %7d %7d %6d ", row.views, row.clicks, row.addToCarts, row.transactions)
                              + left(percent(row.clickThroughRate), 8) + " " + left(percent(row.conversion), 6))
             }
             return lines.joined(separator: "\n")

@@ -204,7 +204,7 @@ struct CatalogCommand: AsyncParsableCommand {
                 if stale > 0 {
                     Terminal.out("features  \(stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
                 }
-                for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(name): \(type)") }
+                for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(TerminalText.escaped(name)): \(type)") }
             } catch {
                 throw CLIError.report(error)
             }
@@ -236,7 +236,7 @@ struct CatalogCommand: AsyncParsableCommand {
                 Terminal.json(Report(removed: removed, requested: names.count, missing: missing))
             } else {
                 Terminal.out("removed \(removed) of \(names.count)")
-                if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.joined(separator: ", "))\n") }
+                if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.map { TerminalText.escaped($0) }.joined(separator: ", "))\n") }
             }
             if removed < names.count { throw ExitCodes.partialFailure }
         }

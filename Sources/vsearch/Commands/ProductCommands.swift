@@ -64,9 +64,11 @@ enum ProductOutput {
     static func print(_ response: ProductSearchResponse, title: String, json: Bool) {
         if json { Terminal.json(response); return }
         let products = response.result ?? []
-        Terminal.out("\(response.method) \(title): \(response.total ?? products.count) products" + (response.imageID.map { "  (im_id \($0))" } ?? ""))
+        Terminal.out("\(response.method) \(TerminalText.escaped(title)): \(response.total ?? products.count) products"
+            + (response.imageID.map { "  (im_id \(TerminalText.escaped($0)))" } ?? ""))
         for (offset, product) in products.enumerated() {
-            Terminal.out("\(offset + 1)  \(product.productID)  \(product.score.map { String(format: "%.4f", $0) } ?? "-")  \(product.mainImageURL ?? "")")
+            Terminal.out("\(offset + 1)  \(TerminalText.escaped(product.productID))  \(product.score.map { String(format: "%.4f", $0) } ?? "-")  "
+                + TerminalText.escaped(product.mainImageURL ?? ""))
         }
     }
 }

@@ -73,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
     var nearestNeighbours: NearestNeighbourOptions
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
     @OptionGroup(title: "Limits (running in production; see the README)") var limits: ServerLimitOptions
+    @OptionGroup(title: "Collector limits (the keyless /v3/events; see the README)") var collectorLimits: CollectorLimitOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
@@ -148,6 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.recommendations = blending.blend
         settings.settingNames = SettingFlags.servedNames
         settings.limits = limits.limits
+        settings.limits.collector = collectorLimits.limits
         settings.servesMetrics = !limits.noMetrics
         settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
         settings.nearestNeighbours = nearestNeighbours.settings

@@ -5,7 +5,10 @@ import Tracking
 import VisualSearch
 
 /// The one place errors become what the user sees: a line on stderr
-/// (`error: …`, saying what to do where we can) and an exit code.
+/// (`error: …`, saying what to do where we can) and an exit code. A message
+/// of the engine, a service or the collector may quote what was sent (an
+/// `im_name`, an event field): it is escaped whole (``TerminalText``), so a
+/// line break in it cannot print a line of its own.
 enum CLIError {
     /// An engine error in the command line's words: a missing catalog says how to make one here.
     static func message(for error: VisualSearchError) -> String {
@@ -24,10 +27,10 @@ enum CLIError {
             Terminal.err("error: \(error.description)\n")
             return error.exitCode
         case let error as VisualSearchError:
-            Terminal.err("error: \(message(for: error))\n")
+            Terminal.err("error: \(TerminalText.escaped(message(for: error)))\n")
             return ExitCodes.code(for: error)
         case let error as ClientError:
-            Terminal.err("error: \(error.description)\n")
+            Terminal.err("error: \(TerminalText.escaped(error.description))\n")
             return ExitCodes.code(for: error)
         case let error as ImageOpsError:
             Terminal.err("error: \(error.description)\n")
@@ -39,7 +42,7 @@ enum CLIError {
             Terminal.err("error: \(error.description)\n")
             return ExitCodes.code(for: error)
         case let error as TrackingError:
-            Terminal.err("error: \(error.description)\n")
+            Terminal.err("error: \(TerminalText.escaped(error.description))\n")
             return ExitCodes.ioError
         default:
             Terminal.err("error: \(error)\n")

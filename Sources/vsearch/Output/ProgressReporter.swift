@@ -25,7 +25,7 @@ final class ProgressReporter: @unchecked Sendable {
     func note(_ line: String) {
         lock.withLock {
             guard !quiet else { return }
-            Terminal.err(isTTY ? "\r\u{1B}[2K" + line + "\n" : line + "\n")
+            if isTTY { Terminal.errOverLine(line + "\n") } else { Terminal.err(line + "\n") }
             if isTTY { lastDraw = .distantPast }
         }
     }
@@ -43,11 +43,11 @@ final class ProgressReporter: @unchecked Sendable {
             if quiet {
                 if failed, let line { Terminal.err(line + "\n") }
             } else if isTTY {
-                if failed || verbose, let line { Terminal.err("\r\u{1B}[2K" + line + "\n") }
+                if failed || verbose, let line { Terminal.errOverLine(line + "\n") }
                 let now = Date()
                 if completed == total || now.timeIntervalSince(lastDraw) > 0.1 {
                     lastDraw = now
-                    Terminal.err("\r\u{1B}[2K" + bar(completed: completed))
+                    Terminal.errOverLine(bar(completed: completed))
                 }
             } else if let line {
                 Terminal.err(line + "\n")

@@ -1,12 +1,15 @@
 import VisualSearch
 import Foundation
 
-/// An aligned, human-readable table of a search response.
+/// An aligned, human-readable table of a search response. Every value from
+/// the catalog or the query (`im_name`, field names and values, facets) is
+/// escaped for the terminal (``TerminalText``) before it is measured and laid out.
 enum ResultTable {
     /// `deduplicated`: the request dropped near-duplicates, which `total` still counts (see ``summary(total:shown:page:limit:deduplicated:)``).
     static func render(_ response: SearchResponse, query: String, deduplicated: Bool = false) -> String {
         var lines: [String] = []
-        let imageID = response.imageID.map { "  (im_id \($0))" } ?? ""
+        let query = TerminalText.escaped(query)
+        let imageID = response.imageID.map { "  (im_id \(TerminalText.escaped($0)))" } ?? ""
         if let objects = response.objects, response.result.isEmpty {
             // discoversearch: results per object, each with its own count and page; no flat list.
             lines.append("\(response.method) \(query): \(Terminal.count(objects.count, "object"))" + imageID)
@@ -54,9 +57,10 @@ enum ResultTable {
         let fieldNames = Array(Set(results.flatMap { $0.valueMap?.keys.map { $0 } ?? [] })).sorted()
         var rows: [[String]] = [["#", "im_name", "score"] + fieldNames]
         for (offset, result) in results.enumerated() {
-            rows.append([String(first + offset + 1), result.imageName, result.score.map { String(format: "%.4f", $0) } ?? "-"]
-                + fieldNames.map { clip(result.valueMap?[$0] ?? "") })
+            rows.append([String(first + offset + 1), TerminalText.escaped(result.imageName), result.score.map { String(format: "%.4f", $0) } ?? "-"]
+                + fieldNames.map { clip(TerminalText.escaped(result.valueMap?[$0] ?? "")) })
         }
+        rows[0] = rows[0].map { TerminalText.escaped($0) }  // field names
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             lines.append(row.enumerated().map { column, cell in
@@ -71,13 +75,13 @@ enum ResultTable {
         var lines: [String] = []
         for facet in facets {
             if let range = facet.range {
-                lines.append("facet \(facet.key): \(range.min) … \(range.max)")
+                lines.append("facet \(TerminalText.escaped(facet.key)): \(TerminalText.escaped(range.min)) … \(TerminalText.escaped(range.max))")
             } else {
                 let items: [String] = (facet.items ?? []).map { item in
-                    if let count = item.count { return "\(item.value) (\(count))" }
-                    return item.value
+                    if let count = item.count { return "\(TerminalText.escaped(item.value)) (\(count))" }
+                    return TerminalText.escaped(item.value)
                 }
-                lines.append("facet \(facet.key): " + items.joined(separator: ", "))
+                lines.append("facet \(TerminalText.escaped(facet.key)): " + items.joined(separator: ", "))
             }
         }
         return lines

@@ -4,13 +4,17 @@ import Glibc
 #endif
 
 /// Writing to the terminal: stdout for results, stderr for progress and errors.
+/// Whatever is written passes ``TerminalText/escaped(_:keepingLineBreaks:)``
+/// (line breaks kept): no text vsearch prints can carry a control character or
+/// a bidi override to the terminal; values are escaped one by one where they
+/// are laid out (tables, lists), so a line break inside one shows as `\n`.
 enum Terminal {
     /// Whether stderr is an interactive terminal (progress bars only then).
     static let stderrIsTTY = isatty(STDERR_FILENO) != 0
 
     /// Writes a line to stdout.
     static func out(_ text: String) {
-        write(Array((text + "\n").utf8), to: STDOUT_FILENO)
+        write(Array((TerminalText.escaped(text, keepingLineBreaks: true) + "\n").utf8), to: STDOUT_FILENO)
     }
 
     /// Writes bytes to stdout as they are (`prepare … -`).
@@ -20,7 +24,14 @@ enum Terminal {
 
     /// Writes text to stderr (no newline added), a library setting named as its flag (``SettingFlags``).
     static func err(_ text: String) {
-        write(Array(SettingFlags.rename(text).utf8), to: STDERR_FILENO)
+        write(Array(SettingFlags.rename(TerminalText.escaped(text, keepingLineBreaks: true)).utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes text to stderr over the current line (a progress bar's redraw):
+    /// the one control sequence vsearch itself sends, CR and "erase line", then `text` as ``err(_:)`` writes it.
+    static func errOverLine(_ text: String) {
+        write(Array("\r\u{1B}[2K".utf8), to: STDERR_FILENO)
+        err(text)
     }
 
     /// Writes every byte, retrying short writes and EINTR. When the reader has

@@ -28,6 +28,12 @@ final class MemoryCollector: CollectorStore {
         events.withLock { $0.count }
     }
 
+    /// Each event's JSON, as the database stores measure it.
+    func storedEventBytes() async throws(TrackingError) -> Int {
+        let all = events.withLock { Array($0.values) }
+        return all.reduce(0) { $0 + ((try? JSONEncoder().encode($1).count) ?? 0) }
+    }
+
     /// Counts per action only; delivery tests need no more.
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats {
         let actions = events.withLock { stored in
