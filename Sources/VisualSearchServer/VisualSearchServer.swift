@@ -115,11 +115,12 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         let configuration = self.configuration
         let limits = configuration.limits.connections, connections = self.connections, metrics = self.metrics
         let perAddress = configuration.limits.clients.addressHeader == nil, refusalDelay = configuration.limits.clients.refusalDelay
-        let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionPersistence.installer(), ConnectionGuard(limits: limits, counter: connections, metrics: metrics,
-                                                                                           limitsPerAddress: perAddress, refusalDelay: refusalDelay)],
-            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))
         let gate = self.gate
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionPersistence.installer(),
+                                        ConnectionGuard(limits: limits, counter: connections, gate: gate, metrics: metrics, limitsPerAddress: perAddress,
+                                                        refusalDelay: refusalDelay)],
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))
         return Application(
             router: router(),
             server: HTTPServerBuilder { responder in

@@ -154,7 +154,8 @@ struct ServeCLITests {
                               ("--client-rate", "Default 50"), ("--client-burst", "Default 100"), ("--client-concurrency", "Default 16"),
                               ("--client-image-concurrency", "Default 4"), ("--client-refusal-delay", "Default 1"),
                               ("--client-address-header", "Default: none"), ("--max-connections", "Default 512"),
-                              ("--max-client-connections", "Default 64"), ("--header-timeout", "Default 10"),
+                              ("--max-client-connections", "Default 64"), ("--max-network-connections", "Default 256"),
+                              ("--health-reserve-connections", "Default 4"), ("--header-timeout", "Default 10"),
                               ("--body-timeout", "Default 20"), ("--min-body-rate-kb", "Default 16"), ("--no-metrics", "/metrics")] {
             // The option's own entry: `--flag <value>`, or the bare flag for a switch.
             guard let range = text.range(of: " " + flag + " <") ?? text.range(of: " " + flag + " ") else {

@@ -7,13 +7,19 @@ import VisualSearch
 /// A channel handler on every connection, after HTTP decoding, enforcing
 /// ``ConnectionLimits``:
 ///
-/// - a connection beyond ``ConnectionLimits/maxConnections`` (or beyond
-///   ``ConnectionLimits/maxConnectionsPerClient`` from its address) gets an
+/// - a connection the ``AcceptGate`` admitted over a limit (its ``AcceptGate/Verdict``:
+///   beyond ``ConnectionLimits/maxConnections``, or beyond
+///   ``ConnectionLimits/maxConnectionsPerClient`` from its address or
+///   ``ConnectionLimits/maxConnectionsPerPrefix`` from its network) gets an
 ///   answer of its own when its request's head arrives — 503 (or 429, held
 ///   for ``ClientLimits/refusalDelay`` outside the connection table while
 ///   fewer than half the table's size are held) with `Retry-After: 1` and
 ///   `Connection: close`, in the API family's error JSON — and is closed;
-///   its request never reaches the routes;
+///   its request never reaches the routes. The one exception: beyond the
+///   connection limit (and in the health reserve), `GET /health` is answered
+///   as usual, and the connection closed after it;
+/// - it tells the gate when a request starts and when its answer is written,
+///   so the gate knows which connections are idle (and may close them under pressure);
 /// - a request whose headers do not arrive within ``ConnectionLimits/headerTimeout``,
 ///   or whose body falls behind ``ConnectionLimits/bodyTimeout`` plus one
 ///   second per ``ConnectionLimits/minBodyRate`` bytes, is closed. Closing is
@@ -37,6 +43,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     let limits: ConnectionLimits
     let counter: ConnectionCounter
+    /// The gate that admitted the connection: its verdict, and told when the connection is idle.
+    let gate: AcceptGate
+    /// The connection, as the gate knows it.
+    var connection: ObjectIdentifier?
+    /// Whether a `GET /health` is answered although the connection is refused (over the connection limit, or in the reserve).
+    var answersHealth = false
+    /// Whether the connection closes once its answer is written (a `/health` answered over the limit).
+    var closesAfterAnswer = false
+    /// Whether the answer was written before the request's body ended (a refusal from the head): the request is over at its end.
+    var answeredEarly = false
     let metrics: ServerMetrics?
     /// Whether connections are limited by peer address (not behind a proxy).
     let limitsPerAddress: Bool
@@ -52,7 +68,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Seconds a refusal over the per-address limit is held before it is written (``ClientLimits/refusalDelay``).
     let refusalDelay: Double
 
-    init(limits: ConnectionLimits, counter: ConnectionCounter, metrics: ServerMetrics?, limitsPerAddress: Bool, refusalDelay: Double) {
+    init(limits: ConnectionLimits, counter: ConnectionCounter, gate: AcceptGate, metrics: ServerMetrics?, limitsPerAddress: Bool,
+         refusalDelay: Double) {
+        self.gate = gate
         self.refusalDelay = refusalDelay
         self.limits = limits
         self.counter = counter
@@ -66,10 +84,20 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let open = counter.open(from: address)
         metrics?.set("vsearch_connections_open", open.total)
         phase = .awaitingHead(since: .now())
-        if open.total > limits.maxConnections {
-            metrics?.recordConnectionClosed(reason: "connection_limit")
+        let id = ObjectIdentifier(context.channel)
+        connection = id
+        switch gate.verdict(of: id) ?? .serve {
+        case .serve:
+            break
+        case .overConnectionLimit, .healthOnly:
+            // Counted in the metrics when refused: a /health asked on it is answered.
+            answersHealth = true
             phase = .refusing(.busy(reason: "more than \(limits.maxConnections) connections open", retryAfter: 1), since: .now())
-        } else if limitsPerAddress && limits.maxConnectionsPerClient > 0 && open.fromAddress > limits.maxConnectionsPerClient {
+        case .overPrefixLimit:
+            metrics?.recordConnectionClosed(reason: "prefix_connection_limit")
+            phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerPrefix) connections open from this network "
+                                           + "(\(AddressPrefix(address)))", retryAfter: 1), since: .now())
+        case .overClientLimit:
             metrics?.recordConnectionClosed(reason: "client_connection_limit")
             phase = .refusing(.rateLimited(reason: "more than \(limits.maxConnectionsPerClient) connections open from this address", retryAfter: 1),
                               since: .now())
@@ -105,6 +133,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .refusing(let error, _) = phase {
             if case .head(let head) = unwrapInboundIn(data) {
+                if answersHealth && Self.isHealthCheck(head) {
+                    // Answered as usual, then the connection closes: it was never one of the table's.
+                    closesAfterAnswer = true
+                    phase = .readingBody(since: .now(), bytes: 0)
+                    if let connection { gate.requestStarted(connection) }
+                    context.fireChannelRead(data)
+                    return
+                }
+                if answersHealth { metrics?.recordConnectionClosed(reason: "connection_limit") }
                 if held {
                     context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(refusalDelay * 1000))) { [self] in
                         if context.channel.isActive { refuse(context, head: head, error: error) }
@@ -116,17 +153,54 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return  // nothing of a refused connection reaches the routes
         }
         switch unwrapInboundIn(data) {
-        case .head: phase = .readingBody(since: .now(), bytes: 0)
+        case .head:
+            phase = .readingBody(since: .now(), bytes: 0)
+            if let connection { gate.requestStarted(connection) }
         case .body(let buffer):
             if case .readingBody(let since, let bytes) = phase { phase = .readingBody(since: since, bytes: bytes + buffer.readableBytes) }
-        case .end: phase = .answering
+        case .end:
+            if answeredEarly {
+                answeredEarly = false
+                becameIdle()
+            } else {
+                phase = .answering
+            }
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), case .answering = phase { phase = .awaitingHead(since: .now()) }
-        context.write(data, promise: promise)
+        switch unwrapOutboundIn(data) {
+        case .head(var response) where closesAfterAnswer:
+            response.headerFields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(response)), promise: promise)
+        case .end where closesAfterAnswer:
+            closesAfterAnswer = false
+            let written = context.writeAndFlush(data)
+            written.cascade(to: promise)
+            written.assumeIsolated().whenComplete { [self] _ in close(context, reason: nil) }
+        case .end:
+            switch phase {
+            case .answering: becameIdle()
+            case .readingBody: answeredEarly = true
+            default: break
+            }
+            context.write(data, promise: promise)
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+
+    /// The request is over, its answer written: the connection waits for the next one, idle.
+    func becameIdle() {
+        phase = .awaitingHead(since: .now())
+        if let connection { gate.requestEnded(connection) }
+    }
+
+    /// Whether `head` asks `GET /health` (or `HEAD`), the one request answered beyond the connection limit.
+    static func isHealthCheck(_ head: HTTPRequest) -> Bool {
+        guard head.method == .get || head.method == .head, let path = head.path else { return false }
+        return path.prefix { $0 != "?" } == "/health"
     }
 
     func scheduleCheck(_ context: ChannelHandlerContext) {

@@ -5,7 +5,12 @@ import Foundation
 /// connections or memory (the protection of Apache's `mod_reqtimeout` and
 /// nginx's `client_header_timeout`/`client_body_timeout`).
 public struct ConnectionLimits: Sendable, Hashable {
-    /// Connections open at once: 512 by default. One more is answered 503
+    /// Connections open at once: 512 by default. When they are all open, the
+    /// connection idle longest (no request in progress — a keep-alive between
+    /// requests, or one that has sent nothing yet), taken from the address
+    /// holding the most connections, is closed to make room for a new one
+    /// (nginx and HAProxy do the same under pressure), so a new client always
+    /// gets a connection. With none idle, one more is answered 503
     /// (`Retry-After: 1`, `Connection: close`) as soon as its request's head arrives, and closed.
     public var maxConnections: Int
     /// Connections open at once from one address: 64 by default (0: no limit), so
@@ -13,6 +18,19 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// closed. Off when ``ClientLimits/addressHeader`` says the server is behind
     /// a proxy (every connection then comes from the proxy).
     public var maxConnectionsPerClient: Int
+    /// Connections open at once from one network — an IPv4 /24 or an IPv6 /64
+    /// (``AddressPrefix``) — so a client with many addresses cannot take every
+    /// connection either: 256 by default (0: no limit). When the network is at
+    /// its limit, its longest-idle connection is closed for the newcomer; with
+    /// none idle, the newcomer is answered 429 and closed. Off with
+    /// ``ClientLimits/addressHeader``, like ``maxConnectionsPerClient``.
+    public var maxConnectionsPerPrefix: Int
+    /// Connections kept beyond all the others for `GET /health`: 4 by default.
+    /// When every connection is taken and none is idle, a newcomer may still
+    /// ask `/health` on one of these (any other request: 503); each is closed
+    /// after its answer, and a newcomer takes the place of the one silent
+    /// longest, so a monitor always reaches `/health`.
+    public var healthReserve: Int
     /// Seconds a client has to send a request's headers, counted from when the
     /// connection opens or its previous response was sent — so it also bounds
     /// how long an idle keep-alive connection is kept: 10 by default.
@@ -40,9 +58,12 @@ public struct ConnectionLimits: Sendable, Hashable {
 
     /// Limits with the documented defaults.
     public init(maxConnections: Int = 512, maxConnectionsPerClient: Int = 64, headerTimeout: Double = 10, bodyTimeout: Double = 20,
-                minBodyRate: Int = 16 << 10, politeRefusals: Int = 16, acceptBacklog: Int = 1024) {
+                minBodyRate: Int = 16 << 10, politeRefusals: Int = 16, acceptBacklog: Int = 1024, maxConnectionsPerPrefix: Int = 256,
+                healthReserve: Int = 4) {
         self.maxConnections = maxConnections
         self.maxConnectionsPerClient = maxConnectionsPerClient
+        self.maxConnectionsPerPrefix = maxConnectionsPerPrefix
+        self.healthReserve = healthReserve
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.minBodyRate = minBodyRate

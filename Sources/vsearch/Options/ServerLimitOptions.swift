@@ -126,12 +126,22 @@ struct ServerLimitOptions: ParsableArguments {
 
     // Connections
     @Option(name: .customLong("max-connections"),
-            help: ArgumentHelp("Connections open at once; more are answered 503 and closed. Default \(defaults.connections.maxConnections).", valueName: "n"))
+            help: ArgumentHelp("Connections open at once; at the limit the connection idle longest (from the address holding the most) is closed "
+                               + "for a newcomer, with none idle more are answered 503 and closed. Default \(defaults.connections.maxConnections).", valueName: "n"))
     var maxConnections: Int?
     @Option(name: .customLong("max-client-connections"),
             help: ArgumentHelp("Connections open at once from one address; more are answered 429 and closed (0: no limit; off with "
                                + "--client-address-header). Default \(defaults.connections.maxConnectionsPerClient).", valueName: "n"))
     var maxClientConnections: Int?
+    @Option(name: .customLong("max-network-connections"),
+            help: ArgumentHelp("Connections open at once from one network, an IPv4 /24 or IPv6 /64; at the limit its connection idle longest "
+                               + "is closed for a newcomer, with none idle more are answered 429 (0: no limit; off with --client-address-header). "
+                               + "Default \(defaults.connections.maxConnectionsPerPrefix).", valueName: "n"))
+    var maxNetworkConnections: Int?
+    @Option(name: .customLong("health-reserve-connections"),
+            help: ArgumentHelp("Connections kept beyond --max-connections for GET /health alone, so a monitor reaches it while every "
+                               + "connection is busy. Default \(defaults.connections.healthReserve).", valueName: "n"))
+    var healthReserveConnections: Int?
     @Option(name: .customLong("header-timeout"),
             help: ArgumentHelp("Seconds a client has to send a request's headers (from connecting, or from its previous answer: "
                                + "it also bounds idle keep-alive). Default \(Self.number(defaults.connections.headerTimeout)).", valueName: "s"))
@@ -179,6 +189,8 @@ struct ServerLimitOptions: ParsableArguments {
         if let unverifiedBodyMinRateKB { limits.unverifiedBodies.minRate = unverifiedBodyMinRateKB << 10 }
         if let maxConnections { limits.connections.maxConnections = maxConnections }
         if let maxClientConnections { limits.connections.maxConnectionsPerClient = maxClientConnections }
+        if let maxNetworkConnections { limits.connections.maxConnectionsPerPrefix = maxNetworkConnections }
+        if let healthReserveConnections { limits.connections.healthReserve = healthReserveConnections }
         if let headerTimeout { limits.connections.headerTimeout = headerTimeout }
         if let bodyTimeout { limits.connections.bodyTimeout = bodyTimeout }
         if let minBodyRateKB { limits.connections.minBodyRate = minBodyRateKB << 10 }
@@ -214,6 +226,8 @@ struct ServerLimitOptions: ParsableArguments {
         try atLeast("--client-image-concurrency", clientImageConcurrency, 0)
         try atLeast("--max-connections", maxConnections, 1)
         try atLeast("--max-client-connections", maxClientConnections, 0)
+        try atLeast("--max-network-connections", maxNetworkConnections, 0)
+        try atLeast("--health-reserve-connections", healthReserveConnections, 0)
         try atLeast("--min-body-rate-kb", minBodyRateKB, 1)
         try atLeast("--search-processors", searchProcessors, 1)
         try atLeast("--unverified-bodies", unverifiedBodies, 1)
