@@ -26,8 +26,10 @@ struct ConnectionFloodTests {
         let credentials = try ServerCredentials(lines: "ACCESS:SECRET")
         try await ServerFixture.with({
             $0.credentials = credentials
-            // The flood is never closed by its own timeouts here: only the server's need for room closes it.
+            // The flood is never closed by its own timeouts here (the header timeout, Hummingbird's idle timeout):
+            // only the server's need for room closes it.
             $0.limits.connections.headerTimeout = 600
+            $0.idleTimeout = 600
             if pressure == .total {
                 $0.limits.connections.maxConnectionsPerPrefix = 0
                 $0.limits.connections.maxConnections = 128
