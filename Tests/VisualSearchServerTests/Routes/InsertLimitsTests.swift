@@ -45,7 +45,8 @@ struct InsertLimitsTests {
             }
             let inserted = try await client.insert(InsertRequest(items: items))
             await running.server.service.finishInserts()
-            let progress = try #require(try await client.insertStatus(InsertStatusRequest(transactionID: try #require(inserted.transactionID))).result.first)
+            let id = try #require(inserted.transactionID)
+            let progress = try #require(try await client.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
             #expect(progress.isFinished && progress.successCount == 1 && progress.failCount == 3, "\(progress.errorList)")
             let messages = Dictionary(uniqueKeysWithValues: progress.errorList.map { ($0.imageName ?? "", $0.message) })
             #expect(messages["bomb"]?.contains("13000×13000 exceeds the pixel limit of 32000000 pixels") == true, "\(messages)")
