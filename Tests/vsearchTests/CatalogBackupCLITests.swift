@@ -118,6 +118,78 @@ struct CatalogBackupCLITests {
         #expect(stats["images"] as? Int == images && stats["integrity"] as? String == "ok")
     }
 
+    /// Device and inode of a file (following links), nil when it is not there.
+    static func identity(_ path: String) -> [Int]? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+        return [attributes[.systemNumber] as? Int ?? -1, attributes[.systemFileNumber] as? Int ?? -1]
+    }
+
+    @Test("while a server runs on the catalog, DEST is never one of the catalog's own files, whatever the spelling (-wal, -shm, -journal, relative, .., symbolic links — dangling too — hard links, the HNSW folder): each is refused with 64 naming DEST and what it is, even with --force; the catalog stays whole")
+    func catalogOwnFilesRefused() async throws {
+        let catalog = EngineCLITests.catalogPath()
+        try await EngineCLITests.indexCorpus(catalog)
+        let hnsw = try await CLI.run(["catalog", "hnsw", "--catalog", catalog])
+        #expect(hnsw.status == 0, "\(hnsw.stderr)")
+        let folder = (catalog as NSString).deletingLastPathComponent
+        let graph = try #require(try FileManager.default.contentsOfDirectory(atPath: catalog + ".hnsw").first { $0.hasSuffix(".graph") })
+        let elsewhere = CLI.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: elsewhere + "/to-wal", withDestinationPath: catalog + "-wal")
+        try FileManager.default.createSymbolicLink(atPath: elsewhere + "/to-catalog", withDestinationPath: "../" + (folder as NSString).lastPathComponent + "/catalog.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: elsewhere + "/to-journal", withDestinationPath: catalog + "-journal")  // dangling: WAL mode has none
+        try FileManager.default.createSymbolicLink(atPath: elsewhere + "/to-index", withDestinationPath: catalog + ".hnsw")
+        try FileManager.default.linkItem(atPath: catalog, toPath: elsewhere + "/hard.sqlite")
+        try FileManager.default.linkItem(atPath: catalog + ".hnsw/" + graph, toPath: elsewhere + "/hard.graph")
+
+        // (DEST, working directory, what the message names)
+        let spellings: [(String, String?, String)] = [
+            (catalog, nil, "the catalog itself"),
+            (catalog + "-wal", nil, "write-ahead log"),
+            (catalog + "-shm", nil, "shared-memory"),
+            (catalog + "-journal", nil, "rollback journal"),
+            ("catalog.sqlite-wal", folder, "write-ahead log"),
+            ("./sub/../catalog.sqlite-shm", folder, "shared-memory"),
+            (folder + "/sub/../catalog.sqlite-wal", nil, "write-ahead log"),
+            (folder + "//./catalog.sqlite", nil, "the catalog itself"),
+            (elsewhere + "/to-wal", nil, "points at"),
+            (elsewhere + "/to-catalog", nil, "points at"),
+            (elsewhere + "/to-journal", nil, "points at"),
+            (elsewhere + "/hard.sqlite", nil, "hard link"),
+            (elsewhere + "/hard.graph", nil, "hard link"),
+            (catalog + ".hnsw/color.json", nil, "HNSW index"),
+            (catalog + ".hnsw/new/backup.sqlite", nil, "HNSW index"),
+            (elsewhere + "/to-index/backup.sqlite", nil, "HNSW index"),
+        ]
+        let server = ["serve", "--catalog", catalog, "--port", "0", "--no-web-page"]
+        let before = Self.identity(catalog)
+        let (runs, _) = try await CLI.withRunning(server) { child in
+            _ = try await child.line { $0.contains("listening on http://") }
+            #expect(FileManager.default.fileExists(atPath: catalog + "-wal"), "the server holds the catalog open in WAL mode")
+            var runs: [(String, CLI.Run)] = []
+            for (destination, directory, _) in spellings {
+                runs.append((destination, try await CLI.run(["catalog", "backup", destination, "--catalog", catalog, "--force"], directory: directory)))
+            }
+            child.signal(SIGTERM)
+            return runs
+        }
+        for ((destination, run), (_, _, names)) in zip(runs, spellings) {
+            #expect(run.status == 64, "\(destination): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains(destination) && run.stderr.contains(names), "\(destination): \(run.stderr)")
+            #expect(!run.stderr.contains("exists; pass"), "\(destination): not refused as merely existing: \(run.stderr)")
+        }
+        #expect(Self.identity(catalog) == before, "the catalog file was not replaced")
+        #expect(!FileManager.default.fileExists(atPath: catalog + ".hnsw/new"))
+        #expect(Self.leftovers(in: folder).isEmpty && Self.leftovers(in: elsewhere).isEmpty)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: elsewhere + "/to-wal") == catalog + "-wal", "links left as they were")
+        let stats = try Self.json(try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"]))
+        #expect(stats["integrity"] as? String == "ok" && stats["images"] as? Int == 102, "\(stats)")
+        let loaded = try await CLI.run(["catalog", "hnsw", "--catalog", catalog, "--json"])
+        #expect(loaded.status == 0 && loaded.stdout.contains("\"loaded\" : true"), "the index is whole: \(loaded.stdout) \(loaded.stderr)")
+        // A file of its own beside them is still fine.
+        let fine = try await CLI.run(["catalog", "backup", folder + "/sub/copy.sqlite", "--catalog", catalog])
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+
     @Test("--help says how to restore, for SQLite and PostgreSQL")
     func help() async throws {
         let run = try await CLI.run(["catalog", "backup", "--help"])

@@ -110,6 +110,22 @@ struct LearnedEmbedderTests {
         }
     }
 
+    /// The tag a catalog records covers the preprocessing: a manifest whose `mean` or `std` changed (the same
+    /// model file) is another model, so catalogs embedded before are re-indexed, never searched with vectors that no longer compare.
+    @Test func preprocessingIsPartOfTheModel() throws {
+        let installed = try LearnedModel.embedder().descriptor
+        for edit: (inout [String: Any]) -> Void in [{ $0["mean"] = [0.485, 0.456, 0.406] }, { $0["std"] = [0.229, 0.224, 0.225] },
+                                                     { $0["resize"] = "squash" }] {
+            let copy = try LearnedModel.copy()
+            try editManifest(copy, edit)
+            let changed = try LearnedEmbedder(installation: copy).descriptor
+            #expect(changed.contentHash != installed.contentHash && changed.tag != installed.tag, "\(changed.preprocessing)")
+            #expect(!ImageFeatures.hasLearned("x-f3" + ImageFeatures.learnedTag(of: installed), of: changed))
+        }
+        let untouched = try LearnedEmbedder(installation: try LearnedModel.copy()).descriptor
+        #expect(untouched.contentHash == installed.contentHash)
+    }
+
     /// A manifest whose numbers do not fit the model file is refused when the model loads.
     @Test func manifestThatDoesNotFit() throws {
         let copy = try LearnedModel.copy()
