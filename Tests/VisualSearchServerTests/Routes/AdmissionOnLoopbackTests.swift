@@ -158,7 +158,8 @@ struct AdmissionOnLoopbackTests {
             ninth.write("GET /search?im_name=chelsea_cat HTTP/1.1\r\nHost: x\r\nAuthorization: \(authorization)\r\nConnection: close\r\n\r\n")
             let refused = await ninth.readResponse()
             #expect(refused?.status == 429, "\(refused?.status ?? 0)")
-            #expect(String(decoding: refused?.body ?? [], as: UTF8.self).contains("more than 1 requests at once from this client"))
+            let message = String(decoding: refused?.body ?? [], as: UTF8.self)
+            #expect(message.contains("more than 1 requests at once from this client"), "\(message)")
             withExtendedLifetime(held) {}
         }
     }

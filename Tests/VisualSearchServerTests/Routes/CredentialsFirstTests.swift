@@ -101,7 +101,8 @@ struct CredentialsFirstTests {
             }
             let limited = try await RawConnection.get("/search?im_name=chelsea_cat&access_key=fake", port: port, from: "127.0.0.2")
             #expect(limited?.status == 429, "\(limited?.status ?? 0)")
-            #expect(String(decoding: limited?.body ?? [], as: UTF8.self).contains("refused requests a second"))
+            let message = String(decoding: limited?.body ?? [], as: UTF8.self)
+            #expect(message.contains("refused requests a second"), "\(message)")
             #expect(try await RawConnection.get("/search?im_name=chelsea_cat&access_key=shop-a", port: port, from: "127.0.0.3")?.status == 200)
         }
     }
