@@ -227,7 +227,8 @@ struct InsertJobsTests {
         let photo = Repository.bytes("chelsea_cat.jpg")
         let stub = LoopbackStub([.serve(contentType: "image/jpeg", bytes: photo)])
         defer { stub.stop() }
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 64_000_000))
+        // No queue deadline in reach: under a loaded suite a decode may wait longer than the default 10 s.
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 64_000_000, maxWait: .seconds(600)))
         let fixture = try await Fixture(imageWork: pool, fetchHosts: [stub.hostAndPort])
         let taken = try await pool.reserve(pixels: 64_000_000)  // someone else's bytes fill the budget
         let response = try await fixture.engine.insert(InsertRequest(items: (0..<3).map {

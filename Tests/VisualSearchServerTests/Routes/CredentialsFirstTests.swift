@@ -93,7 +93,8 @@ struct CredentialsFirstTests {
     @Test("#2: refusals for credentials count in the sender's refusal budget: wrong keys and missing ones, 10 at once, then 429; another address is not touched")
     func credentialRefusalsAreCounted() async throws {
         let credentials = try ServerCredentials(lines: "shop-a")
-        try await ServerFixture.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
+        // A refill slow enough that the bucket cannot refill while the suite loads both cores (the ten refusals take as long as they take).
+        try await ServerFixture.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0; $0.limits.clients.refusalsPerSecond = 0.001 }) { running in
             let port = running.url.port ?? 0
             for index in 0..<5 {
                 #expect(try await RawConnection.get("/search?im_name=chelsea_cat&access_key=fake\(index)", port: port, from: "127.0.0.2")?.status == 401)
