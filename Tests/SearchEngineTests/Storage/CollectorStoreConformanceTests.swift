@@ -28,6 +28,18 @@ struct CollectorStoreConformanceTests {
         #expect(try await store.stats(since: nil, limit: 10).actions == ["product_click": 2])
     }
 
+    @Test("storedEventBytes is the sum of the stored events' JSON (TrackingEvent.storedByteCount): a duplicate or a rejected event adds nothing",
+          arguments: StoreFactory.databases)
+    func storedBytes(factory: StoreFactory) async throws {
+        let store = try #require(try await factory.make().collector)
+        #expect(try await store.storedEventBytes() == 0)
+        var invalid = Self.click(5, id: "bad"); invalid.pos = 0
+        let sent = [Self.click(1, id: "a"), Self.click(2), invalid]
+        _ = try await store.receive(sent)
+        _ = try await store.receive([sent[0]])
+        #expect(try await store.storedEventBytes() == sent[0].storedByteCount + sent[1].storedByteCount)
+    }
+
     @Test("storedEvents pages through every stored event once, in the order stored, each with its id", arguments: StoreFactory.databases)
     func storedEventsPage(factory: StoreFactory) async throws {
         let store = try #require(try await factory.make().collector)
