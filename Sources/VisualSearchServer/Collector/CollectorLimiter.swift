@@ -48,6 +48,11 @@ final class CollectorLimiter: Sendable {
         var storedRead: Duration = .zero
         /// Whether a caller is reading it now.
         var reading = false
+        /// Whether a batch has been refused for the cap since the last
+        /// reading: then every batch is, however small, until the store is
+        /// read again (a full store stays full for every tracker alike, not
+        /// only for those whose batches are larger than what is left).
+        var full = false
         var lastSweep: Duration = .zero
     }
 
@@ -76,7 +81,7 @@ final class CollectorLimiter: Sendable {
         return state.withLock { state in
             guard !state.reading else { return false }
             if let stored = state.storedBytes,
-               stored < limits.maxStoredBytes || clock.now - state.storedRead < Self.storedRereadInterval { return false }
+               (stored < limits.maxStoredBytes && !state.full) || clock.now - state.storedRead < Self.storedRereadInterval { return false }
             state.reading = true
             return true
         }
@@ -89,6 +94,7 @@ final class CollectorLimiter: Sendable {
             guard let bytes else { return }
             state.storedBytes = bytes
             state.storedRead = clock.now
+            state.full = bytes >= limits.maxStoredBytes
         }
     }
 
@@ -107,7 +113,8 @@ final class CollectorLimiter: Sendable {
     func admit(address: String, events: Int, bytes: Int) -> Decision {
         state.withLock { state in
             let now = clock.now
-            if limits.maxStoredBytes > 0, let stored = state.storedBytes, stored + bytes > limits.maxStoredBytes {
+            if limits.maxStoredBytes > 0, let stored = state.storedBytes, state.full || stored + bytes > limits.maxStoredBytes {
+                state.full = true
                 return .storeFull(stored: stored, limit: limits.maxStoredBytes)
             }
             sweep(&state, now: now)
