@@ -1,0 +1,685 @@
+#!/usr/bin/env python3
+"""Issue 38, item 1: which class-agnostic object proposals, measured on the detection set's tune split.
+
+    nice -n 10 python bench/detection_methods.py [--set bench/work/detection/set.json] [--split tune]
+        [--methods plain,cam,windows,...] [--limit N] [--json OUT]
+
+A numpy + onnxruntime prototype of every candidate, each giving scored boxes for a scene, so the chosen one can
+be ported to Swift from docs/decisions.md ("Object detection"). Reads the model files scripts/install-model.sh
+installs (.build-tools/models/efficientnet-lite0/: detector.onnx, model.onnx, classifier.bin) and the scenes of
+bench/detection_set.py. Only the tune split is read unless --split says otherwise; never tune on the split you
+report.
+
+Measured per method and background (plain, photo): found (a ground-truth box matched one-to-one, greedily by
+score, at IoU >= 0.5, among the boxes kept after the score threshold, at most --keep), the ceiling (found among
+all proposals before re-scoring and threshold), extra boxes per scene, exactly one box on single-object scenes,
+and time per scene on one core (proposals alone; detector.onnx alone; crops' embeddings alone).
+
+Needs numpy, scipy, Pillow and onnxruntime (a private venv: python3 -m venv --system-site-packages /tmp/x-venv;
+/tmp/x-venv/bin/pip install onnxruntime==1.23.2 Pillow).
+"""
+
+import os as _os
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    _os.environ.setdefault(_v, "1")
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import onnxruntime
+from PIL import Image
+from scipy import ndimage
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL_DIR = os.path.join(REPO, ".build-tools", "models", "efficientnet-lite0")
+SET = os.path.join(REPO, "bench", "work", "detection", "set.json")
+CLASSES, FEATURES = 1000, 1280
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The network: detector.onnx (feature map), model.onnx (a crop's embedding), classifier.bin (W, b).
+
+class Net:
+    def __init__(self, model_dir=MODEL_DIR):
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        providers = ["CPUExecutionProvider"]
+        self.detector = onnxruntime.InferenceSession(os.path.join(model_dir, "detector.onnx"), options, providers=providers)
+        self.model = onnxruntime.InferenceSession(os.path.join(model_dir, "model.onnx"), options, providers=providers)
+        raw = np.fromfile(os.path.join(model_dir, "classifier.bin"), dtype="<f4")
+        self.W = raw[:CLASSES * FEATURES].reshape(CLASSES, FEATURES)
+        self.b = raw[CLASSES * FEATURES:]
+        self.timing = {"detector": 0.0, "embed": 0.0, "embeds": 0}
+
+    @staticmethod
+    def normalised(rgb):
+        return ((rgb.astype(np.float32) - 127.0) / 128.0).transpose(2, 0, 1)
+
+    def features(self, rgb):
+        """detector.onnx's feature map [1280, h/32, w/32] of an RGB uint8 picture whose sides are multiples of 32."""
+        start = time.perf_counter()
+        (f,) = self.detector.run(["features"], {"input": self.normalised(rgb)[None]})
+        self.timing["detector"] += time.perf_counter() - start
+        return f[0]
+
+    def embed(self, crops):
+        """model.onnx's 1280-d outputs of RGB uint8 crops, each prepared as the project does ("pad")."""
+        if not crops:
+            return np.zeros((0, FEATURES), np.float32)
+        batch = np.stack([self.normalised(pad224(c)) for c in crops])
+        start = time.perf_counter()
+        (e,) = self.model.run(["embedding"], {"input": batch})
+        self.timing["embed"] += time.perf_counter() - start
+        self.timing["embeds"] += len(crops)
+        return e
+
+    def probabilities(self, embeddings):
+        logits = embeddings.astype(np.float64) @ self.W.T.astype(np.float64) + self.b
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+
+def pad224(rgb, side=224):
+    """The project's "pad" preparation (LearnedEmbedder.square): the longer side to `side` (rounded), Lanczos,
+    centred at ((side - w) / 2, (side - h) / 2) on white."""
+    h, w = rgb.shape[:2]
+    longer = max(w, h)
+    nw = max(1, min(side, int(round(w * side / longer))))
+    nh = max(1, min(side, int(round(h * side / longer))))
+    small = np.asarray(Image.fromarray(rgb).resize((nw, nh), Image.LANCZOS))
+    out = np.full((side, side, 3), 255, np.uint8)
+    x0, y0 = (side - nw) // 2, (side - nh) // 2
+    out[y0:y0 + nh, x0:x0 + nw] = small
+    return out
+
+
+def load_rgb(path):
+    image = Image.open(path)
+    if image.mode in ("RGBA", "LA", "P"):
+        image = image.convert("RGBA")
+        white = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(white, image)
+    return np.asarray(image.convert("RGB"))
+
+
+def reduced(rgb, long_side):
+    """The picture with its longer side at most `long_side` (area average), and the scale applied."""
+    h, w = rgb.shape[:2]
+    s = min(1.0, long_side / max(h, w))
+    if s >= 1.0:
+        return rgb, 1.0
+    size = (max(1, int(round(w * s))), max(1, int(round(h * s))))
+    return np.asarray(Image.fromarray(rgb).resize(size, Image.BOX)), s
+
+
+def grid_input(rgb, long_side):
+    """The picture resized (bilinear, aspect kept to the nearest 32) so both sides are multiples of 32 and the
+    longer is `long_side`; returns it and the scales (sx, sy) from the original."""
+    h, w = rgb.shape[:2]
+    s = long_side / max(h, w)
+    nw = max(64, int(round(w * s / 32.0)) * 32)
+    nh = max(64, int(round(h * s / 32.0)) * 32)
+    image = np.asarray(Image.fromarray(rgb).resize((nw, nh), Image.BILINEAR))
+    return image, nw / w, nh / h
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Boxes: [x, y, w, h] in the scene's pixels.
+
+def iou(a, b):
+    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def nms(boxes, threshold=0.5):
+    """boxes: list of (box, score, ...) — kept in score order, each dropped if IoU > threshold with one kept."""
+    kept = []
+    for item in sorted(boxes, key=lambda t: -t[1]):
+        if all(iou(item[0], k[0]) <= threshold for k in kept):
+            kept.append(item)
+    return kept
+
+
+def match(detections, truths, threshold=0.5):
+    """Greedy one-to-one by score: each detection (in score order) takes the unmatched truth of highest IoU >=
+    threshold. Returns the list of matched flags per detection and the number of truths found."""
+    used = [False] * len(truths)
+    flags = []
+    for box in detections:
+        best, best_iou = -1, threshold
+        for j, t in enumerate(truths):
+            if not used[j]:
+                v = iou(box, t)
+                if v >= best_iou:
+                    best, best_iou = j, v
+        if best >= 0:
+            used[best] = True
+        flags.append(best >= 0)
+    return flags, sum(used)
+
+
+def components_boxes(mask, min_pixels=1):
+    """Bounding boxes [x, y, w, h] (grid cells) and pixel counts of the 8-connected components of mask."""
+    labels, n = ndimage.label(mask, structure=np.ones((3, 3), bool))
+    out = []
+    if n == 0:
+        return out
+    slices = ndimage.find_objects(labels)
+    counts = np.bincount(labels.ravel(), minlength=n + 1)
+    for k, sl in enumerate(slices, start=1):
+        if sl is None or counts[k] < min_pixels:
+            continue
+        ys, xs = sl
+        out.append(([xs.start, ys.start, xs.stop - xs.start, ys.stop - ys.start], int(counts[k]), labels == k))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Candidate 1: foreground against a uniform background (the multi-object ObjectProposal).
+
+PLAIN = {
+    "long": 320,          # the reduced picture's longer side
+    "ring": 0.02,         # the border ring's width, share of the longer side (at least 1 pixel)
+    "tolerance": 40,      # largest channel difference (0...255) from the background colour that is background
+    "uniform": 0.90,      # share of ring pixels within the tolerance for the background to be uniform
+    "close": 0.005,       # foreground pixels closer than 2 x this share of the longer side join one object
+    "min_share": 0.002,   # a component's foreground pixels, share of the picture, to be kept
+    "split": "none",      # touching objects: none; replace (a component whose mask, eroded by `erode`, falls
+                          # into >= 2 cores of min_share each becomes one box per core, grown back inside the
+                          # mask); add (those boxes besides the whole component's)
+    "erode": 0.015,       # the erosion's radius, share of the longer side
+}
+
+
+def plain_background(small, p=PLAIN):
+    """(uniform?, background colour, per-pixel largest channel difference)."""
+    h, w = small.shape[:2]
+    r = max(1, int(round(p["ring"] * max(h, w))))
+    ring = np.concatenate([small[:r].reshape(-1, 3), small[-r:].reshape(-1, 3),
+                           small[r:-r, :r].reshape(-1, 3), small[r:-r, -r:].reshape(-1, 3)])
+    colour = np.median(ring, axis=0)
+    diff_ring = np.abs(ring.astype(np.int16) - colour.astype(np.int16)).max(axis=1)
+    uniform = float((diff_ring <= p["tolerance"]).mean()) >= p["uniform"]
+    diff = np.abs(small.astype(np.int16) - colour.astype(np.int16)).max(axis=2)
+    return uniform, colour, diff
+
+
+def dilate(mask, radius):
+    """Square dilation (side 2 radius + 1) through an integral image."""
+    if radius <= 0:
+        return mask
+    h, w = mask.shape
+    ii = np.zeros((h + 1, w + 1), np.int32)
+    ii[1:, 1:] = mask.astype(np.int32).cumsum(0).cumsum(1)
+    y0 = np.clip(np.arange(h) - radius, 0, h)
+    y1 = np.clip(np.arange(h) + radius + 1, 0, h)
+    x0 = np.clip(np.arange(w) - radius, 0, w)
+    x1 = np.clip(np.arange(w) + radius + 1, 0, w)
+    s = ii[y1][:, x1] - ii[y0][:, x1] - ii[y1][:, x0] + ii[y0][:, x0]
+    return s > 0
+
+
+def plain_proposals(rgb, p=PLAIN, small_and_scale=None):
+    """Boxes of foreground objects when the border is uniform, else None."""
+    small, s = small_and_scale or reduced(rgb, p["long"])
+    h, w = small.shape[:2]
+    uniform, colour, diff = plain_background(small, p)
+    if not uniform:
+        return None
+    mask = diff > p["tolerance"]
+    radius = int(round(p["close"] * max(h, w)))
+    grown = dilate(mask, radius)
+    labels, n = ndimage.label(grown, structure=np.ones((3, 3), bool))
+    labels = np.where(mask, labels, 0)
+    boxes = []
+    counts = np.bincount(labels.ravel(), minlength=n + 1)
+    for k, sl in enumerate(ndimage.find_objects(labels), start=1):
+        if sl is None or counts[k] < p["min_share"] * h * w:
+            continue
+        ys, xs = sl
+        box = [xs.start / s, ys.start / s, (xs.stop - xs.start) / s, (ys.stop - ys.start) / s]
+        fill = counts[k] / float((xs.stop - xs.start) * (ys.stop - ys.start))
+        whole = (box, 1.0, {"source": "plain", "fill": fill, "share": counts[k] / float(h * w)})
+        parts = split_component(labels[sl] == k, p, h * w) if p["split"] != "none" else []
+        if len(parts) >= 2:
+            for (x0, y0, x1, y1), c in parts:
+                b = [(xs.start + x0) / s, (ys.start + y0) / s, (x1 - x0) / s, (y1 - y0) / s]
+                boxes.append((b, 1.0, {"source": "plain", "fill": c / float((x1 - x0) * (y1 - y0)),
+                                       "share": c / float(h * w), "split": True}))
+            if p["split"] == "add":
+                boxes.append(whole)
+        else:
+            boxes.append(whole)
+    return boxes
+
+
+def split_component(region, p, picture_pixels):
+    """Touching objects: the component's mask eroded by p["erode"] x the longer side; when it falls into >= 2
+    cores of at least min_share of the picture, each mask pixel goes to the nearest core (repeated 3x3 growth
+    inside the mask, ties to the lower label) and each part's box [x0, y0, x1, y1] (exclusive) is returned."""
+    rh, rw = region.shape
+    radius = max(1, int(round(p["erode"] * p["long"])))
+    padded = np.pad(region, radius + 1)
+    eroded = ~dilate(~padded, radius)
+    eroded = eroded[radius + 1:-radius - 1, radius + 1:-radius - 1]
+    cores, n = ndimage.label(eroded, structure=np.ones((3, 3), bool))
+    if n < 2:
+        return []
+    sizes = np.bincount(cores.ravel(), minlength=n + 1)
+    big = [k for k in range(1, n + 1) if sizes[k] >= p["min_share"] * picture_pixels]
+    if len(big) < 2:
+        return []
+    owner = np.where(np.isin(cores, big), cores, 0)
+    for _ in range(4 * radius + 4):   # grow the cores back inside the mask
+        grown = ndimage.grey_dilation(owner, size=(3, 3))
+        owner = np.where(region & (owner == 0), grown, owner)
+    parts = []
+    for k in big:
+        ys, xs = np.nonzero(owner == k)
+        parts.append(((int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1), int(len(xs))))
+    return parts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Candidates 2 and 3: the network's evidence (class-activation maps from detector.onnx).
+
+CAM = {
+    "long": 384,           # detector input's longer side (both sides rounded to multiples of 32)
+    "top": 5,              # classes of the pooled logits used
+    "objectness": "wsum",  # wsum: softmax-weighted sum of the top classes' CAMs; max: max of each CAM / its max;
+                           # energy: sum of the features over channels; local: per-position max logit
+    "thresholds": (0.3, 0.5, 0.7),  # relative to the map's range: (o - min) / (max - min) >= t
+    "upsample": 4,         # the map is upsampled (bilinear) by this before thresholding
+    "per_class": False,    # also components of each top class's CAM
+}
+
+
+def cam_maps(net, rgb, p):
+    image, sx, sy = grid_input(rgb, p["long"])
+    F = net.features(image)                                      # [1280, gh, gw]
+    gh, gw = F.shape[1:]
+    pooled = net.W @ F.mean(axis=(1, 2)) + net.b
+    e = np.exp(pooled - pooled.max())
+    prob = e / e.sum()
+    top = np.argsort(-pooled)[:p["top"]]
+    flat = F.reshape(FEATURES, -1)
+    cams = (net.W[top] @ flat + net.b[top, None]).reshape(len(top), gh, gw)
+    return F, cams, prob[top], top, (sx, sy, gh, gw)
+
+
+def objectness_map(F, cams, weights, p, net=None):
+    kind = p["objectness"]
+    if kind == "wsum":
+        return np.tensordot(weights / weights.sum(), cams, axes=1)
+    if kind == "max":
+        c = cams - cams.min(axis=(1, 2), keepdims=True)
+        c /= np.maximum(c.max(axis=(1, 2), keepdims=True), 1e-6)
+        return c.max(axis=0)
+    if kind == "energy":
+        return F.sum(axis=0)
+    if kind == "local":
+        logits = (net.W @ F.reshape(FEATURES, -1) + net.b[:, None])
+        return logits.max(axis=0).reshape(F.shape[1:])
+    raise ValueError(kind)
+
+
+def upsampled(m, factor):
+    return ndimage.zoom(m, factor, order=1, mode="nearest", grid_mode=True) if factor > 1 else m
+
+
+def map_proposals(m, p, scale, source):
+    """Components of the normalised map at each threshold, as scene boxes scored by their mean value."""
+    sx, sy, gh, gw = scale
+    up = upsampled(m, p["upsample"])
+    lo, hi = float(up.min()), float(up.max())
+    if hi - lo < 1e-6:
+        return []
+    norm = (up - lo) / (hi - lo)
+    cell_x = 32.0 / p["upsample"] / sx
+    cell_y = 32.0 / p["upsample"] / sy
+    out = []
+    for t in p["thresholds"]:
+        for box, count, region in components_boxes(norm >= t):
+            score = float(norm[region].mean())
+            out.append(([box[0] * cell_x, box[1] * cell_y, box[2] * cell_x, box[3] * cell_y], score,
+                        {"source": source, "threshold": t}))
+    return out
+
+
+def cam_proposals(net, rgb, p=CAM):
+    F, cams, weights, top, scale = cam_maps(net, rgb, p)
+    out = map_proposals(objectness_map(F, cams, weights, p, net), p, scale, "cam")
+    if p["per_class"]:
+        for k in range(len(top)):
+            out += map_proposals(cams[k], p, scale, "cam-class")
+    return out
+
+
+WINDOWS = {
+    "long": 384,
+    "top": 5,
+    "ring": 1,           # ring width in grid cells around the window
+    "min_cells": 2,      # smallest window side in cells
+    "keep": 12,          # windows kept after NMS (IoU 0.5)
+}
+
+
+def window_proposals(net, rgb, p=WINDOWS):
+    """Each window's score for class c: mean of CAM_c inside minus the mean in a ring around it (integral
+    images); the best class per window; NMS."""
+    F, cams, weights, top, (sx, sy, gh, gw) = cam_maps(net, rgb, p)
+    best = []
+    for k in range(len(top)):
+        c = cams[k].astype(np.float64)
+        ii = np.zeros((gh + 1, gw + 1))
+        ii[1:, 1:] = c.cumsum(0).cumsum(1)
+
+        def total(y0, x0, y1, x1):
+            return ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
+        for hh in range(p["min_cells"], gh + 1):
+            for ww in range(p["min_cells"], gw + 1):
+                y0 = np.arange(0, gh - hh + 1)[:, None]
+                x0 = np.arange(0, gw - ww + 1)[None, :]
+                y1, x1 = y0 + hh, x0 + ww
+                inside = total(y0, x0, y1, x1)
+                r = p["ring"]
+                oy0, ox0 = np.maximum(y0 - r, 0), np.maximum(x0 - r, 0)
+                oy1, ox1 = np.minimum(y1 + r, gh), np.minimum(x1 + r, gw)
+                outer = total(oy0, ox0, oy1, ox1)
+                ring_area = (oy1 - oy0) * (ox1 - ox0) - hh * ww
+                ring_mean = np.where(ring_area > 0, (outer - inside) / np.maximum(ring_area, 1), inside / (hh * ww))
+                score = inside / (hh * ww) - ring_mean
+                for (yy, xx) in zip(*np.unravel_index(np.argsort(-score, axis=None)[:3], score.shape)):
+                    best.append(([x0[0, xx] * 32.0 / sx, y0[yy, 0] * 32.0 / sy, ww * 32.0 / sx, hh * 32.0 / sy],
+                                 float(score[yy, xx]), {"source": "window", "class": int(top[k])}))
+    return nms(best, 0.5)[:p["keep"]]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Candidate 4: colour rarity (pasted or distinct objects on a photograph): a pixel whose quantised colour is rare
+# in the picture is foreground; then the plain path's closing and components. Optionally gated by the CAM.
+
+RARITY = {
+    "long": 160,          # the reduced picture's longer side
+    "levels": 8,          # quantisation levels per RGB channel (levels^3 bins)
+    "rare": 0.004,        # a colour bin holding less than this share of the picture's pixels is rare
+    "smooth": 1,          # the rare mask is first opened/closed by this radius (pixels of the reduced picture)
+    "close": 0.02,        # as in PLAIN
+    "min_share": 0.003,   # as in PLAIN
+    "cam_gate": 0.0,      # > 0: keep rare pixels where the CAM objectness (normalised) is at least this
+}
+
+
+def rarity_proposals(net, rgb, p=RARITY, cam=CAM):
+    small, s = reduced(rgb, p["long"])
+    h, w = small.shape[:2]
+    q = (small.astype(np.int32) * p["levels"]) // 256
+    bins = (q[..., 0] * p["levels"] + q[..., 1]) * p["levels"] + q[..., 2]
+    counts = np.bincount(bins.ravel(), minlength=p["levels"] ** 3)
+    share = counts[bins] / float(h * w)
+    mask = share < p["rare"]
+    if p["smooth"] > 0:
+        mask = ndimage.binary_opening(mask, np.ones((2 * p["smooth"] + 1,) * 2, bool))
+    if p["cam_gate"] > 0 and net is not None:
+        F, cams, weights, top, scale = cam_maps(net, rgb, cam)
+        m = objectness_map(F, cams, weights, cam, net)
+        m = (m - m.min()) / max(1e-6, float(m.max() - m.min()))
+        gate = np.asarray(Image.fromarray(m.astype(np.float32)).resize((w, h), Image.BILINEAR))
+        mask &= gate >= p["cam_gate"]
+    radius = int(round(p["close"] * max(h, w)))
+    grown = dilate(mask, radius)
+    labels, n = ndimage.label(grown, structure=np.ones((3, 3), bool))
+    labels = np.where(mask, labels, 0)
+    counts = np.bincount(labels.ravel(), minlength=n + 1)
+    boxes = []
+    for k, sl in enumerate(ndimage.find_objects(labels), start=1):
+        if sl is None or counts[k] < p["min_share"] * h * w:
+            continue
+        ys, xs = sl
+        box = [xs.start / s, ys.start / s, (xs.stop - xs.start) / s, (ys.stop - ys.start) / s]
+        boxes.append((box, counts[k] / float((xs.stop - xs.start) * (ys.stop - ys.start)),
+                      {"source": "rarity", "share": counts[k] / float(h * w)}))
+    return boxes
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Re-scoring by the crop's classification, calibration, final selection.
+
+RESCORE = {
+    "candidates": 8,     # proposals (best raw score first, after NMS 0.7) whose crops are classified
+    "margin": 0.0,       # the crop's margin around the box, share of its sides
+    "nms": 0.5,
+    "keep": 5,
+}
+
+
+def rescored(net, rgb, proposals, p=RESCORE):
+    """Each candidate gains the crop's max softmax probability (and the embedding, reused for search)."""
+    H, W = rgb.shape[:2]
+    candidates = nms(proposals, 0.7)[:p["candidates"]]
+    crops = []
+    for box, score, info in candidates:
+        mx, my = p["margin"] * box[2], p["margin"] * box[3]
+        x0, y0 = int(max(0, math.floor(box[0] - mx))), int(max(0, math.floor(box[1] - my)))
+        x1, y1 = int(min(W, math.ceil(box[0] + box[2] + mx))), int(min(H, math.ceil(box[1] + box[3] + my)))
+        crops.append(rgb[y0:max(y1, y0 + 1), x0:max(x1, x0 + 1)])
+    probs = net.probabilities(net.embed(crops)) if crops else np.zeros((0, CLASSES))
+    out = []
+    for (box, score, info), pr in zip(candidates, probs):
+        info = dict(info)
+        info["pmax"] = float(pr.max())
+        info["class"] = int(pr.argmax())
+        info["raw"] = score
+        info["area"] = box[2] * box[3] / float(W * H)
+        out.append((box, score, info))
+    return out
+
+
+def features_of(item):
+    """The calibration's inputs for one candidate."""
+    box, score, info = item
+    pm = min(max(info["pmax"], 1e-4), 1 - 1e-4)
+    return [1.0, math.log(pm / (1 - pm)), info["raw"], math.log(max(info["area"], 1e-4))]
+
+
+def fit_logistic(X, y, l2=1e-3, iterations=50):
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    w = np.zeros(X.shape[1])
+    for _ in range(iterations):
+        z = X @ w
+        p = 1 / (1 + np.exp(-z))
+        g = X.T @ (p - y) + l2 * w
+        H = (X * (p * (1 - p))[:, None]).T @ X + l2 * np.eye(len(w))
+        w -= np.linalg.solve(H, g)
+    return w
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The set and the evaluation.
+
+def load_set(path, split, limit=None):
+    """The scenes and single-object pictures of one split of bench/detection_set.py's set.json; boxes become
+    [x, y, w, h] (the set's are [x1, y1, x2, y2], x2 and y2 exclusive). Background: plain, photo or single."""
+    with open(path) as f:
+        data = json.load(f)
+    base = os.path.dirname(os.path.abspath(path))
+    if "splits" in data:
+        entries = data["splits"][split]["scenes"] + data["splits"][split]["singles"]
+        corner = True
+    else:   # a simple list (development scenes): {"image", "background", "objects": [{"box": [x, y, w, h]}]}
+        entries = [s for s in data["scenes"] if s.get("split", split) == split]
+        corner = False
+    out = []
+    for s in entries:
+        image = s.get("file") or s.get("image")
+        if not os.path.isabs(image):
+            image = os.path.join(base, image)
+        boxes = []
+        for o in s["objects"]:
+            b = [float(v) for v in o["box"]]
+            boxes.append([b[0], b[1], b[2] - b[0], b[3] - b[1]] if corner else b)
+        background = {"photograph": "photo"}.get(s.get("background"), s.get("background", "?"))
+        out.append({"image": image, "background": background, "boxes": boxes, "id": os.path.basename(image)})
+    return out[:limit] if limit else out
+
+
+def proposals_for(method, net, rgb):
+    """Raw proposals of a method: list of (box, raw score, info)."""
+    if method == "plain":
+        return plain_proposals(rgb) or []
+    if method == "cam":
+        return cam_proposals(net, rgb)
+    if method.startswith("cam-"):
+        return cam_proposals(net, rgb, dict(CAM, objectness=method[4:]))
+    if method == "windows":
+        return window_proposals(net, rgb)
+    if method == "rarity":
+        return rarity_proposals(net, rgb)
+    if method == "rarity-cam":
+        return rarity_proposals(net, rgb, dict(RARITY, cam_gate=0.2))
+    if method.startswith("plain-split-"):
+        boxes = plain_proposals(rgb, dict(PLAIN, split=method[len("plain-split-"):]))
+        return boxes if boxes is not None else rarity_proposals(net, rgb)
+    if method == "plain+rarity":
+        boxes = plain_proposals(rgb)
+        return boxes if boxes is not None else rarity_proposals(net, rgb)
+    if method == "plain+cam":   # the plain path when the border is uniform, else the CAM path
+        boxes = plain_proposals(rgb)
+        return boxes if boxes is not None else cam_proposals(net, rgb)
+    raise ValueError(method)
+
+
+def run_method(method, net, scenes):
+    """Per scene: the truths and the re-scored candidates, with timings."""
+    rows = []
+    for scene in scenes:
+        rgb = load_rgb(scene["image"])
+        net.timing.update(detector=0.0, embed=0.0, embeds=0)
+        start = time.perf_counter()
+        raw = proposals_for(method, net, rgb)
+        t_prop = time.perf_counter() - start
+        flags, ceiling = match([b for b, _, _ in sorted(raw, key=lambda t: -t[1])], scene["boxes"])
+        start = time.perf_counter()
+        cands = rescored(net, rgb, raw)
+        t_rescore = time.perf_counter() - start
+        rows.append({"scene": scene, "candidates": cands, "ceiling": ceiling, "raw_count": len(raw),
+                     "t_proposals": t_prop, "t_detector": net.timing["detector"], "t_embed": net.timing["embed"],
+                     "embeds": net.timing["embeds"], "t_rescore": t_rescore})
+    return rows
+
+
+def path_of(item):
+    return "plain" if item[2]["source"] == "plain" else "photo"
+
+
+def labelled(rows, path=None):
+    """(features, is the candidate a true object at IoU >= 0.5 with some truth) for every candidate (of a path)."""
+    X, y = [], []
+    for row in rows:
+        for item in row["candidates"]:
+            if path and path_of(item) != path:
+                continue
+            X.append(features_of(item))
+            y.append(1.0 if any(iou(item[0], t) >= 0.5 for t in row["scene"]["boxes"]) else 0.0)
+    return X, y
+
+
+def calibrated(item, weights):
+    z = float(np.dot(weights[path_of(item)], features_of(item)))
+    return 1 / (1 + math.exp(-z))
+
+
+def select(candidates, weights, threshold=0.5, keep=5, nms_iou=0.5):
+    """Calibrated scores, NMS, the threshold, at most `keep`; the best box stays even below the threshold."""
+    scored = [(item[0], calibrated(item, weights), item[2]) for item in candidates]
+    ranked = nms(scored, nms_iou)
+    kept = [s for s in ranked if s[1] >= threshold][:keep]
+    return kept or ranked[:1]
+
+
+def evaluate(rows, weights, threshold=0.5, keep=5, nms_iou=0.5):
+    """Figures per background: found, ceiling, extra per scene, singles with exactly one box, times."""
+    by = {}
+    for row in rows:
+        kept = select(row["candidates"], weights, threshold, keep, nms_iou)
+        flags, found = match([b for b, _, _ in kept], row["scene"]["boxes"])
+        for key in (row["scene"]["background"], "all"):
+            d = by.setdefault(key, {"scenes": 0, "objects": 0, "found": 0, "ceiling": 0, "extra": 0, "singles": 0,
+                                    "singles_one": 0, "t_prop": [], "t_det": [], "t_embed": [], "embeds": []})
+            d["scenes"] += 1
+            d["objects"] += len(row["scene"]["boxes"])
+            d["found"] += found
+            d["ceiling"] += row["ceiling"]
+            d["extra"] += len(kept) - sum(flags)
+            if len(row["scene"]["boxes"]) == 1:
+                d["singles"] += 1
+                d["singles_one"] += int(len(kept) == 1)
+            d["t_prop"].append(row["t_proposals"])
+            d["t_det"].append(row["t_detector"])
+            d["t_embed"].append(row["t_embed"])
+            d["embeds"].append(row["embeds"])
+    table = {}
+    for key, d in by.items():
+        table[key] = {
+            "scenes": d["scenes"], "objects": d["objects"],
+            "found": round(d["found"] / max(1, d["objects"]), 3),
+            "ceiling": round(d["ceiling"] / max(1, d["objects"]), 3),
+            "extra_per_scene": round(d["extra"] / max(1, d["scenes"]), 3),
+            "singles_exactly_one": "%d/%d" % (d["singles_one"], d["singles"]),
+            "ms_proposals_median": round(1000 * float(np.median(d["t_prop"])), 1),
+            "ms_detector_median": round(1000 * float(np.median(d["t_det"])), 1),
+            "ms_embed_median": round(1000 * float(np.median(d["t_embed"])), 1),
+            "crops_median": float(np.median(d["embeds"])),
+        }
+    return table
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", default=SET)
+    parser.add_argument("--split", default="tune")
+    parser.add_argument("--methods", default="plain+cam,cam-wsum,cam-max,cam-energy,cam-local,windows")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+    if args.split != "tune":
+        print("warning: reading the %s split: report it once, tune nothing on it" % args.split, file=sys.stderr)
+    scenes = load_set(args.set, args.split, args.limit)
+    net = Net()
+    results = {}
+    for method in args.methods.split(","):
+        rows = run_method(method, net, scenes)
+        w = {}
+        for path in ("plain", "photo"):
+            X, y = labelled(rows, path)
+            w[path] = fit_logistic(X, y) if len(set(y)) == 2 else np.array([0.0, 1.0, 0.0, 0.0])
+        table = evaluate(rows, w, args.threshold)
+        results[method] = {"calibration": {k: [round(float(v), 4) for v in w[k]] for k in w}, "figures": table}
+        print("%s  calibration (1, logit pmax, raw, log area): plain %s photo %s"
+              % (method, np.round(w["plain"], 3).tolist(), np.round(w["photo"], 3).tolist()))
+        for key in sorted(table):
+            t = table[key]
+            print("  %-6s scenes %3d objects %3d  found %.3f (ceiling %.3f)  extra/scene %.2f  singles one %s  "
+                  "ms: proposals %.1f detector %.1f embeds %.1f (%g crops)"
+                  % (key, t["scenes"], t["objects"], t["found"], t["ceiling"], t["extra_per_scene"],
+                     t["singles_exactly_one"], t["ms_proposals_median"], t["ms_detector_median"],
+                     t["ms_embed_median"], t["crops_median"]))
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
