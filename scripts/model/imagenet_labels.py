@@ -19,7 +19,7 @@ nothing of the wheel is executed). torchvision is BSD-3-Clause; the class names 
 synsets' first words, as torchvision shortened and disambiguated them).
 
 The mapping from classes to product types has ONE home: the `rules` table of
-Sources/SearchEngine/Detection/ProductTypes.swift (one `Rule("type", id)` or `Rule("type", first...last)` a line,
+Sources/SearchEngine/Detection/ProductTypes.swift (one `Rule("type", id)` or `Rule("type", first, through: last)` a line,
 each with a `// class name` or `// first name ... last name` comment). `doc` and `check` parse that table back,
 check it (every rule's comment names its classes, no class in two rules, every vocabulary type has a class, no
 class's own name is a vocabulary type it does not map to) and write the table of docs/product-types.md between
@@ -166,7 +166,7 @@ def read_types(names):
             continue
         if not line.strip() or line.strip().startswith("//"):
             continue
-        m = re.fullmatch(r'\s*Rule\("([^"\\]+)", (\d+)(?:\.\.\.(\d+))?\),\s*// (.+?)\s*', line)
+        m = re.fullmatch(r'\s*Rule\("([^"\\]+)", (\d+)(?:, through: (\d+))?\),\s*// (.+?)\s*', line)
         if not m:
             fail(f"{TYPES_SWIFT}: a rules line this script cannot read: {line.strip()!r}")
         kind, first = m.group(1), int(m.group(2))
