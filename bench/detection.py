@@ -27,6 +27,7 @@ Metrics per split, per background (plain, photo, and the single-object pictures)
 - **extra/scene**: detections matched to no ground-truth object, per scene;
 - single-object pictures: share answered with **exactly one** object, and share whose first object's first
   result equals whole-image `/uploadsearch`'s first result (**same first**);
+- per kind (in the JSON): objects, found, and the types answered for them (what the detector confuses);
 - **time per scene**: the client's wall time (median, p90) of `/discoversearch`, and the server's CPU time
   per scene (`/proc/PID/stat` user + system, over the discover requests only).
 
@@ -111,7 +112,7 @@ def evaluate(pictures, answers, crops, wholes, accepted, kind_sizes):
     n_truth = found = type_ok = own_first = extra = 0
     p_det, p_crop_found, p_crop_all, crop_own, ceiling = [], [], [], [], []
     exactly_one = same_first = 0
-    types_seen = {}
+    types_seen, per_kind = {}, {}
     for pic in pictures:
         ans = answers[pic["file"]]
         objs = ans.get("objects", [])
@@ -119,6 +120,8 @@ def evaluate(pictures, answers, crops, wholes, accepted, kind_sizes):
         extra += len(objs) - len(m)
         for i, truth in enumerate(pic["objects"]):
             n_truth += 1
+            pk = per_kind.setdefault(truth["kind"], {"objects": 0, "found": 0, "types": {}})
+            pk["objects"] += 1
             crop_names = [r["im_name"] for r in crops[(pic["file"], i)].get("result", [])]
             p_crop_all.append(kind_share(crop_names, truth["kind"]))
             crop_own.append(bool(crop_names) and crop_names[0] == truth["catalog_name"])
@@ -129,6 +132,8 @@ def evaluate(pictures, answers, crops, wholes, accepted, kind_sizes):
             found += 1
             t = det.get("type", "")
             types_seen[t] = types_seen.get(t, 0) + 1
+            pk["found"] += 1
+            pk["types"][t] = pk["types"].get(t, 0) + 1
             type_ok += t in accepted[truth["kind"]]
             names = [r["im_name"] for r in det.get("result", [])]
             own_first += bool(names) and names[0] == truth["catalog_name"]
@@ -145,7 +150,8 @@ def evaluate(pictures, answers, crops, wholes, accepted, kind_sizes):
            "own_first": own_first / found if found else float("nan"),
            "kind_p10": mean(p_det), "crop_kind_p10_found": mean(p_crop_found), "crop_kind_p10_all": mean(p_crop_all),
            "crop_own_first": mean(crop_own), "kind_p10_ceiling": mean(ceiling),
-           "extra_per_scene": extra / n if n else float("nan"), "types": dict(sorted(types_seen.items()))}
+           "extra_per_scene": extra / n if n else float("nan"), "types": dict(sorted(types_seen.items())),
+           "per_kind": {k: per_kind[k] for k in sorted(per_kind)}}
     if pictures and pictures[0]["background"] == "single":
         out["exactly_one"] = exactly_one / n
         out["same_first_as_whole"] = same_first / n
@@ -197,6 +203,17 @@ def slim(js):
     if "result" in js and "objects" not in js:
         keep["result"] = [{"im_name": r["im_name"]} for r in js["result"]]
     return keep
+
+
+def no_nan(x):
+    """JSON without NaN (a figure with nothing to measure is null)."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: no_nan(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [no_nan(v) for v in x]
+    return x
 
 
 def run(args):
@@ -256,7 +273,7 @@ def run(args):
               "answers": answers, "crops": {f"{f}#{i}": v for (f, i), v in crops.items()}, "wholes": wholes}
     for path in {os.path.join(folder, f"results-{args.split}.json"), args.json} - {None}:
         with open(path, "w") as f:
-            json.dump(result, f, indent=1)
+            json.dump(no_nan(result), f, indent=1)
     print(report(meta, figures, args))
     return result
 
