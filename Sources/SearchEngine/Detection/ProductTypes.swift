@@ -12,7 +12,7 @@
 /// - the hosted service's fashion types ("top", "dress", "bottom", "shoe", "bag", …), which its
 ///   `detection` parameter and `product_types` answers use; ``isFashion`` is `true`;
 /// - coarse groups of related ImageNet classes ("dog", "car", "fruit", …) chosen for vsearch, so that
-///   120 dog breeds or nine kinds of ball are one type; ``isFashion`` is `false`.
+///   118 dog breeds or nine kinds of ball are one type; ``isFashion`` is `false`.
 ///
 /// A class that neither kind takes is its own type, under its own name in lower case
 /// (``ProductTypes/type(ofClass:)``); those types are not in the vocabulary. docs/product-types.md
