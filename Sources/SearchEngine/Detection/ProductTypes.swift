@@ -106,8 +106,8 @@ public enum ProductTypes {
 
     // MARK: - The vocabulary
 
-    /// The hosted service's fashion types (its `detection` values and `product_types` answers), in
-    /// the order the ViSearch guide lists them, where ImageNet has classes for them.
+    /// The hosted service's fashion types (its `detection` values and `product_types` answers) that
+    /// ImageNet has classes for. The order is the API's: add new ones at the end.
     static let fashionNames: [String] = [
         "top", "dress", "bottom", "outerwear", "swimwear", "shoe", "bag", "watch", "eyewear", "hat", "tie",
         "jewellery", "sock", "glove", "scarf", "umbrella",
@@ -163,7 +163,7 @@ public enum ProductTypes {
         Rule("outerwear", 617),             // lab coat
         Rule("outerwear", 735),             // poncho
         Rule("outerwear", 501),             // cloak
-        // A suit's jacket is what shows: outerwear, as the hosted service files blazers.
+        // A suit's jacket is what shows: outerwear is the closest type.
         Rule("outerwear", 834),             // suit
         Rule("swimwear", 445),              // bikini
         // ImageNet's "maillot" is a leotard: the same garment to the eye as a one-piece swimsuit.
@@ -182,7 +182,7 @@ public enum ProductTypes {
         Rule("bag", 893),                   // wallet
         Rule("bag", 728),                   // plastic bag
         Rule("watch", 531),                 // digital watch
-        // Analogue wristwatches are often classified "stopwatch" (ImageNet has no analogue wristwatch class).
+        // ImageNet has no analogue wristwatch class; such watches tend to come out "stopwatch" (not measured here).
         Rule("watch", 826),                 // stopwatch
         Rule("eyewear", 836),               // sunglass
         Rule("eyewear", 837),               // sunglasses
