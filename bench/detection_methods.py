@@ -25,6 +25,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse
 import json
 import math
+import pickle
 import os
 import sys
 import time
@@ -140,11 +141,20 @@ def iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
-def nms(boxes, threshold=0.5):
-    """boxes: list of (box, score, ...) — kept in score order, each dropped if IoU > threshold with one kept."""
+def contained(a, b):
+    """The share of the smaller box's area that lies in the other."""
+    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    return ix * iy / max(1e-9, min(a[2] * a[3], b[2] * b[3]))
+
+
+def nms(boxes, threshold=0.5, containment=None):
+    """boxes: list of (box, score, ...) — kept in score order, each dropped if IoU > threshold with one kept
+    (or, with `containment`, if more than that share of the smaller of the two lies in the other)."""
     kept = []
     for item in sorted(boxes, key=lambda t: -t[1]):
-        if all(iou(item[0], k[0]) <= threshold for k in kept):
+        if all(iou(item[0], k[0]) <= threshold and (containment is None or contained(item[0], k[0]) <= containment)
+               for k in kept):
             kept.append(item)
     return kept
 
@@ -452,6 +462,201 @@ def rarity_proposals(net, rgb, p=RARITY, cam=CAM):
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Candidate 5: colour-contrast windows (objectness "colour contrast": a window whose colour histogram differs
+# from the histogram of a ring around it), with integral histograms on a small picture; optionally each window
+# refined to the pixels whose colour is likelier inside than in the ring.
+
+CONTRAST = {
+    "long": 96,            # the reduced picture's longer side
+    "levels": 6,           # quantisation levels per channel (levels^3 bins)
+    "min_side": 0.12,      # window sides from this share of the picture's side...
+    "max_side": 0.80,      # ...to this
+    "size_step": 0.05,     # step of the sides, share of the picture's side
+    "stride": 0.03,        # step of the positions, share of the picture's side
+    "ring": 0.25,          # ring width, share of the window's side on each side (clipped to the picture)
+    "keep": 8,             # windows kept after NMS
+    "nms": 0.5,
+    "refine": True,
+}
+
+
+def contrast_windows(rgb, p=CONTRAST):
+    small, s = reduced(rgb, p["long"])
+    h, w = small.shape[:2]
+    L = p["levels"]
+    q = (small.astype(np.int32) * L) // 256
+    bins = (q[..., 0] * L + q[..., 1]) * L + q[..., 2]
+    nb = L ** 3
+    onehot = np.zeros((nb, h, w), np.float32)
+    onehot[bins, np.arange(h)[:, None], np.arange(w)[None, :]] = 1
+    ii = np.zeros((nb, h + 1, w + 1), np.float32)
+    ii[:, 1:, 1:] = onehot.cumsum(1).cumsum(2)
+
+    def hist(y0, x0, y1, x1):
+        return ii[:, y1, x1] - ii[:, y0, x1] - ii[:, y1, x0] + ii[:, y0, x0]
+    sides_w = sorted(set(int(round(f * w)) for f in np.arange(p["min_side"], p["max_side"] + 1e-9, p["size_step"])))
+    sides_h = sorted(set(int(round(f * h)) for f in np.arange(p["min_side"], p["max_side"] + 1e-9, p["size_step"])))
+    sx, sy = max(1, int(round(p["stride"] * w))), max(1, int(round(p["stride"] * h)))
+    windows = []
+    for hh in sides_h:
+        for ww in sides_w:
+            y0 = np.arange(0, h - hh + 1, sy)[:, None]
+            x0 = np.arange(0, w - ww + 1, sx)[None, :]
+            y1, x1 = y0 + hh, x0 + ww
+            ry, rx = int(round(p["ring"] * hh)), int(round(p["ring"] * ww))
+            oy0, ox0 = np.maximum(y0 - ry, 0), np.maximum(x0 - rx, 0)
+            oy1, ox1 = np.minimum(y1 + ry, h), np.minimum(x1 + rx, w)
+            inner = hist(y0, x0, y1, x1)
+            ring = hist(oy0, ox0, oy1, ox1) - inner
+            pin = inner / float(hh * ww)
+            pring = ring / np.maximum(ring.sum(0, keepdims=True), 1.0)
+            chi = 0.5 * ((pin - pring) ** 2 / np.maximum(pin + pring, 1e-9)).sum(0)
+            chi = np.where(ring.sum(0) > 0, chi, 0.0)
+            ny, nx = chi.shape
+            for (a, b) in zip(*np.unravel_index(np.argsort(-chi, axis=None)[:4], chi.shape)):
+                windows.append(([int(x0[0, b]), int(y0[a, 0]), ww, hh], float(chi[a, b])))
+    kept = nms([(b, sc, {}) for b, sc in windows], p["nms"])[:p["keep"]]
+    out = []
+    for box, score, _ in kept:
+        if p["refine"]:
+            box = refined(bins, box, p, nb)
+        out.append(([box[0] / s, box[1] / s, box[2] / s, box[3] / s], score, {"source": "contrast"}))
+    return out
+
+
+def refined(bins, box, p, nb):
+    """The window shrunk or grown to the pixels (inside the window grown by the ring) whose colour bin is
+    likelier inside the window than in its ring; their largest 8-connected component's box (after a 3x3
+    closing) — the window itself when that is empty."""
+    h, w = bins.shape
+    x, y, ww, hh = box
+    ry, rx = int(round(p["ring"] * hh)), int(round(p["ring"] * ww))
+    oy0, ox0, oy1, ox1 = max(0, y - ry), max(0, x - rx), min(h, y + hh + ry), min(w, x + ww + rx)
+    inner = np.bincount(bins[y:y + hh, x:x + ww].ravel(), minlength=nb).astype(float)
+    outer = np.bincount(bins[oy0:oy1, ox0:ox1].ravel(), minlength=nb).astype(float) - inner
+    pin = (inner + 0.5) / (inner.sum() + 0.5 * nb)
+    pout = (outer + 0.5) / (outer.sum() + 0.5 * nb)
+    fg = (pin > pout)[bins[oy0:oy1, ox0:ox1]]
+    fg = ndimage.binary_closing(fg, np.ones((3, 3), bool))
+    labels, n = ndimage.label(fg, structure=np.ones((3, 3), bool))
+    if n == 0:
+        return box
+    sizes = np.bincount(labels.ravel())[1:]
+    k = int(np.argmax(sizes)) + 1
+    ys, xs = np.nonzero(labels == k)
+    return [ox0 + int(xs.min()), oy0 + int(ys.min()), int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Candidate 6: feature-space saliency. The plain path's idea in the network's feature space: each cell of
+# detector.onnx's feature map (unit length) is compared with the cells of the map's border ring; its distance to
+# the k-th nearest ring cell (k a share of the ring, so an object touching the border does not hide itself) is
+# its saliency. Background texture, however busy, looks like the border; an object does not.
+
+FEATSAL = {
+    "long": 384,            # detector input's longer side (sides rounded to multiples of 32)
+    "kth": 0.2,             # k = max(2, round(this x ring cells))
+    "upsample": 4,
+    "thresholds": (0.35, 0.5, 0.65),   # relative to the map's range
+    "refine": True,         # colour refinement of each box (as the contrast windows')
+}
+
+
+def saliency_map(net, rgb, p=FEATSAL):
+    image, sx, sy = grid_input(rgb, p["long"])
+    F = net.features(image)
+    c, gh, gw = F.shape
+    X = F.reshape(c, -1).T
+    X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-6)
+    ring = np.zeros((gh, gw), bool)
+    ring[0, :] = ring[-1, :] = ring[:, 0] = ring[:, -1] = True
+    R = X[ring.ravel()]
+    d = 1.0 - X @ R.T                       # cosine distances [cells, ring cells]
+    k = max(2, int(round(p["kth"] * R.shape[0])))
+    sal = np.sort(d, axis=1)[:, k - 1].reshape(gh, gw)
+    return sal, (sx, sy, gh, gw), F
+
+
+def featsal_proposals(net, rgb, p=FEATSAL):
+    sal, scale, F = saliency_map(net, rgb, p)
+    props = map_proposals(sal, dict(CAM, thresholds=p["thresholds"], upsample=p["upsample"]), scale, "featsal")
+    if not p["refine"]:
+        return props
+    small, s = reduced(rgb, CONTRAST["long"])
+    L = CONTRAST["levels"]
+    q = (small.astype(np.int32) * L) // 256
+    bins = (q[..., 0] * L + q[..., 1]) * L + q[..., 2]
+    out = []
+    h, w = bins.shape
+    for box, score, info in props:
+        b = [int(round(box[0] * s)), int(round(box[1] * s)), max(1, int(round(box[2] * s))), max(1, int(round(box[3] * s)))]
+        b[2], b[3] = min(b[2], w - b[0]), min(b[3], h - b[1])
+        if b[2] < 2 or b[3] < 2:
+            continue
+        r = refined(bins, b, CONTRAST, L ** 3)
+        out.append(([r[0] / s, r[1] / s, r[2] / s, r[3] / s], score, info))
+        out.append((box, score, dict(info, unrefined=True)))
+    return out
+
+
+def with_saliency(net, rgb, proposals, p=FEATSAL):
+    """Each proposal gains info["sal"]: the mean of the normalised feature saliency inside its box minus the
+    mean in a ring a quarter of its sides wide (the map upsampled bilinearly to 4 x the grid)."""
+    sal, (sx, sy, gh, gw), F = saliency_map(net, rgb, p)
+    up = upsampled(sal, 4)
+    up = (up - up.min()) / max(1e-6, float(up.max() - up.min()))
+    H, W = up.shape
+    ii = np.zeros((H + 1, W + 1))
+    ii[1:, 1:] = up.cumsum(0).cumsum(1)
+    fx, fy = sx * 4 / 32.0, sy * 4 / 32.0     # scene pixels -> upsampled cells
+
+    def total(y0, x0, y1, x1):
+        return ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
+    out = []
+    for box, score, info in proposals:
+        x0 = int(np.clip(round(box[0] * fx), 0, W - 1)); y0 = int(np.clip(round(box[1] * fy), 0, H - 1))
+        x1 = int(np.clip(round((box[0] + box[2]) * fx), x0 + 1, W)); y1 = int(np.clip(round((box[1] + box[3]) * fy), y0 + 1, H))
+        rx, ry = max(1, int(round(0.25 * (x1 - x0)))), max(1, int(round(0.25 * (y1 - y0))))
+        ox0, oy0, ox1, oy1 = max(0, x0 - rx), max(0, y0 - ry), min(W, x1 + rx), min(H, y1 + ry)
+        inside = total(y0, x0, y1, x1)
+        area = (y1 - y0) * (x1 - x0)
+        ring_area = (oy1 - oy0) * (ox1 - ox0) - area
+        ring = (total(oy0, ox0, oy1, ox1) - inside) / ring_area if ring_area > 0 else 0.0
+        out.append((box, score, dict(info, sal=float(inside / area - ring), sal_in=float(inside / area))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The chosen method: the plain path when the border is uniform; else colour-contrast windows (coarser, for
+# speed) ranked by a first logistic on the window's colour contrast, its area and the feature saliency.
+
+CHOSEN_CONTRAST = dict(CONTRAST, levels=5, size_step=0.07, stride=0.04, keep=20)
+CHOSEN_FEATSAL = dict(FEATSAL, long=384)
+# Stage 1 (fitted on the tune split's photographic-path windows, bench/detection_methods.py --fit-stage1):
+# z = w0 + w1 chi + w2 ln(area share) + w3 (saliency inside - ring) + w4 (saliency inside)
+STAGE1 = [-10.897, 2.233, 0.12, 9.271, 9.942]
+
+
+def stage1_features(item):
+    box, score, info = item
+    return [1.0, score, math.log(max(info["area"], 1e-4)), info["sal"], info["sal_in"]]
+
+
+def chosen_proposals(net, rgb):
+    boxes = plain_proposals(rgb)
+    if boxes is not None:
+        return boxes
+    H, W = rgb.shape[:2]
+    windows = with_saliency(net, rgb, contrast_windows(rgb, CHOSEN_CONTRAST), CHOSEN_FEATSAL)
+    out = []
+    for box, chi, info in windows:
+        info = dict(info, area=box[2] * box[3] / float(W * H), chi=chi)
+        z = float(np.dot(STAGE1, stage1_features((box, chi, info))))
+        out.append((box, 1 / (1 + math.exp(-z)), dict(info, stage1=z)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Re-scoring by the crop's classification, calibration, final selection.
 
 RESCORE = {
@@ -488,7 +693,10 @@ def features_of(item):
     """The calibration's inputs for one candidate."""
     box, score, info = item
     pm = min(max(info["pmax"], 1e-4), 1 - 1e-4)
-    return [1.0, math.log(pm / (1 - pm)), info["raw"], math.log(max(info["area"], 1e-4))]
+    if "stage1" in info:
+        return [1.0, math.log(pm / (1 - pm)), info["stage1"], math.log(max(info["area"], 1e-4))]
+    return [1.0, math.log(pm / (1 - pm)), info["raw"], math.log(max(info["area"], 1e-4))] + \
+        ([info["sal"], info["sal_in"]] if "sal" in info else [])
 
 
 def fit_logistic(X, y, l2=1e-3, iterations=50):
@@ -549,6 +757,24 @@ def proposals_for(method, net, rgb):
     if method.startswith("plain-split-"):
         boxes = plain_proposals(rgb, dict(PLAIN, split=method[len("plain-split-"):]))
         return boxes if boxes is not None else rarity_proposals(net, rgb)
+    if method == "contrast":
+        return contrast_windows(rgb)
+    if method == "contrast-raw":
+        return contrast_windows(rgb, dict(CONTRAST, refine=False))
+    if method == "plain+contrast":
+        boxes = plain_proposals(rgb, dict(PLAIN, split="replace"))
+        return boxes if boxes is not None else contrast_windows(rgb)
+    if method == "featsal":
+        return featsal_proposals(net, rgb)
+    if method == "featsal-raw":
+        return featsal_proposals(net, rgb, dict(FEATSAL, refine=False))
+    if method == "contrast+sal":
+        boxes = plain_proposals(rgb, dict(PLAIN, split="replace"))
+        if boxes is not None:
+            return boxes
+        return with_saliency(net, rgb, contrast_windows(rgb, dict(CONTRAST, keep=12)))
+    if method == "chosen":
+        return chosen_proposals(net, rgb)
     if method == "plain+rarity":
         boxes = plain_proposals(rgb)
         return boxes if boxes is not None else rarity_proposals(net, rgb)
@@ -594,23 +820,39 @@ def labelled(rows, path=None):
 
 
 def calibrated(item, weights):
+    weights = {k: np.asarray(v, float) for k, v in weights.items()}
     z = float(np.dot(weights[path_of(item)], features_of(item)))
     return 1 / (1 + math.exp(-z))
+
+
+CONTAINMENT = 0.7   # final NMS also drops a box when more than 70 % of the smaller box lies in a kept one
+# The chosen method's calibration (fitted on the tune split; features_of's order: 1, logit pmax, raw or stage-1
+# logit, ln area share). Plain path: every component is kept (at most 5), the score only reported; photographic
+# path: no pmax (no crop is classified before selection), P = sigma(-0.48 + 0.889 z1 - 0.167 ln area).
+CHOSEN_WEIGHTS = {"plain": [1.3, 0.516, 1.3, 0.12], "photo": [-0.48, 0.0, 0.889, -0.167]}
 
 
 def select(candidates, weights, threshold=0.5, keep=5, nms_iou=0.5):
     """Calibrated scores, NMS, the threshold, at most `keep`; the best box stays even below the threshold."""
     scored = [(item[0], calibrated(item, weights), item[2]) for item in candidates]
-    ranked = nms(scored, nms_iou)
+    ranked = nms(scored, nms_iou, CONTAINMENT)
+    if weights is CHOSEN_WEIGHTS and candidates and path_of(candidates[0]) == "plain":
+        return sorted(ranked, key=lambda t: -t[0][2] * t[0][3])[:keep]   # plain path: every component
     kept = [s for s in ranked if s[1] >= threshold][:keep]
     return kept or ranked[:1]
 
 
-def evaluate(rows, weights, threshold=0.5, keep=5, nms_iou=0.5):
+def evaluate_crossed(parts, threshold=0.5):
+    return evaluate([r for rows, _ in parts for r in rows], None, threshold,
+                    weights_of={id(r): w for rows, w in parts for r in rows})
+
+
+def evaluate(rows, weights, threshold=0.5, keep=5, nms_iou=0.5, weights_of=None):
     """Figures per background: found, ceiling, extra per scene, singles with exactly one box, times."""
     by = {}
     for row in rows:
-        kept = select(row["candidates"], weights, threshold, keep, nms_iou)
+        w = weights_of[id(row)] if weights_of else weights
+        kept = select(row["candidates"], w, threshold, keep, nms_iou)
         flags, found = match([b for b, _, _ in kept], row["scene"]["boxes"])
         for key in (row["scene"]["background"], "all"):
             d = by.setdefault(key, {"scenes": 0, "objects": 0, "found": 0, "ceiling": 0, "extra": 0, "singles": 0,
@@ -651,6 +893,10 @@ def main():
     parser.add_argument("--limit", type=int)
     parser.add_argument("--threshold", type=float, default=0.5)
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--fixed", action="store_true", help="chosen: the constants CHOSEN_WEIGHTS, not a new fit")
+    parser.add_argument("--folds", action="store_true",
+                        help="figures with the calibration fitted on the other half of the scenes (2-fold)")
+    parser.add_argument("--cache", help="a folder keeping each method's candidates (pickle) between runs")
     args = parser.parse_args()
     if args.split != "tune":
         print("warning: reading the %s split: report it once, tune nothing on it" % args.split, file=sys.stderr)
@@ -658,12 +904,34 @@ def main():
     net = Net()
     results = {}
     for method in args.methods.split(","):
-        rows = run_method(method, net, scenes)
+        cached = os.path.join(args.cache, "%s-%s-%d.pickle" % (method, args.split, len(scenes))) if args.cache else None
+        if cached and os.path.exists(cached):
+            with open(cached, "rb") as f:
+                rows = pickle.load(f)
+        else:
+            rows = run_method(method, net, scenes)
+            if cached:
+                os.makedirs(args.cache, exist_ok=True)
+                with open(cached, "wb") as f:
+                    pickle.dump(rows, f)
         w = {}
         for path in ("plain", "photo"):
             X, y = labelled(rows, path)
-            w[path] = fit_logistic(X, y) if len(set(y)) == 2 else np.array([0.0, 1.0, 0.0, 0.0])
+            w[path] = fit_logistic(X, y) if len(set(y)) == 2 else np.array([0.0, 1.0, 0.0, 0.0] + [0.0] * (len(X[0]) - 4 if X else 0))
         table = evaluate(rows, w, args.threshold)
+        if method == "chosen" and args.fixed:
+            w = CHOSEN_WEIGHTS
+            table = evaluate(rows, w, args.threshold)
+        if args.folds:   # the calibration fitted on one half of the scenes, figures on the other, both ways
+            halves = [[r for j, r in enumerate(rows) if j % 2 == f] for f in (0, 1)]
+            crossed = []
+            for f in (0, 1):
+                wf = {}
+                for path in ("plain", "photo"):
+                    X, y = labelled(halves[1 - f], path)
+                    wf[path] = fit_logistic(X, y) if len(set(y)) == 2 else w[path]
+                crossed.append((halves[f], wf))
+            table = evaluate_crossed(crossed, args.threshold)
         results[method] = {"calibration": {k: [round(float(v), 4) for v in w[k]] for k in w}, "figures": table}
         print("%s  calibration (1, logit pmax, raw, log area): plain %s photo %s"
               % (method, np.round(w["plain"], 3).tolist(), np.round(w["photo"], 3).tolist()))
