@@ -15,7 +15,16 @@ What it starts, each on a free 127.0.0.1 port, and stops again on exit:
 What it checks, through the proxy:
   1. the official ViSearch Python SDK (PyPI visearch 0.5.2, sha256-pinned, in
      .build-tools/deploy-venv): search by im_name, upload search with a corpus
-     image, colour search, recommendation — each status OK with results;
+     image, colour search, recommendation — each status OK with results; then
+     object detection (issue 38; needs the learned model, scripts/install-model.sh):
+     on a picture of three corpus things on a white background, composed with
+     Pillow (the SDK's own dependency) in the work dir, the SDK's
+     discoversearch gives >= 2 objects, best first, each with a type, a score
+     in 0...1, a box inside the picture and results; uploadsearch with
+     detection=all lists product_types and product_types_list and searches
+     the best object; detection={a type found} searches that object, and
+     detection={a type not in the picture} the whole image (vsearch's choice:
+     docs/wire-protocol.md, "Object detection");
   2. the client address: the replicas limit by the address nginx forwards
      (clients on 127.0.0.2 and 127.0.0.3 all reach vsearch from nginx's
      127.0.0.1, yet one is limited and the other not), and a forged
@@ -443,6 +452,128 @@ def check_sdk(deployment, python):
             check(answer["result"][0] == QUERY, f"SDK {name}: the query image {QUERY} comes first")
 
 
+# Three corpus pictures (Tux Paint stamps on white) on a white canvas, far
+# enough apart for each to be one object: where each went is the truth.
+SCENE_SIZE = (1200, 700)
+SCENE = [   # (corpus image, (left, top), width or None, height or None)
+    ("tp_clothes_hats_sombrero", (40, 60), 360, None),
+    ("tp_hobbies_music_string_guitar_electric", (520, 140), None, 420),
+    ("tp_vehicles_emergency_firetruck", (700, 420), 460, None),
+]
+
+SDK_DISCOVER_CHECK = r"""
+import json, os, sys
+from PIL import Image
+from visearch import client
+corpus, scene_path, layout = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+canvas = Image.new("RGB", tuple(layout["size"]), "white")
+placed = []
+for name, (left, top), width, height in layout["items"]:
+    with Image.open(os.path.join(corpus, name + ".jpg")) as picture:
+        picture = picture.convert("RGB")
+        w, h = picture.size
+        size = (width, round(h * width / w)) if width else (round(w * height / h), height)
+        canvas.paste(picture.resize(size, Image.LANCZOS), (left, top))
+        placed.append({"im_name": name, "box": [left, top, left + size[0], top + size[1]]})
+canvas.save(scene_path, "JPEG", quality=92)
+api = client.ViSearchAPI(os.environ["VS_ACCESS"], os.environ["VS_SECRET"], host=os.environ["VS_HOST"])
+answers = {
+    "placed": placed,
+    "discoversearch": api.discoversearch(image=scene_path, result_limit=5),
+    "uploadsearch": api.uploadsearch(image_path=scene_path, limit=5, score=True),
+    "uploadsearch detection=all": api.uploadsearch(image_path=scene_path, limit=5, score=True, detection="all"),
+    "uploadsearch detection=hat": api.uploadsearch(image_path=scene_path, limit=5, score=True, detection="hat"),
+    "uploadsearch detection=dress": api.uploadsearch(image_path=scene_path, limit=5, score=True, detection="dress"),
+}
+print(json.dumps(answers))
+"""
+
+
+def iou(a, b):
+    inter = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def names(answer):
+    return [r.get("im_name") for r in answer.get("result") or []]
+
+
+def check_sdk_detection(deployment, python):
+    say("check 1b: object detection through the SDK (discoversearch, uploadsearch with detection)")
+    env = dict(os.environ, VS_ACCESS=deployment.access, VS_SECRET=deployment.secret,
+               VS_HOST=f"http://127.0.0.1:{deployment.proxy_port}/")
+    scene = os.path.join(deployment.work, "scene.jpg")
+    layout = json.dumps({"size": SCENE_SIZE, "items": SCENE})
+    run = subprocess.run([python, "-c", SDK_DISCOVER_CHECK, os.path.join(REPO, "corpus", "images"), scene, layout],
+                         env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        raise CheckFailed("the SDK detection check failed:\n" + run.stderr[-3000:])
+    answers = json.loads(run.stdout)
+    width, height = SCENE_SIZE
+
+    discover = answers["discoversearch"]
+    objects = discover.get("objects") or []
+    check(discover.get("status") == "OK", f"SDK discoversearch: status {discover.get('status')} {discover.get('error') or ''}")
+    if discover.get("offline_note"):
+        raise CheckFailed(f"SDK discoversearch: no object detection on the replicas ({discover['offline_note']}); "
+                          "install the model with scripts/install-model.sh")
+    for o in objects:
+        say(f"    {o.get('type')} score {o.get('score')} box {o.get('box')}: {', '.join(names(o)[:3])}")
+    check(len(objects) >= 2, f"SDK discoversearch: {len(objects)} objects in a picture of {len(SCENE)} things (>= 2)")
+    for i, o in enumerate(objects):
+        box = o.get("box") or []
+        check(isinstance(o.get("type"), str) and o["type"]
+              and isinstance(o.get("score"), (int, float)) and 0 <= o["score"] <= 1
+              and len(box) == 4 and all(isinstance(v, int) for v in box)
+              and 0 <= box[0] < box[2] <= width and 0 <= box[1] < box[3] <= height
+              and names(o) and isinstance(o.get("total"), int) and isinstance(o.get("attributes"), dict),
+              f"SDK discoversearch object {i + 1}: type {o.get('type')!r}, score {o.get('score')} in 0...1, "
+              f"box {box} inside {width}x{height}, {len(names(o))} results, total and attributes")
+    scores = [o["score"] for o in objects]
+    check(scores == sorted(scores, reverse=True), f"SDK discoversearch: objects ranked best first ({scores})")
+    check(isinstance(discover.get("object_types_list"), list) and discover["object_types_list"],
+          f"SDK discoversearch: object_types_list lists {len(discover.get('object_types_list') or [])} types")
+    found = 0
+    for item in answers["placed"]:
+        best = max(objects, key=lambda o: iou(o["box"], item["box"]))
+        overlap = iou(best["box"], item["box"])
+        found += overlap >= 0.5
+        say(f"    placed {item['im_name']} at {item['box']}: best object {best['type']} {best['box']} "
+            f"(IoU {overlap:.2f}), its first result {names(best)[0]}")
+    check(found >= 2, f"SDK discoversearch: {found} of the {len(SCENE)} placed things found as objects (IoU >= 0.5)")
+
+    plain = answers["uploadsearch"]
+    detect_all = answers["uploadsearch detection=all"]
+    kinds = detect_all.get("product_types") or []
+    check(detect_all.get("status") == "OK" and names(detect_all),
+          f"SDK uploadsearch detection=all: status {detect_all.get('status')}, {len(names(detect_all))} results")
+    check(kinds and all(isinstance(k.get("type"), str) and 0 <= k.get("score", -1) <= 1 and len(k.get("box") or []) == 4
+                        and isinstance(k.get("attributes"), dict) for k in kinds),
+          f"SDK uploadsearch detection=all: product_types {[(k.get('type'), k.get('score')) for k in kinds]}")
+    types_list = detect_all.get("product_types_list")
+    check(isinstance(types_list, list) and types_list and all("type" in t and "attributes_list" in t for t in types_list),
+          f"SDK uploadsearch detection=all: product_types_list present ({len(types_list or [])} types)")
+    check([k["type"] for k in kinds][:len(objects)] == [o["type"] for o in objects],
+          "SDK uploadsearch detection=all: product_types name the objects discoversearch found, in its order "
+          "(discover stops at detection_limit 5, product_types lists every object)")
+    check(names(detect_all)[0] == names(objects[0])[0],
+          f"SDK uploadsearch detection=all searches the best object: first result {names(detect_all)[0]}, "
+          f"as the best object's in discoversearch")
+    hat = answers["uploadsearch detection=hat"]
+    hats = [o for o in objects if o["type"] == "hat"]
+    if hats:
+        check(hat.get("status") == "OK" and names(hat)[:1] == names(hats[0])[:1],
+              f"SDK uploadsearch detection=hat searches the hat: first result {names(hat)[:1]}")
+    else:
+        say("    (no hat among the objects: detection=hat not compared)")
+    dress = answers["uploadsearch detection=dress"]
+    check(dress.get("status") == "OK" and names(dress) == names(plain)
+          and [k["type"] for k in dress.get("product_types") or []] == [k["type"] for k in kinds],
+          "SDK uploadsearch detection=dress (no dress in the picture): the whole image is searched (the same "
+          "results as without detection) and product_types lists what was found")
+
+
 def is_vsearch_answer(headers):
     return "x-log-id" in headers          # set by vsearch on every answer; nginx's own answers lack it
 
@@ -700,6 +831,7 @@ def main():
         check(health.get("images") == 102, "the catalog behind the proxy holds the 102 corpus images")
 
         check_sdk(deployment, python)
+        check_sdk_detection(deployment, python)
         check_client_address(deployment)
         check_nginx_limits(deployment)
         check_rolling_restart(deployment, args.workers)
