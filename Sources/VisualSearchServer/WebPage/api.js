@@ -112,6 +112,16 @@ export function uploadSearch(blob, params, signal) {
   return request('/uploadsearch', params, { method: 'POST', body: form, signal });
 }
 
+/** GET /discoversearch with im_id (a photo uploaded earlier): every detected object and its own results. */
+export const discoverSearchBy = (params, signal) => request('/discoversearch', params, { signal });
+
+/** POST /discoversearch: the picture as the multipart part `image`, like uploadSearch. */
+export function discoverSearch(blob, params, signal) {
+  const form = new FormData();
+  form.append('image', blob, 'image.jpeg');
+  return request('/discoversearch', params, { method: 'POST', body: form, signal });
+}
+
 export const stats = (params, signal) => request('/v3/stats', params, { signal });
 
 /**

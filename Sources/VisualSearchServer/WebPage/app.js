@@ -10,6 +10,7 @@ import { renderCards, renderPager, renderSkeleton, setGridState } from './result
 import { renderChips, renderFacets, setupTextSearch } from './facets.js';
 import { facetFields, renderFieldChooser, requestedFields, setFields, shownFields } from './fields.js';
 import { createDetail } from './detail.js';
+import { describeObjects, readDiscover, renderObjectRows } from './objects.js';
 import { createSimilaritySwitch, showAnswered } from './similarity.js';
 import { setupKeys } from './keys.js';
 import * as tracking from './tracking.js';
@@ -27,7 +28,11 @@ let state = parseState(location.search);
 let controller = null;
 let fieldsLoaded = false;
 let focusResults = false;
+let focusObjects = false;
 const uploads = new Map(); // im_id → {blob, url, width, height}: photos uploaded from this tab
+const OBJECT_RESULTS = 8; // results per object in the "Find every product" view
+const discovered = new Map(); // the discover query (im_id, filters, similarity, fields) → its answer
+let objectsShown = ''; // the im_id whose objects are on the picture
 let pendingUpload = null; // the photo being sent, before the server names it
 const tracker = tracking.createViewTracker();
 
@@ -55,8 +60,9 @@ function setFilter(field, value) {
 
 // ---- the parts ------------------------------------------------------------------------------------
 
+// A box drawn, or a detected object picked: its search, shown as results.
 const queryView = createQueryView({
-  onBoxCommit: (box) => navigate({ ...state, box, page: 1 }),
+  onBoxCommit: (box) => navigate({ ...state, box, page: 1, view: '' }),
 });
 
 const detail = createDetail({
@@ -113,6 +119,17 @@ facetsToggle.addEventListener('click', () => {
   const open = facetsToggle.getAttribute('aria-expanded') !== 'true';
   facetsToggle.setAttribute('aria-expanded', String(open));
   byId('sidebar').classList.toggle('open', open);
+});
+
+// "Find every product": the objects view in place of the results, and back.
+const objectsToggle = byId('objects-toggle');
+objectsToggle.addEventListener('click', () => {
+  focusObjects = state.view !== 'objects';
+  navigate({ ...state, view: state.view === 'objects' ? '' : 'objects' });
+});
+byId('objects-back').addEventListener('click', () => {
+  focusResults = true;
+  navigate({ ...state, view: '' });
 });
 
 window.addEventListener('popstate', () => {
@@ -269,6 +286,7 @@ async function run() {
   const searching = Boolean(s.q);
 
   showError('');
+  showView(s);
   queryView.show(s, pictureFor(s));
   similaritySwitch.show(s);
   showAnswered(similarityLabel, grid, '');
@@ -292,7 +310,137 @@ async function run() {
   } catch (error) {
     if (error.name === 'AbortError' || ctl.signal.aborted) return;
     showFailure(error);
+    if (s.view === 'objects') {
+      objectsSection.dataset.state = 'error';
+      objectsList.replaceChildren();
+    }
+    return;
   }
+  await loadObjects(state, ctl.signal); // state: with the im_id the upload search named
+}
+
+// ---- detected objects (/discoversearch of an uploaded photo) -------------------------------------------
+
+const objectsLayer = byId('objects-layer');
+const objectsNote = byId('objects-note');
+const objectsSection = byId('objects');
+const objectsList = byId('objects-list');
+
+/** The results, or the "Find every product" view in their place. */
+function showView(s) {
+  const objectsView = s.q === 'upload' && s.view === 'objects';
+  objectsSection.hidden = !objectsView;
+  for (const id of ['results-head', 'results-wrap', 'pager']) byId(id).hidden = objectsView;
+  objectsToggle.setAttribute('aria-pressed', String(objectsView));
+  if (s.q !== 'upload') {
+    objectsShown = '';
+    objectsToggle.hidden = true;
+    objectsLayer.dataset.state = 'idle';
+    setText(objectsNote, '');
+  }
+}
+
+const discoverKey = (s) => JSON.stringify([s.imId, s.fq, s.similarity, requestedFields()]);
+
+async function discover(s, signal) {
+  const params = {
+    result_limit: OBJECT_RESULTS,
+    score: true,
+    fl: requestedFields(),
+    fq: s.fq,
+    similarity: s.similarity,
+  };
+  try {
+    return await api.discoverSearchBy({ ...params, im_id: s.imId }, signal);
+  } catch (error) {
+    // The server no longer knows this im_id: send the photo again if this tab has it (as uploadSearch does).
+    const picture = uploads.get(s.imId);
+    const retry = picture && error.name !== 'AbortError' && error.status >= 400 && error.status < 500 && error.status !== 401;
+    if (!retry) throw error;
+    return api.discoverSearch(picture.blob, params, signal);
+  }
+}
+
+/** After an upload search: the objects of its photo on the picture, and in the objects view their results. */
+async function loadObjects(s, signal) {
+  if (s.q !== 'upload' || !s.imId) return;
+  const key = discoverKey(s);
+  if (objectsShown !== s.imId) { // another photo: its boxes are not these
+    queryView.objects.set([]);
+    objectsToggle.hidden = true;
+  }
+  let data = discovered.get(key);
+  if (!data) {
+    objectsLayer.dataset.state = 'loading';
+    setText(objectsNote, 'Looking for the products in your photo…');
+    if (s.view === 'objects') setObjectsLoading(true);
+    try {
+      data = await discover(s, signal);
+    } catch (error) {
+      if (error.name === 'AbortError' || signal.aborted) return;
+      objectsLayer.dataset.state = 'error';
+      setText(objectsNote, `The products in this photo could not be found: ${error.message}`);
+      if (s.view === 'objects') showObjectsFailure(error);
+      return;
+    }
+    if (signal.aborted) return;
+    discovered.set(key, data);
+  }
+  const found = readDiscover(data);
+  objectsShown = s.imId;
+  queryView.objects.set(found.objects);
+  queryView.objects.select(s.box);
+  objectsLayer.dataset.state = found.off ? 'off' : 'ready';
+  objectsLayer.dataset.count = String(found.objects.length);
+  setText(objectsNote, describeObjects(found, Boolean(pictureFor(s))));
+  objectsToggle.dataset.label = found.objects.length ? `Find every product (${found.objects.length})` : 'Find every product';
+  objectsToggle.hidden = !found.objects.length && s.view !== 'objects';
+  objectsToggle.textContent = objectsToggle.dataset.label;
+  if (s.view === 'objects') showObjects(found, data, s);
+}
+
+function setObjectsLoading(loading) {
+  objectsSection.dataset.state = loading ? 'loading' : objectsSection.dataset.state;
+  objectsList.setAttribute('aria-busy', String(loading));
+}
+
+function showObjects(found, data, s) {
+  const reqid = data.reqid ? String(data.reqid) : '';
+  renderObjectRows(objectsList, found.objects, {
+    image: byId('query-image'),
+    fields: shownFields(),
+    queryId: reqid,
+    onOpen: openResult,
+    onSearch: (box) => {
+      focusResults = true;
+      window.scrollTo({ top: 0 });
+      navigate({ ...state, box, page: 1, view: '' });
+    },
+    selected: s.box,
+  });
+  if (!found.objects.length) {
+    objectsList.replaceChildren(el('li', { class: 'empty', text: describeObjects(found) }));
+  }
+  objectsSection.dataset.state = 'ready';
+  objectsSection.dataset.count = String(found.objects.length);
+  if (reqid) objectsSection.dataset.reqid = reqid; else delete objectsSection.dataset.reqid;
+  objectsList.setAttribute('aria-busy', 'false');
+  byId('objects-meta').textContent = found.objects.length
+    ? `${found.objects.length} ${found.objects.length === 1 ? 'product' : 'products'}, the first ${OBJECT_RESULTS} results of each`
+    : '';
+  setStatus(found.off ? 'Object detection is off on this server.' : `${found.objects.length} products found in your photo.`);
+  if (focusObjects) {
+    focusObjects = false;
+    byId('objects-heading').focus({ preventScroll: true });
+  }
+}
+
+function showObjectsFailure(error) {
+  objectsSection.dataset.state = 'error';
+  objectsList.setAttribute('aria-busy', 'false');
+  objectsList.replaceChildren();
+  byId('objects-meta').textContent = '';
+  showError(`The products in this photo could not be found: ${error.message || 'something went wrong.'}`);
 }
 
 // ---- start ---------------------------------------------------------------------------------------------

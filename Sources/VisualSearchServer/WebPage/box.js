@@ -10,8 +10,10 @@ const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
 /**
  * frame: the element wrapping the picture (it receives pointer events); image: the <img>; box: #box.
  * onChange(box): the box on screen changed (not yet searched); onCommit(box): search with it.
+ * onTap(target): a click without a drag that did not start on the box; true when it was handled (a detected object
+ * clicked), else the click becomes a point as usual.
  */
-export function createBoxEditor({ frame, image, box, onChange, onCommit }) {
+export function createBoxEditor({ frame, image, box, onChange, onCommit, onTap = () => false }) {
   let size = null; // {w, h}: the picture's pixels, once known
   let rect = null; // [x1, y1, x2, y2] or null for the whole picture
   let drag = null;
@@ -68,7 +70,7 @@ export function createBoxEditor({ frame, image, box, onChange, onCommit }) {
     } else if (rect && onBox) {
       mode = 'move';
     }
-    drag = { mode, anchor, origin: point, start: rect, clientX: event.clientX, clientY: event.clientY, moved: false };
+    drag = { mode, anchor, origin: point, start: rect, target: event.target, clientX: event.clientX, clientY: event.clientY, moved: false };
     frame.setPointerCapture(event.pointerId);
     box.focus({ preventScroll: true });
     event.preventDefault();
@@ -92,11 +94,12 @@ export function createBoxEditor({ frame, image, box, onChange, onCommit }) {
 
   const finish = (event) => {
     if (!drag) return;
-    const { moved, origin, mode } = drag;
+    const { moved, origin, mode, target } = drag;
     drag = null;
     if (frame.hasPointerCapture(event.pointerId)) frame.releasePointerCapture(event.pointerId);
     if (!moved) {
       if (mode === 'resize') return; // a tap on a handle changes nothing
+      if (mode === 'draw' && onTap(target)) return; // e.g. a detected object: it searches its own box
       rect = spanning(origin, origin); // a click: a point
       render();
     }

@@ -2,6 +2,7 @@
 
 import { createBoxEditor } from './box.js';
 import { imageUrl } from './dom.js';
+import { createObjectLayer } from './objects.js';
 
 const sameBox = (a, b) => (a && b ? a.join(',') === b.join(',') : a === b);
 
@@ -15,7 +16,10 @@ function sameOrigin(url) {
   try { return new URL(url, location.href).origin === location.origin; } catch { return false; }
 }
 
-/** onBoxCommit(box | null): search with this box. */
+/**
+ * onBoxCommit(box | null): search with this box (drawn, or a detected object's). The returned `objects` is the
+ * layer of detected objects on the picture (objects.js): set(list), select(box).
+ */
 export function createQueryView({ onBoxCommit }) {
   const byId = (id) => document.getElementById(id);
   const view = byId('query-view');
@@ -41,19 +45,24 @@ export function createQueryView({ onBoxCommit }) {
     boxClear.hidden = !boxAllowed || (!box && !committed);
   }
 
+  const objects = createObjectLayer({ layer: byId('objects-layer'), onPick: (box) => onBoxCommit(box) });
+
   const editor = createBoxEditor({
     frame, image, box: byId('box'),
     onChange: updateBoxControls,
     onCommit: (box) => onBoxCommit(box),
+    onTap: (target) => objects.tap(target),
   });
 
   image.addEventListener('load', () => {
     editor.setSize(image.naturalWidth, image.naturalHeight);
+    objects.setSize(image.naturalWidth, image.naturalHeight);
   });
   image.addEventListener('error', () => {
     if (!image.getAttribute('src')) return;
     image.hidden = true;
     editor.setSize(0, 0);
+    objects.setSize(0, 0);
     caption.textContent = `${caption.textContent} (the picture cannot be shown)`;
   });
   boxSearch.addEventListener('click', () => onBoxCommit(pending));
@@ -67,22 +76,27 @@ export function createQueryView({ onBoxCommit }) {
       image.hidden = true;
       frame.hidden = true;
       editor.setSize(0, 0);
+      objects.setSize(0, 0);
       return;
     }
     frame.hidden = false;
     image.hidden = false;
     if (image.getAttribute('src') !== src) {
       editor.setSize(0, 0);
+      objects.setSize(0, 0);
       image.src = src;
     } else if (image.complete && image.naturalWidth) {
       editor.setSize(image.naturalWidth, image.naturalHeight);
+      objects.setSize(image.naturalWidth, image.naturalHeight);
     }
   }
 
   return {
+    objects,
     /** picture: {url, width, height} of an upload kept in memory, if any. */
     show(state, picture) {
       view.hidden = !state.q;
+      if (state.q !== 'upload') objects.set([]); // only an uploaded photo is looked through for objects
       if (!state.q) {
         setPicture('');
         return;
@@ -120,6 +134,7 @@ export function createQueryView({ onBoxCommit }) {
       boxHelp.hidden = !src;
       committed = state.box;
       editor.setBox(state.box);
+      objects.select(state.box);
     },
   };
 }

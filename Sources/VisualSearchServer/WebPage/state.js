@@ -18,9 +18,10 @@ export function parseSimilarity(text) {
  * fq: ['field:value', …] (one per field)
  * similarity: '' (the server's default) | 'visual' | 'color' | 'fused' — what ranks image queries and the detail's
  *   recommendations; a colour search is always by colour and its URL does not carry it
+ * view: '' (the results) | 'objects' (an uploaded photo's "Find every product" view: each detected object's results)
  */
 export function emptyState() {
-  return { q: null, imName: '', imId: '', imUrl: '', color: '', box: null, fq: [], page: 1, similarity: '' };
+  return { q: null, imName: '', imId: '', imUrl: '', color: '', box: null, fq: [], page: 1, similarity: '', view: '' };
 }
 
 export function parseBox(text) {
@@ -46,6 +47,7 @@ export function parseState(search) {
   if (state.q && state.q !== 'color') state.box = parseBox(params.get('box'));
   state.fq = normaliseFilters(params.getAll('fq'));
   state.similarity = parseSimilarity(params.get('similarity'));
+  if (state.q === 'upload' && params.get('view') === 'objects') state.view = 'objects';
   const page = Number.parseInt(params.get('page') || '1', 10);
   state.page = Number.isFinite(page) && page >= 1 ? page : 1;
   return state;
@@ -62,6 +64,7 @@ export function toSearch(state) {
   if (state.box) params.set('box', state.box.join(','));
   for (const f of state.fq) params.append('fq', f);
   if (state.similarity && state.q && state.q !== 'color') params.set('similarity', state.similarity);
+  if (state.view === 'objects' && state.q === 'upload') params.set('view', 'objects');
   if (state.page > 1) params.set('page', String(state.page));
   const text = params.toString();
   return text ? `?${text}` : '';
