@@ -219,7 +219,7 @@ def plain_background(small, p=PLAIN):
                            small[r:-r, :r].reshape(-1, 3), small[r:-r, -r:].reshape(-1, 3)])
     colour = np.median(ring, axis=0)
     diff_ring = np.abs(ring.astype(np.int16) - colour.astype(np.int16)).max(axis=1)
-    uniform = float((diff_ring <= p["tolerance"]).mean()) >= p["uniform"]
+    uniform = float((diff_ring <= (p.get("ring_tolerance") or p["tolerance"])).mean()) >= p["uniform"]
     diff = np.abs(small.astype(np.int16) - colour.astype(np.int16)).max(axis=2)
     return uniform, colour, diff
 
@@ -671,7 +671,7 @@ def stage1_features(item):
 
 
 def chosen_proposals(net, rgb, plain=True):
-    boxes = plain_proposals(rgb) if plain else None
+    boxes = plain_feature_split(net, rgb) if plain else None
     if boxes is not None:
         return boxes
     H, W = rgb.shape[:2]
@@ -681,6 +681,95 @@ def chosen_proposals(net, rgb, plain=True):
         info = dict(info, area=box[2] * box[3] / float(W * H), chi=chi)
         z = float(np.dot(STAGE1, stage1_features((box, chi, info))))
         out.append((box, 1 / (1 + math.exp(-z)), dict(info, stage1=z)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Plain path, touching or overlapping objects split by the network: a large component's feature-map cells are
+# clustered in two (k-means on unit features); when the two centres are far apart (different things), each mask
+# pixel goes with its cell's cluster and each cluster becomes a box.
+
+FEATSPLIT = {
+    "long": 384,
+    "min_box": 0.04,      # only components whose box covers at least this share of the picture...
+    "max_box": 0.45,      # ...and less than this (a product filling the picture stays one object)
+    "cell_cover": 0.5,    # a cell belongs to the component when the mask covers this share of it
+    "min_cells": 4,
+    "separation": 0.6,    # 1 - cos(centre 1, centre 2) needed to split
+    "min_part": 0.2,      # each part must hold this share of the component's pixels
+}
+
+
+def kmeans2(X, iterations=10):
+    d = 1 - X @ X.T
+    i, j = np.unravel_index(np.argmax(d), d.shape)
+    centres = X[[i, j]].copy()
+    for _ in range(iterations):
+        label = np.argmax(X @ centres.T, axis=1)
+        for k in (0, 1):
+            if (label == k).any():
+                c = X[label == k].mean(0)
+                centres[k] = c / max(1e-6, float(np.linalg.norm(c)))
+    return label, centres
+
+
+def plain_feature_split(net, rgb, p=FEATSPLIT, plain=PLAIN):
+    boxes = plain_proposals(rgb, plain)
+    if boxes is None:
+        return None
+    H, W = rgb.shape[:2]
+    big = [b for b in boxes if p["min_box"] * W * H <= b[0][2] * b[0][3] < p["max_box"] * W * H]
+    if not big:
+        return boxes
+    image, sx, sy = grid_input(rgb, p["long"])
+    F = net.features(image)
+    c, gh, gw = F.shape
+    X = F.reshape(c, -1).T
+    X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-6)
+    small, s = reduced(rgb, plain["long"])
+    h, w = small.shape[:2]
+    uniform, colour, diff = plain_background(small, plain)
+    mask = diff > plain["tolerance"]
+    cell_w, cell_h = 32.0 / sx * s, 32.0 / sy * s      # a cell's size in reduced pixels
+    out = []
+    for box, score, info in boxes:
+        if not p["min_box"] * W * H <= box[2] * box[3] < p["max_box"] * W * H:
+            out.append((box, score, info))
+            continue
+        x0, y0 = int(round(box[0] * s)), int(round(box[1] * s))
+        x1, y1 = min(w, int(round((box[0] + box[2]) * s))), min(h, int(round((box[1] + box[3]) * s)))
+        region = np.zeros((h, w), bool)
+        region[y0:y1, x0:x1] = mask[y0:y1, x0:x1]
+        # each cell's mask cover
+        cy = np.minimum((np.arange(h) / cell_h).astype(int), gh - 1)
+        cx = np.minimum((np.arange(w) / cell_w).astype(int), gw - 1)
+        cell_of = cy[:, None] * gw + cx[None, :]
+        cover = np.bincount(cell_of[region], minlength=gh * gw) / np.maximum(np.bincount(cell_of.ravel(), minlength=gh * gw), 1)
+        cells = np.nonzero(cover >= p["cell_cover"])[0]
+        if len(cells) < p["min_cells"]:
+            out.append((box, score, info))
+            continue
+        label, centres = kmeans2(X[cells])
+        separation = 1 - float(centres[0] @ centres[1])
+        if separation < p["separation"]:
+            out.append((box, score, dict(info, separation=separation)))
+            continue
+        # every mask pixel joins the cluster of the nearest kept cell (by cell-centre distance)
+        ccy, ccx = (cells // gw + 0.5) * cell_h, (cells % gw + 0.5) * cell_w
+        ys, xs = np.nonzero(region)
+        d2 = (ys[:, None] - ccy[None, :]) ** 2 + (xs[:, None] - ccx[None, :]) ** 2
+        part = label[np.argmin(d2, axis=1)]
+        parts = []
+        for k in (0, 1):
+            m = part == k
+            if m.sum() < p["min_part"] * len(ys):
+                break
+            parts.append([xs[m].min() / s, ys[m].min() / s, (xs[m].max() + 1 - xs[m].min()) / s, (ys[m].max() + 1 - ys[m].min()) / s])
+        if len(parts) == 2:
+            for b in parts:
+                out.append((b, score, dict(info, split=True, separation=separation)))
+        else:
+            out.append((box, score, dict(info, separation=separation)))
     return out
 
 
@@ -782,6 +871,16 @@ def proposals_for(method, net, rgb):
         return rarity_proposals(net, rgb)
     if method == "rarity-cam":
         return rarity_proposals(net, rgb, dict(RARITY, cam_gate=0.2))
+    if method.startswith("plain-featsplit-"):   # plain-featsplit-SEPARATION[-MAXBOX]
+        parts = method[len("plain-featsplit-"):].split("-")
+        boxes = plain_feature_split(net, rgb, dict(FEATSPLIT, separation=float(parts[0]),
+                                                   max_box=float(parts[1]) if len(parts) > 1 else 1.0))
+        return boxes if boxes is not None else []
+    if method.startswith("plain-tol-"):   # plain-tol-TOLERANCE[-UNIFORM_TOLERANCE]: the plain path's tolerance
+        parts = method[len("plain-tol-"):].split("-")
+        boxes = plain_proposals(rgb, dict(PLAIN, tolerance=int(parts[0]),
+                                          ring_tolerance=int(parts[1]) if len(parts) > 1 else None))
+        return boxes if boxes is not None else []
     if method.startswith("plain-split-"):   # plain-split-MODE[-ERODE-CORESHARE]
         parts = method[len("plain-split-"):].split("-")
         extra = {"erode": float(parts[1]), "core_share": float(parts[2])} if len(parts) == 3 else {}
