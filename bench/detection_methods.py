@@ -15,6 +15,15 @@ score, at IoU >= 0.5, among the boxes kept after the score threshold, at most --
 all proposals before re-scoring and threshold), extra boxes per scene, exactly one box on single-object scenes,
 and time per scene on one core (proposals alone; detector.onnx alone; crops' embeddings alone).
 
+The chosen method (docs/decisions.md, "Object detection", every constant) is `chosen`; its figures:
+
+    nice -n 10 python bench/detection_methods.py --methods chosen --fixed     # CHOSEN_WEIGHTS and STAGE1 as fitted
+    nice -n 10 python bench/detection_methods.py --methods chosen --folds     # calibration 2-fold within the split
+
+Other methods: plain+cam, cam-wsum|max|energy|local, windows, rarity, rarity-cam, plain+rarity, contrast,
+contrast-raw, plain+contrast, contrast+sal, featsal, featsal-raw, photo-path-everywhere, plain-split-MODE[-E-C],
+plain-tol-T[-R], plain-featsplit-S[-B] (see proposals_for).
+
 Needs numpy, scipy, Pillow and onnxruntime (a private venv: python3 -m venv --system-site-packages /tmp/x-venv;
 /tmp/x-venv/bin/pip install onnxruntime==1.23.2 Pillow).
 """
