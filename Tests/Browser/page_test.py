@@ -1387,11 +1387,12 @@ class PageTest:
         check(now["names"] == self.same_query_from_api(d.current_url), "the page's results differ from the API's for the same box")
         first = now["names"][:4]
         self.shot("clicked")
-        # The keyboard: Tab reaches the boxes (buttons), Enter searches one.
-        other = found["boxes"][0]
-        focused = d.execute_script("""const b = [...document.querySelectorAll('#objects-layer .object-box')].find(b => b.dataset.box === arguments[0]);
-            if (b) b.focus(); return document.activeElement === b;""", ",".join(str(v) for v in other["box"]))
-        check(focused, f"the {other['type']} box cannot take the focus")
+        # The keyboard: Tab reaches the boxes (buttons, in the server's order), Enter searches the focused one.
+        info, tabs = tab_until(d, lambda a: "object-box" in (a.get("cls") or ""))
+        focused_box = d.execute_script("return document.activeElement.dataset.box || ''")
+        other = next((b for b in found["boxes"] if ",".join(map(str, b["box"])) == focused_box), None)
+        check(other is not None, f"Tab reached an object box {focused_box!r} that is not one of {[b['box'] for b in found['boxes']]}")
+        check(other is found["boxes"][0], f"Tab reached the {other['type']} first, not the best object ({found['boxes'][0]['type']})")
         press(d, Keys.ENTER)
         wait_for(d, f"box={other['box']} in the URL after Enter", lambda d: one(d.current_url, "box") == ",".join(str(v) for v in other["box"]),
                  last=lambda d: d.current_url)
@@ -1412,7 +1413,8 @@ class PageTest:
         check(abs(x1 - 0.05 * image["nw"]) < 12 and abs(x2 - 0.6 * image["nw"]) < 12, f"the drawn box is {x1:g},{y1:g},{x2:g},{y2:g}")
         check(not [b for b in objects_on_picture(d)["boxes"] if b["pressed"] == "true"], "an object is still marked selected after drawing another box")
         return (f"click on the {target['type']} → /uploadsearch box={','.join(map(str, target['box']))}, marked selected, "
-                f"results {first}; Enter on the {other['type']} → its box; a drawn box still searches ({len(drawn['names'])} results)")
+                f"results {first}; Tab ×{tabs} reached the {other['type']}, Enter searched its box; a drawn box still searches "
+                f"({len(drawn['names'])} results)")
 
     def check_every_product(self):
         """"Find every product": one row per detected object with its type, score, crop and its own results."""
@@ -1448,6 +1450,17 @@ class PageTest:
         own = sum(1 for r in rows if set(r["names"][:3]) & set(SCENE_STAMPS))
         d.execute_script("document.querySelector('#query-view').scrollIntoView({block: 'start'})")
         self.shot("view")
+        # At phone width the view fits the screen: rows of cards scroll sideways inside themselves, the page does not.
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            wait_for(d, "the layout at 375 px", lambda d: d.execute_script("return innerWidth") == 375)
+            o = d.execute_script(OVERFLOW_JS)
+            check(o["scroll"] <= o["inner"], f"the objects view at 375 px: scrollWidth {o['scroll']} > innerWidth {o['inner']}; too wide: {o['wide']}")
+            d.execute_script("document.querySelector('#objects').scrollIntoView({block: 'start'})")
+            self.shot("phone")
+        finally:
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            d.set_window_size(*WINDOW)
         # A row's "Search this object" goes back to the results, searching that box.
         first = rows[0]
         button = d.execute_script("return document.querySelector('#objects .object-row .object-search')")
@@ -1460,7 +1473,7 @@ class PageTest:
         check(not object_rows(d)["shown"], "the objects view is still shown after 'Search this object'")
         return (f"{len(rows)} rows (" + ", ".join(f"{r['type']}: {len(r['names'])} results" for r in rows)
                 + f") as the server answered; {own} of {len(rows)} rows have a stamp of the scene in their first 3; "
-                "'Search this object' → the results of its box")
+                "no sideways scroll at 375 px; 'Search this object' → the results of its box")
 
     def check_objects_off(self):
         """A server without the detection model: no boxes, nothing alarming, a quiet note."""
