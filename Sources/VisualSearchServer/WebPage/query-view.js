@@ -1,10 +1,123 @@
-// query-view.js — the query panel (#query-view): the query picture or colour, its caption, and the box editor on it.
+// query-view.js — the query panel (#query-view): the query picture or colour, its caption, the box editor on it, and
+// the objects a discover search (`/discoversearch`) found in an uploaded photo: a labelled box for each (a button:
+// clicking it, or Enter on it, searches that object as if its box had been drawn) and a short note under the picture.
+//
+// Boxes are in the query picture's own pixels, [x1, y1, x2, y2] with right/bottom exclusive, like `box=`.
 
 import { createBoxEditor } from './box.js';
-import { imageUrl } from './dom.js';
-import { createObjectLayer } from './objects.js';
+import { el, imageUrl } from './dom.js';
+import { objectLabel, objectScore } from './results.js';
 
 const sameBox = (a, b) => (a && b ? a.join(',') === b.join(',') : a === b);
+
+// ---- detected objects ----------------------------------------------------------------------------------------
+
+/** Types a server gives a region it did not detect (the whole picture, a box or point it was asked about). */
+const NOT_DETECTED = new Set(['image', 'box', 'point']);
+
+function validBox(box, size) {
+  if (!Array.isArray(box) || box.length !== 4 || !box.every((v) => Number.isFinite(v))) return false;
+  const [x1, y1, x2, y2] = box;
+  if (!(x1 >= 0 && y1 >= 0 && x2 > x1 && y2 > y1)) return false;
+  return !size || (x2 <= size.w && y2 <= size.h);
+}
+
+/**
+ * What a discover answer says about the picture: {objects, off}. `objects` are the detected ones (a product
+ * type and a box each, best first as the server ranks them); `off` is true when the server has no detector (its
+ * answer is the whole picture as one object and an `offline_note`).
+ */
+export function readDiscover(data) {
+  const all = Array.isArray(data && data.objects) ? data.objects : [];
+  const objects = all
+    .filter((o) => o && typeof o.type === 'string' && o.type && !NOT_DETECTED.has(o.type) && validBox(o.box))
+    .map((o) => ({ ...o, box: o.box.map(Math.round), result: Array.isArray(o.result) ? o.result : [] }));
+  const off = !objects.length && (Boolean(data && data.offline_note) || all.some((o) => o && NOT_DETECTED.has(o.type)));
+  return { objects, off };
+}
+
+/** The note under the picture: what was found, or why nothing is shown. */
+export function describeObjects({ objects, off }, onPicture = true) {
+  if (off) return 'Object detection is off on this server.';
+  if (!objects.length) return 'No separate products were found in this photo.';
+  const types = objects.map((o) => o.type);
+  const count = objects.length === 1 ? 'One product found' : `${objects.length} products found`;
+  return `${count} (${types.join(', ')})${onPicture ? ': click a box to search it.' : '.'}`;
+}
+
+/**
+ * The boxes on the picture: #objects-layer inside #query-frame, under the selection box.
+ * onPick(box): search this object. tap(target) is the box editor's hook: a click (no drag) on an object picks it.
+ */
+function createObjectLayer({ layer, onPick }) {
+  let objects = [];
+  let size = null; // the picture's pixels, once it has loaded
+  let selected = null;
+  let pointerPressed = false; // a pointer press on an object: the box editor handles it, not the click that follows
+
+  function render() {
+    const shown = size ? objects.filter((o) => validBox(o.box, size)) : [];
+    layer.hidden = !shown.length;
+    const pct = (v, total) => ((v / total) * 100).toFixed(3);
+    layer.replaceChildren(...shown.map((object, index) => {
+      const [x1, y1, x2, y2] = object.box;
+      const isSelected = Boolean(selected) && sameBox(object.box, selected);
+      const button = el('button', {
+        type: 'button',
+        class: `object-box${isSelected ? ' selected' : ''}${x1 / size.w > 0.6 ? ' label-right' : ''}`,
+        'aria-pressed': String(isSelected),
+        'aria-label': `Search the ${object.type}${objectScore(object.score) ? ` (score ${objectScore(object.score)})` : ''} at ${x1},${y1} to ${x2},${y2}`,
+        dataset: { type: object.type, score: objectScore(object.score), box: object.box.join(','), index: String(index) },
+      }, el('span', { class: 'object-label', 'aria-hidden': 'true', text: objectLabel(object) }));
+      button.style.setProperty('--x1', pct(x1, size.w));
+      button.style.setProperty('--y1', pct(y1, size.h));
+      button.style.setProperty('--x2', pct(x2, size.w));
+      button.style.setProperty('--y2', pct(y2, size.h));
+      return button;
+    }));
+  }
+
+  layer.addEventListener('pointerdown', (event) => { if (event.target.closest('.object-box')) pointerPressed = true; });
+  layer.addEventListener('keydown', () => { pointerPressed = false; });
+  layer.addEventListener('click', (event) => {
+    const button = event.target.closest('.object-box');
+    if (!button) return;
+    if (pointerPressed) { // the pointer's press and release went through the box editor (tap below)
+      pointerPressed = false;
+      return;
+    }
+    onPick(button.dataset.box.split(',').map(Number)); // Enter or Space, or an assistive technology's click
+  });
+
+  return {
+    set(list) {
+      objects = Array.isArray(list) ? list : [];
+      render();
+    },
+    setSize(width, height) {
+      size = width > 0 && height > 0 ? { w: width, h: height } : null;
+      render();
+    },
+    /** The committed box: the object with this very box is marked selected. */
+    select(box) {
+      selected = box ? [...box] : null;
+      for (const button of layer.querySelectorAll('.object-box')) {
+        const on = Boolean(selected) && sameBox(button.dataset.box.split(',').map(Number), selected);
+        button.classList.toggle('selected', on);
+        button.setAttribute('aria-pressed', String(on));
+      }
+    },
+    /** A click without a drag on target: true (and the object searched) when it is one of the boxes. */
+    tap(target) {
+      const button = target && target.closest ? target.closest('#objects-layer .object-box') : null;
+      if (!button) return false;
+      onPick(button.dataset.box.split(',').map(Number));
+      return true;
+    },
+  };
+}
+
+// ---- the query panel -------------------------------------------------------------------------------------------
 
 function describeBox(box) {
   if (!box) return 'Selection: the whole picture';
@@ -18,7 +131,7 @@ function sameOrigin(url) {
 
 /**
  * onBoxCommit(box | null): search with this box (drawn, or a detected object's). The returned `objects` is the
- * layer of detected objects on the picture (objects.js): set(list), select(box).
+ * layer of detected objects on the picture (above): set(list), setSize(w, h), select(box), tap(target).
  */
 export function createQueryView({ onBoxCommit }) {
   const byId = (id) => document.getElementById(id);

@@ -1,4 +1,5 @@
-// results.js — result cards (the grid and the detail's recommendations), the grid's states and the pager.
+// results.js — result cards (the grid, the detail's recommendations and each detected object's row in the "Find every
+// product" view), the grid's states and the pager.
 
 import { el, imageUrl, absoluteImageUrl } from './dom.js';
 
@@ -99,3 +100,72 @@ export function renderPager({ page, limit, total, count }) {
   label.textContent = pages ? `Page ${page} of ${pages}` : page > 1 ? `Page ${page}` : '';
   label.dataset.page = String(page);
 }
+
+// ---- the "Find every product" view: a row per object a discover search detected --------------------------------
+
+const CROP_SIZE = 96; // CSS pixels of the longer side of a row's crop
+
+const sameBox = (a, b) => Boolean(a && b) && a.join(',') === b.join(',');
+
+/** An object's score (0...1) with two decimals, or '' when it has none. */
+export function objectScore(score) {
+  return typeof score === 'number' && Number.isFinite(score) ? score.toFixed(2) : '';
+}
+
+/** "bag 0.82": what the box's label and the row's title say. */
+export function objectLabel(object) {
+  return [object.type, objectScore(object.score)].filter(Boolean).join(' ');
+}
+
+/** The object's crop of the query picture, drawn on a small canvas (nothing when the picture is not loaded). */
+function crop(object, image) {
+  const [x1, y1, x2, y2] = object.box;
+  const w = x2 - x1;
+  const h = y2 - y1;
+  const loaded = image && !image.hidden && image.complete && image.naturalWidth > 0 &&
+    x2 <= image.naturalWidth && y2 <= image.naturalHeight;
+  if (!loaded) return null;
+  const scale = Math.min(1, CROP_SIZE / Math.max(w, h));
+  const canvas = el('canvas', { class: 'object-crop', role: 'img', 'aria-label': `The ${object.type} in your photo` });
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.max(1, Math.round(w * scale * ratio));
+  canvas.height = Math.max(1, Math.round(h * scale * ratio));
+  canvas.style.setProperty('--crop-w', `${Math.max(1, Math.round(w * scale))}px`);
+  canvas.style.setProperty('--crop-h', `${Math.max(1, Math.round(h * scale))}px`);
+  const context = canvas.getContext('2d');
+  context.imageSmoothingQuality = 'high';
+  context.drawImage(image, x1, y1, w, h, 0, 0, canvas.width, canvas.height);
+  return canvas;
+}
+
+/**
+ * The "Find every product" rows: #objects-list gets one li.object-row per object — its crop, type and score, a
+ * button searching it, and its results as the same cards as the main grid (renderCards).
+ * options: {image, fields, queryId, onOpen(item, product), onSearch(box), selected}
+ */
+export function renderObjectRows(list, objects, { image, fields, queryId, onOpen, onSearch, selected }) {
+  list.replaceChildren(...objects.map((object, index) => {
+    const titleId = `object-title-${index}`;
+    const results = el('ul', { class: 'grid grid-small object-results', 'aria-labelledby': titleId });
+    renderCards(results, object.result, { fields, queryId, onOpen, eagerCount: 0 });
+    if (!object.result.length) results.replaceChildren(el('li', { class: 'empty', text: 'No results for this object.' }));
+    const total = Number(object.total) || 0;
+    const search = el('button', { type: 'button', class: 'secondary object-search' }, 'Search this object');
+    search.addEventListener('click', () => onSearch(object.box));
+    const [x1, y1, x2, y2] = object.box;
+    return el('li', {
+      class: `object-row${sameBox(object.box, selected) ? ' selected' : ''}`,
+      dataset: { type: object.type, score: objectScore(object.score), box: object.box.join(','), index: String(index) },
+    },
+    el('div', { class: 'object-head' },
+      crop(object, image) || el('span', { class: 'object-crop object-crop-missing', 'aria-hidden': 'true' }),
+      el('div', { class: 'object-text' },
+        el('h3', { class: 'object-title', id: titleId },
+          el('span', { class: 'object-type', text: object.type }), ' ',
+          el('span', { class: 'object-score', text: objectScore(object.score) ? `score ${objectScore(object.score)}` : '' })),
+        el('p', { class: 'object-meta', text: `${x2 - x1}×${y2 - y1} px at ${x1}, ${y1} · ${total} results, the first ${object.result.length} shown` }),
+        search)),
+    results);
+  }));
+}
+
