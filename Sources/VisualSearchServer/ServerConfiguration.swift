@@ -80,6 +80,10 @@ public struct ServerConfiguration: Sendable {
     /// The learned embedder for uploads and inserts (``LearnedEmbedder``);
     /// nil — the default — serves colour similarity only.
     public var learned: (any ImageEmbedder)?
+    /// The object detector over the same model (``ObjectDetector``); nil —
+    /// the default — answers discover search with the whole image and
+    /// `detection` with no objects, saying that detection needs the model.
+    public var detector: ObjectDetector?
     /// The similarity a request that names none gets; nil — the default — lets
     /// the engine pick (``VisualSearchEngine/Configuration/similarity``).
     public var similarity: SimilarityMode?

@@ -202,6 +202,7 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
         engine.learned = configuration.learned
+        engine.detector = configuration.detector
         engine.similarity = configuration.similarity
         engine.nearestNeighbours = configuration.nearestNeighbours
         engine.graphReports = configuration.graphReports

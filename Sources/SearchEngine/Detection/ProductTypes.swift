@@ -17,7 +17,7 @@
 /// A class that neither kind takes is its own type, under its own name in lower case
 /// (``ProductTypes/type(ofClass:)``); those types are not in the vocabulary. docs/product-types.md
 /// lists every type with its classes.
-public struct ProductType: Hashable, Sendable {
+public struct ProductTypeEntry: Hashable, Sendable {
     /// The type's name as the API writes it: lower case, plain words ("teddy bear", "musical instrument").
     public let name: String
     /// Whether it is one of the hosted service's fashion types.
@@ -38,8 +38,8 @@ public struct ProductType: Hashable, Sendable {
 /// only reads them (and the aggregations add up 1000 floats).
 public enum ProductTypes {
     /// The named types in a stable order: the 16 fashion types, then the 33 coarse groups.
-    public static let vocabulary: [ProductType] =
-        fashionNames.map { ProductType(name: $0, isFashion: true) } + groupNames.map { ProductType(name: $0, isFashion: false) }
+    public static let vocabulary: [ProductTypeEntry] =
+        fashionNames.map { ProductTypeEntry(name: $0, isFashion: true) } + groupNames.map { ProductTypeEntry(name: $0, isFashion: false) }
 
     /// The product type of ImageNet class `id` (0 ..< ``ImageNetClasses/count``).
     public static func type(ofClass id: Int) -> String {
@@ -64,7 +64,7 @@ public enum ProductTypes {
     public static var allTypes: [String] { tables.allTypes }
 
     /// The vocabulary entry named `type`, or `nil` for a class's own name or an unknown type.
-    public static func productType(named type: String) -> ProductType? {
+    public static func productType(named type: String) -> ProductTypeEntry? {
         vocabulary.first { $0.name == type }
     }
 

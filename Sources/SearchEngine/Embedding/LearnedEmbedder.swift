@@ -128,6 +128,18 @@ public final class LearnedEmbedder: ImageEmbedder {
         }
     }
 
+    /// The vectors of `images` (as ``embed(_:)``) with the model's raw
+    /// outputs they were made from (the pooled features a ``ClassifierHead``
+    /// names): one run of the model serves search and classification.
+    /// - Throws: ``EmbeddingError`` when the model cannot load or run.
+    public func embedWithFeatures(_ images: [PixelBuffer]) throws(EmbeddingError) -> [(vector: [Float], features: [Float])] {
+        let (outputs, projection) = try run(images)
+        return outputs.map { output in
+            let unit = Self.normalised(output)
+            return (projection.map { Self.normalised($0.apply(to: unit)) } ?? unit, output)
+        }
+    }
+
     /// The model's raw outputs for `images` (before normalising and any projection):
     /// what `vsearch model info` documents and an independent implementation reproduces.
     /// - Throws: ``EmbeddingError`` when the model cannot load or run.

@@ -33,6 +33,35 @@ public struct ModelManifest: Sendable, Hashable, Codable {
     public var projection: Projection?
     /// The licence of the weights.
     public var license: String?
+    /// The same network without its pooling, for object detection (absent in
+    /// a manifest written before detection: `scripts/install-model.sh` completes it).
+    public var detector: Detector?
+    /// The ImageNet classifier the embedding drops, for naming detected objects.
+    public var classifier: Classifier?
+
+    /// `detector.onnx`: input `[batch, 3, height, width]` (sides multiples of
+    /// ``stride``), output `[batch, channels, height/stride, width/stride]`,
+    /// the activations ``ModelManifest/file`` averages into its embedding.
+    public struct Detector: Sendable, Hashable, Codable {
+        public var file: String
+        public var sha256: String
+        public var outputName: String
+        public var channels: Int
+        public var stride: Int
+
+        enum CodingKeys: String, CodingKey {
+            case file, sha256, channels, stride, outputName = "output_name"
+        }
+    }
+
+    /// `classifier.bin`: float32 little-endian, `weight[classes][channels]`
+    /// row after row, then `bias[classes]`; logits = weight · embedding + bias
+    /// on the model's raw (unnormalised) output.
+    public struct Classifier: Sendable, Hashable, Codable {
+        public var file: String
+        public var sha256: String
+        public var classes: Int
+    }
 
     /// `projection.bin`: float32 little-endian, `mean` (dimension floats) then the
     /// `outputDimension × dimension` matrix, row after row.
@@ -47,7 +76,7 @@ public struct ModelManifest: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, version, format, file, sha256, mean, std, dimension, resize, projection, license
+        case name, version, format, file, sha256, mean, std, dimension, resize, projection, license, detector, classifier
         case inputName = "input_name", outputName = "output_name", inputSize = "input_size"
     }
 
@@ -94,6 +123,12 @@ public struct ModelManifest: Sendable, Hashable, Codable {
         guard dimension > 0 else { throw .modelDamaged(path: path, reason: "dimension \(dimension) is not positive") }
         guard ["pad", "squash", "center-crop"].contains(resize) else {
             throw .modelDamaged(path: path, reason: "resize \(resize) is not pad, squash or center-crop")
+        }
+        if let detector, detector.channels != dimension || detector.stride < 1 {
+            throw .modelDamaged(path: path, reason: "detector channels \(detector.channels) must equal dimension \(dimension), stride positive")
+        }
+        if let classifier, classifier.classes < 2 {
+            throw .modelDamaged(path: path, reason: "classifier classes \(classifier.classes) must be at least 2")
         }
         if let projection, !(1...dimension).contains(projection.outputDimension) || projection.outputDimension % 16 != 0 {
             throw .modelDamaged(path: path, reason: "projection output_dimension \(projection.outputDimension) must be a multiple of 16 in 16...\(dimension)")

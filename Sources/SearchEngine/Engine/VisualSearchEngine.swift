@@ -78,6 +78,11 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// engine. Needed to embed query images and inserts with learned
         /// vectors; a search by `im_name` uses the stored vectors without it.
         public var learned: (any ImageEmbedder)?
+        /// The object detector over the learned model (``ObjectDetector``),
+        /// injected with ``learned``; nil — the default — for an engine
+        /// without the model: discover search then treats the whole image
+        /// (or each box or point) as one object and `detection` finds nothing, saying why.
+        public var detector: ObjectDetector?
         /// The similarity a request that names none is answered with; nil —
         /// the default — picks ``defaultLearnedMode`` for a catalog with learned
         /// vectors whose model this engine has, ``SimilarityMode/color`` otherwise.
@@ -132,8 +137,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     let engagement = Mutex(EngagementCache())
 
     /// What the engine says about objects in discover search.
-    public static let offlineDetectionNote =
-        "offline engine: no object detector; the whole image, or each box or point given, is treated as one object"
+    public static let offlineDetectionNote = "a box given is searched as one object, as given"
 
     let scopeSizes = Mutex<ScopeSizes>(ScopeSizes())
     let filteredScopes = Mutex(FilteredScopes())
@@ -269,11 +273,18 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func uploadSearch(_ request: UploadSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
         let mode = try similarityMode(for: request.parameters, snapshot: snapshot, embeds: true)
+        if let detection = request.parameters.detection, let detector = configuration.detector {
+            return try await detectingUploadSearch(request, detection: detection, detector: detector, mode: mode, snapshot: snapshot)
+        }
         let (bytes, query) = try await queryFeatures(request.query, learned: mode.usesLearnedVectors)
         var response = try await similar(to: vectors(query, mode: mode), excluding: nil, method: "uploadsearch",
                                          parameters: request.parameters, snapshot: snapshot)
         response.imageID = loader.cache.store(bytes)
-        if request.parameters.detection != nil { response.productTypes = [] }
+        if request.parameters.detection != nil {
+            response.productTypes = []
+            response.productTypesList = []
+            response.offlineNote = Self.detectionNeedsModel
+        }
         return response
     }
 
@@ -326,11 +337,16 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func discoverSearch(_ request: DiscoverSearchRequest) async throws(VisualSearchError) -> SearchResponse {
         let snapshot = try await snapshot()
         let prepared: DiscoverSearchRequest
-        do { prepared = try request.prepared(limits: configuration.limits) } catch { throw .image(error) }
+        var scale = 1.0
+        do { prepared = try request.prepared(limits: configuration.limits) { scale = $0 } } catch { throw .image(error) }
         let parameters = prepared.effectiveParameters
         try parameters.validate()
         let mode = try similarityMode(for: parameters, snapshot: snapshot, embeds: true)
         let bytes = try await loader.load(prepared.query.image)
+        if let detector = configuration.detector, prepared.query.box == nil {
+            return try await detectingDiscoverSearch(prepared, bytes: bytes, detector: detector, parameters: parameters, mode: mode,
+                                                     snapshot: snapshot).boxesInCallerPixels(preparedAt: scale)
+        }
         var regions: [PixelBox?] = ([prepared.query.box] + prepared.points.map { Optional($0.box) }).filter { $0 != nil }
         if regions.isEmpty { regions = [nil] }
         if let limit = prepared.detectionLimit { regions = Array(regions.prefix(limit)) }
@@ -351,7 +367,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return SearchResponse(method: "discoversearch", page: parameters.page, limit: parameters.limit,
                               total: objects.reduce(0) { $0 + $1.total }, result: [], requestID: RequestID.make(),
                               imageID: loader.cache.store(bytes), productTypes: [], objects: objects,
-                              offlineNote: VisualSearchEngine.offlineDetectionNote, similarity: mode)
+                              offlineNote: configuration.detector == nil ? Self.detectionNeedsModel : Self.offlineDetectionNote,
+                              similarity: mode).boxesInCallerPixels(preparedAt: scale)
     }
 
     // MARK: - ProductSearch

@@ -155,6 +155,20 @@ public enum ImageFeatures {
         return try describeRegion(of: decoded.pixels, full: plan.header.size, box: box, region: plan.region, learned: learned)
     }
 
+    /// Plans the decode of a query image whose objects are to be detected:
+    /// large enough that the picture's longer side keeps `side` pixels (a
+    /// small object's crop still has pixels for its own vector), and at least
+    /// what a whole-image query keeps.
+    /// - Throws: ``ImageOpsError`` naming `source`; a declared size beyond `limits` before anything is decoded.
+    public static func detectionPlan(_ bytes: [UInt8], side: Int, source: String = "query image", limits: ImageLimits = .default,
+                                     learned: (any ImageEmbedder)? = nil) throws(ImageOpsError) -> QueryPlan {
+        var plan = try plan(bytes, box: nil, source: source, limits: limits, learned: learned)
+        let full = plan.header.size
+        let scale = min(1, Double(side) / Double(max(1, max(full.width, full.height))))
+        plan.minimumSize = plan.minimumSize.covering(full.scaled(by: scale))
+        return plan
+    }
+
     /// The plan of one decode that serves several regions of the same image
     /// (a discover search's box and points): the largest of their
     /// shrink-on-load targets, so every region keeps the pixels its own plan
@@ -205,7 +219,7 @@ public enum ImageFeatures {
     /// One query region's vectors from the decoded picture (`decoded`: the
     /// image of upright size `full` after shrink-on-load).
     static func describeRegion(of decoded: PixelBuffer, full: PixelSize, box: PixelBox?, region: PixelRect,
-                               learned: (any ImageEmbedder)?) throws -> QueryFeatures {
+                               learned: (any ImageEmbedder)?, learnedVectors given: [[Float]]? = nil) throws -> QueryFeatures {
         let sx = Double(decoded.width) / Double(full.width), sy = Double(decoded.height) / Double(full.height)
         let x = min(decoded.width - 1, Int(Double(region.x) * sx)), y = min(decoded.height - 1, Int(Double(region.y) * sy))
         let crop = PixelRect(x: x, y: y,
@@ -224,7 +238,7 @@ public enum ImageFeatures {
             vectors.append(ColorFeatures.vector(of: cropped))
             regions.append(cropped)
         }
-        let learnedVectors = try learned.map { (embedder) throws(EmbeddingError) in try embedder.embed(regions) }
+        let learnedVectors = try given ?? learned.map { (embedder) throws(EmbeddingError) in try embedder.embed(regions) }
         return QueryFeatures(vectors: vectors, learned: learnedVectors, region: region)
     }
 

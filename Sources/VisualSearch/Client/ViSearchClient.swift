@@ -42,16 +42,20 @@ public struct ViSearchClient: VisualSearchService {
     public func recommendations(_ request: RecommendationsRequest) async throws(ClientError) -> SearchResponse { try await send(request) }
     public func colorSearch(_ request: ColorSearchRequest) async throws(ClientError) -> SearchResponse { try await send(request) }
 
+    /// Boxes in the answer (`product_types`) are in the pixels of the image as given, not as uploaded.
     public func uploadSearch(_ request: UploadSearchRequest) async throws(ClientError) -> SearchResponse {
         var prepared = request
-        prepared.query = try Self.prepare(request.query)
-        return try await send(prepared)
+        var scale = 1.0
+        do { prepared.query = try request.query.prepared { scale = $0 } } catch { throw .invalidRequest(error.description) }
+        return try await send(prepared).boxesInCallerPixels(preparedAt: scale)
     }
 
+    /// Boxes in the answer (`objects`) are in the pixels of the image as given, not as uploaded.
     public func discoverSearch(_ request: DiscoverSearchRequest) async throws(ClientError) -> SearchResponse {
         let prepared: DiscoverSearchRequest
-        do { prepared = try request.prepared() } catch { throw .invalidRequest(error.description) }
-        return try await send(prepared)
+        var scale = 1.0
+        do { prepared = try request.prepared { scale = $0 } } catch { throw .invalidRequest(error.description) }
+        return try await send(prepared).boxesInCallerPixels(preparedAt: scale)
     }
 
     public func productSearch(_ request: ProductSearchRequest) async throws(ClientError) -> ProductSearchResponse {

@@ -38,10 +38,14 @@ public struct SearchResponse: Sendable, Hashable, Codable {
     /// The id under which an uploaded query image is cached (uploads only).
     public var imageID: String?
     public var facets: [Facet]?
-    /// Detected product types (empty offline: there is no detector).
+    /// Detected objects, best first (`detection=all` or `detection={type}` on upload search).
     public var productTypes: [ProductType]?
+    /// Every product type the detector can name (`detection` asked for).
+    public var productTypesList: [ProductTypeListing]?
     /// Discover search: one entry per object.
     public var objects: [SearchObject]?
+    /// Discover search: every type its objects can have.
+    public var objectTypesList: [ProductTypeListing]?
     /// Set by the offline engine to say how it treated objects (discover search).
     public var offlineNote: String?
     /// Set by the offline engine: which ``SimilarityMode`` ranked the results.
@@ -50,13 +54,14 @@ public struct SearchResponse: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case status, method, error, page, limit, total, result, facets, objects, similarity
         case requestID = "reqid", imageID = "im_id", productTypes = "product_types", offlineNote = "offline_note"
+        case productTypesList = "product_types_list", objectTypesList = "object_types_list"
     }
 
     /// Creates a response.
     public init(status: Status = .ok, method: String, error: [String] = [], page: Int, limit: Int, total: Int,
                 result: [ImageResult], requestID: String? = nil, imageID: String? = nil, facets: [Facet]? = nil,
-                productTypes: [ProductType]? = nil, objects: [SearchObject]? = nil, offlineNote: String? = nil,
-                similarity: SimilarityMode? = nil) {
+                productTypes: [ProductType]? = nil, productTypesList: [ProductTypeListing]? = nil, objects: [SearchObject]? = nil,
+                objectTypesList: [ProductTypeListing]? = nil, offlineNote: String? = nil, similarity: SimilarityMode? = nil) {
         self.status = status
         self.method = method
         self.error = error
@@ -68,7 +73,9 @@ public struct SearchResponse: Sendable, Hashable, Codable {
         self.imageID = imageID
         self.facets = facets
         self.productTypes = productTypes
+        self.productTypesList = productTypesList
         self.objects = objects
+        self.objectTypesList = objectTypesList
         self.offlineNote = offlineNote
         self.similarity = similarity
     }
@@ -93,8 +100,33 @@ public struct SearchResponse: Sendable, Hashable, Codable {
         facets = try container.decodeIfPresent([Facet].self, forKey: .facets)
         productTypes = try container.decodeIfPresent([ProductType].self, forKey: .productTypes)
         objects = try container.decodeIfPresent([SearchObject].self, forKey: .objects)
+        productTypesList = try? container.decodeIfPresent([ProductTypeListing].self, forKey: .productTypesList)
+        objectTypesList = try? container.decodeIfPresent([ProductTypeListing].self, forKey: .objectTypesList)
         offlineNote = try container.decodeIfPresent(String.self, forKey: .offlineNote)
         similarity = try? container.decodeIfPresent(SimilarityMode.self, forKey: .similarity)
+    }
+}
+
+extension SearchResponse {
+    /// The response with its boxes (`objects[].box`, `product_types[].box`)
+    /// carried back from an image that was prepared at `scale` (the SDKs'
+    /// upload preparation shrinks it) to the caller's own image: each
+    /// coordinate divided by `scale` and rounded. At scale 1 nothing changes.
+    public func boxesInCallerPixels(preparedAt scale: Double) -> SearchResponse {
+        guard scale > 0, scale != 1 else { return self }
+        func unscaled(_ box: [Int]) -> [Int] { box.map { Int((Double($0) / scale).rounded()) } }
+        var copy = self
+        copy.objects = objects?.map { object in
+            var object = object
+            object.box = unscaled(object.box)
+            return object
+        }
+        copy.productTypes = productTypes?.map { type in
+            var type = type
+            type.box = unscaled(type.box)
+            return type
+        }
+        return copy
     }
 }
 
@@ -198,6 +230,29 @@ public struct ProductType: Sendable, Hashable, Codable {
         score = try container.decodeIfPresent(Float.self, forKey: .score) ?? 0
         box = try container.decodeIfPresent([Int].self, forKey: .box) ?? []
         attributes = try container.decodeLenientStringMap(forKey: .attributes) ?? [:]
+    }
+}
+
+/// A type the detector can name: `{type, attributes_list:{attr:[values]}}`
+/// (`product_types_list`, `object_types_list`). The offline engine names no
+/// attributes: `attributes_list` is always `{}` (the Swift SDK force-unwraps it).
+public struct ProductTypeListing: Sendable, Hashable, Codable {
+    public var type: String
+    public var attributesList: [String: [String]]
+
+    enum CodingKeys: String, CodingKey {
+        case type, attributesList = "attributes_list"
+    }
+
+    public init(type: String, attributesList: [String: [String]] = [:]) {
+        self.type = type
+        self.attributesList = attributesList
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        attributesList = (try? container.decodeIfPresent([String: [String]].self, forKey: .attributesList)) ?? [:]
     }
 }
 

@@ -35,10 +35,11 @@ public struct DiscoverSearchRequest: WireRequest {
 
     /// The request with its image prepared and its points scaled like its box.
     /// - Throws: ``ImageOpsError``.
-    public func prepared(limits: ImageLimits = .default) throws(ImageOpsError) -> DiscoverSearchRequest {
+    public func prepared(limits: ImageLimits = .default, scale told: ((Double) -> Void)? = nil) throws(ImageOpsError) -> DiscoverSearchRequest {
         var scale = 1.0
         var copy = self
         copy.query = try query.prepared(limits: limits) { scale = $0 }
+        told?(scale)
         copy.points = points.map { PixelPoint(x: Self.scaled($0.x, by: scale), y: Self.scaled($0.y, by: scale)) }
         return copy
     }

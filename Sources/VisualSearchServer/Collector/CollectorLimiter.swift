@@ -107,6 +107,32 @@ final class CollectorLimiter: Sendable {
         }
     }
 
+    /// What ``admit(address:events:bytes:)`` would answer any batch from
+    /// `address` now, when that is known before the batch is read: the store
+    /// full, or a bucket (the address's events or bytes, or the total) that
+    /// cannot take even one event. Nil: the batch must be decoded and counted.
+    /// A flood then costs the server its body's bytes, not decoding them.
+    func refusalBeforeDecoding(address: String) -> Decision? {
+        state.withLock { state in
+            let now = clock.now
+            if limits.maxStoredBytes > 0, state.full, let stored = state.storedBytes {
+                return .storeFull(stored: stored, limit: limits.maxStoredBytes)
+            }
+            let entry = state.addresses[address]
+            let checks: [(bucket: TokenBucket?, reason: String)] = [
+                (entry?.events, "more than \(Self.format(limits.eventsPerSecondPerAddress)) events a second from this address"),
+                (entry?.bytes, "more than \(Self.mebibytes(limits.bytesPerAddressPerHour)) of events an hour from this address"),
+                (state.total, "more than \(Self.format(limits.eventsPerSecond)) events a second from all addresses"),
+            ]
+            for check in checks {
+                guard var bucket = check.bucket else { continue }
+                bucket.refill(now: now)
+                if !bucket.holds(1), let wait = bucket.secondsUntil(1) { return .rateLimited(reason: check.reason, retryAfter: wait) }
+            }
+            return nil
+        }
+    }
+
     /// Charges a batch of `events` events, `bytes` bytes, from `address`
     /// (``addressKey(_:)``) — to every bucket and to the stored bytes (so
     /// batches stored at once cannot pass the cap together), or to none.

@@ -71,6 +71,7 @@ public struct CollectorRoutes: Sendable {
             let requestID = context.requestID, address = self.address(of: request, context: context)
             return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false,
                                       maxBodyBytes: Self.maxBatchBytes) { parameters throws(ServerError) in
+                if let refusal = limiter.refusalBeforeDecoding(address: address) { try refuse(refusal, events: nil) }
                 let entries: [[String: String]]
                 do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
                     throw .engine(.invalidParameter(name: "body", reason: error.description))
@@ -108,7 +109,15 @@ public struct CollectorRoutes: Sendable {
                 throw .engine(.storage(reason: error.description, sql: nil))
             }
         }
-        switch limiter.admit(address: address, events: events, bytes: bytes) {
+        try refuse(limiter.admit(address: address, events: events, bytes: bytes), events: events)
+    }
+
+    /// Throws the answer to a batch `decision` refuses (429, 507 or 413); returns when it is admitted.
+    /// `events`: the batch's count, nil when it was refused before it was decoded (its events are then
+    /// not counted in `collector_events`; the refusal is, in the rate-limited requests).
+    func refuse(_ decision: CollectorLimiter.Decision, events counted: Int?) throws(ServerError) {
+        let events = counted ?? 0
+        switch decision {
         case .admitted:
             return
         case .rateLimited(let reason, let retryAfter):

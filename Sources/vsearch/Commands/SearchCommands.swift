@@ -45,19 +45,35 @@ struct SearchCommand: AsyncParsableCommand, QueryCommand {
         abstract: "Search with an image (ViSearch /uploadsearch).",
         discussion: """
         The query is --image FILE, --im-url URL or --im-id ID (returned by an earlier search). --box x1,y1,x2,y2 \
-        searches inside a box of the query image; a zero-size box is a point: its neighbourhood is searched.
-        Example:
+        searches inside a box of the query image; a zero-size box is a point: its neighbourhood is searched \
+        (with --detection, the object under it).
+        --detection all detects the objects of the image (the learned model's detector), lists them (type, \
+        score, box) and searches the best one; --detection TYPE (e.g. bag, shoe, dress) searches the best \
+        object of that type, or the whole image when there is none. `vsearch discover` searches every object.
+        Examples:
           vsearch search --image photo.jpg --fq category:food --fl brand --facets brand
+          vsearch search --image look.jpg --detection bag
         """
     )
 
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var image: ImageQueryOptions
+    @Option(help: ArgumentHelp("Detect objects: all (search the best one) or a product type (search the best of that type).",
+                               valueName: "all|type"))
+    var detection: String?
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
+    func validate() throws {
+        if let detection, detection.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--detection takes all or a product type, e.g. --detection bag")
+        }
+    }
+
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {
-        try await service.uploadSearch(UploadSearchRequest(image.query, parameters: options.searchParameters))
+        var parameters = options.searchParameters
+        if let detection { parameters.detection = detection.trimmingCharacters(in: .whitespaces) }
+        return try await service.uploadSearch(UploadSearchRequest(image.query, parameters: parameters))
     }
 
     var resultsQuery: ResultsPage.Query { ResultsPage.Query(title: image.title, imageFile: image.image, box: image.query.box) }
@@ -163,12 +179,16 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
     static let configuration = CommandConfiguration(
         commandName: "discover", abstract: "Results per object of an image (ViSearch /discoversearch).",
         discussion: """
-        The hosted service detects objects; the offline engine has no detector and treats the whole image, \
-        the --box and each --point as one object each. Each object has its own results: --result-limit is \
-        how many per object (default 10); discover has no flat result list, so it takes no --limit.
+        Detects the objects of the image with the learned model (`vsearch model install`) and searches each: \
+        every object is printed with its type, score (the probability that its box holds one whole object) \
+        and box, then its own results. --detection-limit is how many objects at most (default 5, at most 30); \
+        --result-limit how many results per object (default 10); discover has no flat result list, so it \
+        takes no --limit. A --point searches the object under the point (none detected there: the point's \
+        neighbourhood); a --box is searched as given. Without the model, the whole image is one object.
 
-        Example:
-          vsearch discover --image photo.jpg --point 120,80 --point 300,200
+        Examples:
+          vsearch discover --image look.jpg
+          vsearch discover --image look.jpg --point 120,80 --point 300,200 --json
         """)
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var image: ImageQueryOptions

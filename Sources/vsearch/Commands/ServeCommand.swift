@@ -162,11 +162,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // A missing or damaged model leaves the server colour-only: it starts, and says so.
         var modelProblem: String?
+        var detectionProblem: String?
         do {
             let learned = try catalog.learnedEmbedder()
             try learned?.load()
             settings.learned = learned
             if learned == nil { modelProblem = "the learned similarity model is not installed" }
+            if let learned {
+                do {
+                    let detector = try ObjectDetector(embedder: learned)
+                    try detector.load()
+                    settings.detector = detector
+                } catch {
+                    detectionProblem = error.description
+                }
+            }
         } catch {
             modelProblem = error.description
         }
@@ -187,6 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
             ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
             : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
         let say = Announcer(jsonLogs: jsonLogs)
+        let detectionWarning = detectionProblem
         do {
             try await server.run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
@@ -195,6 +206,7 @@ struct ServeCommand: AsyncParsableCommand {
                 if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
                 say.info(similarityLine.info)
                 if let warning = similarityLine.warning { say.warning(warning) }
+                if let detectionWarning { say.warning("object detection is off (discover searches the whole image): \(detectionWarning)") }
                 if stale > 0 {
                     say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
                                 + "feature vectors; run `vsearch index` on the same folder again to recompute just those")

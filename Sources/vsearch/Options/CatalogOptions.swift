@@ -67,7 +67,10 @@ struct CatalogOptions: ParsableArguments {
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
-        configuration.learned = try learnedEmbedder()
+        let learned = try learnedEmbedder()
+        configuration.learned = learned
+        // Detection needs the model's detection files (installed with it since issue 38); without them discover says so.
+        configuration.detector = learned.flatMap { try? ObjectDetector(embedder: $0) }
         // A one-shot command uses a saved HNSW index (caught up in memory when the catalog moved) but never spends
         // minutes building one: without it, queries scan exactly.
         configuration.graphPolicy = ApproximateIndex.Policy(builds: false, saves: false)

@@ -15,7 +15,8 @@ enum ResultTable {
             lines.append("\(response.method) \(query): \(Terminal.count(objects.count, "object"))" + imageID)
             for object in objects {
                 lines.append("")
-                lines.append("object \(object.type) \(object.box.map(String.init).joined(separator: ",")): "
+                lines.append("object \(TerminalText.escaped(object.type)) score \(String(format: "%.2f", object.score)) "
+                    + "box \(object.box.map(String.init).joined(separator: ",")): "
                     + summary(total: object.total, shown: object.result.count, page: response.page, limit: response.limit,
                               deduplicated: deduplicated))
                 lines += table(object.result, first: (response.page - 1) * response.limit)
@@ -25,6 +26,10 @@ enum ResultTable {
             lines.append("\(response.method) \(query): "
                 + summary(total: response.total, shown: response.result.count, page: response.page, limit: response.limit,
                           deduplicated: deduplicated) + imageID)
+            if let types = response.productTypes, !types.isEmpty {
+                lines.append("detected: " + types.map { "\(TerminalText.escaped($0.type)) \(String(format: "%.2f", $0.score)) "
+                                                      + "[\($0.box.map(String.init).joined(separator: ","))]" }.joined(separator: "; "))
+            }
             lines += table(response.result, first: (response.page - 1) * response.limit)
             lines += facetLines(response.facets ?? [])
         }

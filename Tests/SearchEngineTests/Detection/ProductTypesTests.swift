@@ -53,8 +53,8 @@ struct ProductTypesTests {
         for type in ProductTypes.vocabulary {
             #expect(!ProductTypes.classes(of: type.name).isEmpty, "\(type.name) has no class")
         }
-        #expect(ProductTypes.productType(named: "shoe") == ProductType(name: "shoe", isFashion: true))
-        #expect(ProductTypes.productType(named: "dog") == ProductType(name: "dog", isFashion: false))
+        #expect(ProductTypes.productType(named: "shoe") == ProductTypeEntry(name: "shoe", isFashion: true))
+        #expect(ProductTypes.productType(named: "dog") == ProductTypeEntry(name: "dog", isFashion: false))
         #expect(ProductTypes.productType(named: "pizza") == nil)
     }
 

@@ -1,0 +1,132 @@
+import Foundation
+import ImageOps
+@testable import SearchEngine
+import TestSupport
+import Testing
+import VisualSearch
+import SQLiteCatalog
+import PostgreSQLCatalog
+
+/// Multiple Products Search in the engine: discover search detects the
+/// objects of the query image and searches each (its own corpus image first),
+/// upload search's `detection` lists them and searches the best, a point
+/// searches the object under it — the same on the embedded store and on
+/// PostgreSQL; without a detector the whole image is one object and the answer says why.
+@Suite("Discover search with object detection", .enabled(if: LearnedModel.isRequired, "the learned model is not installed (scripts/install-model.sh)"),
+       .timeLimit(.minutes(5)))
+struct DiscoverDetectionTests {
+    static func detector() throws -> ObjectDetector { try ObjectDetector(embedder: try LearnedModel.embedder()) }
+
+    static func sqliteEngine() async throws -> VisualSearchEngine {
+        let detector = try detector()
+        return try await Corpus.learnedEngine { $0.detector = detector }
+    }
+
+    static func postgresEngine() async throws -> VisualSearchEngine {
+        let source = try await SQLiteCatalogStore(path: try await Corpus.sharedLearnedCatalog())
+        let target = try await PostgreSQLCatalogStore.open(try PostgreSQLTestDatabase.freshSchema(), creating: true)
+        _ = try await CatalogCopy(from: source, to: target).run()
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.learned = try LearnedModel.embedder()
+        configuration.detector = try detector()
+        return try await VisualSearchEngine(store: target, configuration: configuration)
+    }
+
+    /// Discover on `engine` finds the three things of the scene, each searched with its own image first.
+    static func findsEachThing(_ engine: VisualSearchEngine) async throws {
+        let scene = try DetectionScenes.threeOnWhite()
+        let response = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), resultLimit: 5, parameters: Corpus.parameters()))
+        let objects = try #require(response.objects)
+        #expect(objects.count == 3, "\(objects.map { ($0.type, $0.box) })")
+        #expect(objects.map(\.score) == objects.map(\.score).sorted(by: >))
+        #expect(response.objectTypesList?.isEmpty == false)
+        for (name, truth) in scene.objects {
+            let match = objects.first { object in
+                let box = PixelRect(x: object.box[0], y: object.box[1], width: object.box[2] - object.box[0], height: object.box[3] - object.box[1])
+                return box.overlap(with: truth) >= 0.5
+            }
+            let object = try #require(match, "\(name) at \(truth) not among \(objects.map(\.box))")
+            #expect(object.result.first?.imageName == name, "\(name)'s object found \(object.result.map(\.imageName))")
+            #expect(object.total > 0 && (0...1).contains(object.score) && object.attributes.isEmpty)
+        }
+    }
+
+    @Test("discover finds each thing of a scene and searches it: its own image first (embedded store)")
+    func discoverOnSQLite() async throws {
+        try await Self.findsEachThing(try await Self.sqliteEngine())
+    }
+
+    @Test("discover finds each thing of a scene and searches it: its own image first (PostgreSQL)",
+          .enabled(if: PostgreSQLTestDatabase.isRequired, "no PostgreSQL (VSEARCH_TEST_POSTGRES)"))
+    func discoverOnPostgreSQL() async throws {
+        try await Self.findsEachThing(try await Self.postgresEngine())
+    }
+
+    @Test("detection_limit caps the objects; a point searches the object under it, or its neighbourhood when none is there")
+    func limitAndPoints() async throws {
+        let engine = try await Self.sqliteEngine()
+        let scene = try DetectionScenes.threeOnWhite()
+        let two = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), detectionLimit: 2, parameters: Corpus.parameters()))
+        #expect(two.objects?.count == 2)
+        let guitar = scene.objects[1].box
+        let onGuitar = PixelPoint(x: guitar.x + guitar.width / 2, y: guitar.y + guitar.height / 2)
+        let onNothing = PixelPoint(x: 980, y: 680)
+        let pointed = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), points: [onGuitar, onNothing],
+                                                                            parameters: Corpus.parameters()))
+        let objects = try #require(pointed.objects)
+        #expect(objects.count == 2)
+        #expect(objects.first?.result.first?.imageName == scene.objects[1].name, "\(objects.first?.result.map(\.imageName) ?? [])")
+        #expect(objects.last?.type == "point")
+    }
+
+    @Test("upload search with detection=all lists every object, best first, and searches the best; detection=TYPE searches that type's object")
+    func uploadDetection() async throws {
+        let engine = try await Self.sqliteEngine()
+        let scene = try DetectionScenes.threeOnWhite()
+        var all = Corpus.parameters()
+        all.detection = "all"
+        let listed = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: all))
+        let types = try #require(listed.productTypes)
+        #expect(types.count == 3)
+        #expect(types.map(\.score) == types.map(\.score).sorted(by: >))
+        #expect(listed.productTypesList?.contains { $0.type == "hat" } == true)
+        var hat = Corpus.parameters()
+        hat.detection = "hat"
+        let hatSearch = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: hat))
+        #expect(hatSearch.result.first?.imageName == "tp_clothes_hats_sombrero", "\(hatSearch.result.map(\.imageName))")
+        var absent = Corpus.parameters()
+        absent.detection = "umbrella"
+        let whole = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: absent))
+        var plain = Corpus.parameters()
+        plain.detection = nil
+        let undetected = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: plain))
+        #expect(whole.result.map(\.imageName) == undetected.result.map(\.imageName), "no umbrella: the whole image is searched")
+        #expect(whole.productTypes?.count == 3)
+    }
+
+    @Test("a picture of one thing is one object, searched exactly as upload search searches the whole image")
+    func singleObject() async throws {
+        let engine = try await Self.sqliteEngine()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Repository.images + "/tp_clothes_hats_sombrero.jpg")))
+        let discovered = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(bytes)), resultLimit: 10, parameters: Corpus.parameters()))
+        let object = try #require(discovered.objects?.first)
+        #expect(discovered.objects?.count == 1)
+        #expect(object.type == "hat")
+        let uploaded = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(bytes)), parameters: Corpus.parameters()))
+        #expect(object.result.map(\.imageName) == uploaded.result.map(\.imageName))
+        #expect(object.result.map(\.score) == uploaded.result.map(\.score))
+    }
+
+    @Test("without a detector, discover answers with the whole image as one object and says that detection needs the model")
+    func withoutDetector() async throws {
+        let engine = try await Corpus.learnedEngine()
+        let scene = try DetectionScenes.threeOnWhite()
+        let response = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: Corpus.parameters()))
+        #expect(response.objects?.count == 1 && response.objects?.first?.type == "image")
+        #expect(response.offlineNote == VisualSearchEngine.detectionNeedsModel)
+        var all = Corpus.parameters()
+        all.detection = "all"
+        let upload = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: all))
+        #expect(upload.productTypes == [] && upload.offlineNote == VisualSearchEngine.detectionNeedsModel)
+    }
+}
