@@ -1461,6 +1461,14 @@ class PageTest:
         finally:
             d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             d.set_window_size(*WINDOW)
+        # view=objects is page state: a reload shows the same rows (the server still has the photo by its im_id; the
+        # tab no longer has it to cut crops from or draw boxes on).
+        d.refresh()
+        again = wait_for(d, "#objects[data-state=ready] after a reload", lambda d: (lambda v: v if v and v["shown"] and v["state"] == "ready" and v["rows"] else False)(object_rows(d)),
+                         last=object_rows)
+        check([(r["type"], r["box"], r["names"]) for r in again["rows"]] == [(r["type"], r["box"], r["names"]) for r in rows],
+              f"after a reload the rows are {[(r['type'], r['box']) for r in again['rows']]}, before {[(r['type'], r['box']) for r in rows]}")
+        check(by_id(d, "objects-toggle").get_attribute("aria-pressed") == "true", "#objects-toggle is not pressed after the reload")
         # A row's "Search this object" goes back to the results, searching that box.
         first = rows[0]
         button = d.execute_script("return document.querySelector('#objects .object-row .object-search')")
@@ -1473,7 +1481,7 @@ class PageTest:
         check(not object_rows(d)["shown"], "the objects view is still shown after 'Search this object'")
         return (f"{len(rows)} rows (" + ", ".join(f"{r['type']}: {len(r['names'])} results" for r in rows)
                 + f") as the server answered; {own} of {len(rows)} rows have a stamp of the scene in their first 3; "
-                "no sideways scroll at 375 px; 'Search this object' → the results of its box")
+                "no sideways scroll at 375 px; the same rows after a reload; 'Search this object' → the results of its box")
 
     def check_objects_off(self):
         """A server without the detection model: no boxes, nothing alarming, a quiet note."""

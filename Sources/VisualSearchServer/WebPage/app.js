@@ -331,10 +331,13 @@ function showView(s) {
   objectsSection.hidden = !objectsView;
   for (const id of ['results-head', 'results-wrap', 'pager']) byId(id).hidden = objectsView;
   objectsToggle.setAttribute('aria-pressed', String(objectsView));
-  if (s.q !== 'upload') {
+  if (objectsView) setObjectsLoading(true); // until the upload search and the discover search have answered
+  if (s.q !== 'upload' || !s.imId || s.imId !== objectsShown) { // another photo (or none): its objects are not known yet
     objectsShown = '';
+    queryView.objects.set([]);
     objectsToggle.hidden = true;
     objectsLayer.dataset.state = 'idle';
+    delete objectsLayer.dataset.count;
     setText(objectsNote, '');
   }
 }
@@ -364,10 +367,6 @@ async function discover(s, signal) {
 async function loadObjects(s, signal) {
   if (s.q !== 'upload' || !s.imId) return;
   const key = discoverKey(s);
-  if (objectsShown !== s.imId) { // another photo: its boxes are not these
-    queryView.objects.set([]);
-    objectsToggle.hidden = true;
-  }
   let data = discovered.get(key);
   if (!data) {
     objectsLayer.dataset.state = 'loading';
