@@ -1448,7 +1448,7 @@ class PageTest:
             check(row["crop"] and row["crop"][0] > 0 and row["crop"][1] > 0, f"the {row['type']} row has no crop of the photo")
         # The stamps are catalog images: each found object's own picture should be among its results.
         own = sum(1 for r in rows if set(r["names"][:3]) & set(SCENE_STAMPS))
-        d.execute_script("document.querySelector('#query-view').scrollIntoView({block: 'start'})")
+        d.execute_script("document.querySelector('#objects').scrollIntoView({block: 'start'})")  # the rows (objects.png shows the boxes)
         self.shot("view")
         # At phone width the view fits the screen: rows of cards scroll sideways inside themselves, the page does not.
         d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True})
