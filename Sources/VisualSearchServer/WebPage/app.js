@@ -383,6 +383,7 @@ async function loadObjects(s, signal) {
     }
     if (signal.aborted) return;
     discovered.set(key, data);
+    if (discovered.size > 20) discovered.delete(discovered.keys().next().value); // the oldest answer goes
   }
   const found = readDiscover(data);
   objectsShown = s.imId;
