@@ -84,37 +84,32 @@ public final class DetectionModel: Sendable {
         return Loaded(session: session, head: head)
     }
 
-    /// The features of `image` with its longer side resized to `longSide`
-    /// (rounded to the stride) and the shorter side padded with white to a
-    /// multiple of the stride; alpha flattened on white; normalised as the embedding's input.
+    /// The features of `image` resized (bilinear) so that its longer side is
+    /// about `longSide` and both sides are the nearest multiples of the
+    /// stride (at least two strides; the aspect bends by under half a stride);
+    /// alpha flattened on white; normalised as the embedding's input.
     /// - Throws: ``EmbeddingError`` when the model cannot load or run.
     public func featureMap(of image: PixelBuffer, longSide: Int) throws(EmbeddingError) -> FeatureMap {
         let loaded = try parts()
         let stride = detector.stride
-        let side = max(stride * 2, (longSide / stride) * stride)
-        let longer = Double(max(image.width, image.height))
-        let size = PixelSize(width: max(1, min(side, Int((Double(image.width) * Double(side) / longer).rounded()))),
-                             height: max(1, min(side, Int((Double(image.height) * Double(side) / longer).rounded()))))
-        let columns = (size.width + stride - 1) / stride, rows = (size.height + stride - 1) / stride
-        let width = columns * stride, height = rows * stride, plane = width * height
+        let scale = Double(longSide) / Double(max(image.width, image.height))
+        func side(_ length: Int) -> Int {
+            max(2 * stride, Int((Double(length) * scale / Double(stride)).rounded(.toNearestOrEven)) * stride)
+        }
+        let width = side(image.width), height = side(image.height), plane = width * height
+        let columns = width / stride, rows = height / stride
         let flat = image.hasAlpha ? image.flattened() : image
-        let resized = Resampler.resample(flat, to: size)
-        let scale = (0..<3).map { 1 / (255 * manifest.std[$0]) }
+        let resized = Resampler.resample(flat, to: PixelSize(width: width, height: height), filter: .triangle)
+        let scales = (0..<3).map { 1 / (255 * manifest.std[$0]) }
         let shift = (0..<3).map { -manifest.mean[$0] / manifest.std[$0] }
         var input = [Float](repeating: 0, count: 3 * plane)
         input.withUnsafeMutableBufferPointer { out in
-            for channel in 0..<3 {
-                let white = 255 * scale[channel] + shift[channel]
-                for i in 0..<plane { out[channel * plane + i] = white }
-            }
             resized.bytes.withUnsafeBufferPointer { pixels in
-                for y in 0..<size.height {
-                    for x in 0..<size.width {
-                        let p = (y * size.width + x) * PixelBuffer.channels, o = y * width + x
-                        out[o] = Float(pixels[p]) * scale[0] + shift[0]
-                        out[o + plane] = Float(pixels[p + 1]) * scale[1] + shift[1]
-                        out[o + 2 * plane] = Float(pixels[p + 2]) * scale[2] + shift[2]
-                    }
+                for index in 0..<plane {
+                    let p = index * PixelBuffer.channels
+                    out[index] = Float(pixels[p]) * scales[0] + shift[0]
+                    out[index + plane] = Float(pixels[p + 1]) * scales[1] + shift[1]
+                    out[index + 2 * plane] = Float(pixels[p + 2]) * scales[2] + shift[2]
                 }
             }
         }
@@ -126,7 +121,6 @@ public final class DetectionModel: Sendable {
             throw .inference(reason: "the detector's output is \(output.shape) for a \(width)×\(height) input, expected [1, \(detector.channels), \(rows), \(columns)]")
         }
         return FeatureMap(channels: detector.channels, columns: columns, rows: rows, values: output.values, content: (columns, rows),
-                          cellSize: (Double(image.width) / Double(size.width) * Double(stride),
-                                     Double(image.height) / Double(size.height) * Double(stride)))
+                          cellSize: (Double(image.width) / Double(width) * Double(stride), Double(image.height) / Double(height) * Double(stride)))
     }
 }

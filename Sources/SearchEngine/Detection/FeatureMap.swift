@@ -53,3 +53,24 @@ public struct FeatureMap: Sendable {
         return PixelRect(x: x0, y: y0, width: max(1, right - x0), height: max(1, bottom - y0))
     }
 }
+
+extension FeatureMap {
+    /// Each cell's features scaled to unit length, cell after cell (row after row): what cosine similarities compare.
+    func unitCells() -> [[Float]] {
+        let plane = columns * rows
+        return values.withUnsafeBufferPointer { v in
+            (0..<plane).map { cell in
+                var vector = (0..<channels).map { v[$0 * plane + cell] }
+                let length = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
+                let divisor = max(length, 1e-6)
+                for index in vector.indices { vector[index] /= divisor }
+                return vector
+            }
+        }
+    }
+
+    /// The dot product of two equally long vectors.
+    static func dot(_ a: [Float], _ b: [Float]) -> Float {
+        a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in DotProduct.of(x.baseAddress!, y.baseAddress!, x.count) } }
+    }
+}

@@ -3,33 +3,36 @@ import ImageOps
 /// Objects on a plain background: the picture's border is (nearly) one
 /// colour, and every group of pixels that differs from it is an object.
 ///
-/// On a copy whose longer side is ``workingSide``: the background is the
-/// median colour of the outer ring (``ringShare`` of the shorter side, at
-/// least two pixels); the background is plain when at least
-/// ``uniformShare`` of the ring lies within ``tolerance`` of it in every
-/// channel (a transparent ring is plain too: then every opaque pixel is
-/// foreground). Foreground pixels — further than ``tolerance`` in some
-/// channel — are grouped into 8-connected components after growing each by
-/// ``gapShare`` of the longer side, so the parts of one object a narrow
-/// gap separates (a pair of shoes, a drawing's strokes) stay one. Each
-/// component's box is the tight box of its own foreground pixels; a
-/// component smaller than ``minimumShare`` of the picture is noise.
+/// On a copy whose longer side is at most ``workingSide`` (area average): the
+/// ring is the outer ``ringShare`` of the longer side (at least a pixel); the
+/// background is the ring's per-channel median; a pixel's difference is its
+/// largest channel difference from it. The background is plain when at least
+/// ``uniformShare`` of the ring differs by at most ``tolerance`` — or each
+/// of its four corners does (a product reaching the edges). Foreground
+/// pixels (differing by more) are grouped into 8-connected components after
+/// growing each by ``gapShare`` of the longer side — the parts of one thing a
+/// narrow gap separates stay one — and each component's box is the tight box
+/// of its own foreground pixels; components with fewer pixels than
+/// ``minimumShare`` of the copy are noise. The constants were chosen on the
+/// detection set's tune split (docs/decisions.md, "Object detection").
 ///
 /// The multi-object generalisation of ``ObjectProposal`` (which keeps the
 /// largest component away from the edges, for a product placed on a page).
 public struct ForegroundProposals: Sendable, Hashable {
     /// The longer side of the working copy.
     public var workingSide = 320
-    /// The ring's width as a share of the shorter side.
+    /// The ring's width as a share of the copy's longer side.
     public var ringShare = 0.02
     /// Largest channel difference (0...255) that is still background.
-    public var tolerance = 28
+    public var tolerance = 40
     /// The share of the ring within ``tolerance`` that makes the background plain.
     public var uniformShare = 0.9
     /// How far foreground pixels are grown before grouping, as a share of the longer side.
-    public var gapShare = 0.015
-    /// The smallest box, as a share of the picture's area.
-    public var minimumShare = 0.004
+    public var gapShare = 0.005
+    /// The fewest foreground pixels of a component, as a share of the copy's pixels.
+    public var minimumShare = 0.002
+    /// The corner squares' side, as a share of the shorter side (``cornersAreBackground(_:width:height:difference:)``).
+    public var cornerShare = 0.06
 
     public init() {}
 
@@ -39,136 +42,112 @@ public struct ForegroundProposals: Sendable, Hashable {
         public var region: PixelRect
         /// The share of the box its foreground pixels fill.
         public var fill: Double
+        /// Its foreground pixels on the working copy, and the box there (for splitting it).
+        var pixels: Int
+        var workingBox: PixelRect
     }
 
-    /// The objects of `image` when its background is plain; nil when it is
-    /// not (a photograph: see ``ActivationProposals``). Largest first.
+    /// What the plain path saw: the working copy's size and scale, and its foreground.
+    struct Analysis: Sendable {
+        var mask: BinaryMask
+        /// Working copy pixels per picture pixel (≤ 1).
+        var scale: Double
+        var proposals: [Proposal]
+    }
+
+    /// The objects of `image` (alpha flattened) when its background is plain,
+    /// largest first; nil when it is not (a photograph: see ``ContrastWindows``).
     public func proposals(in image: PixelBuffer) -> [Proposal]? {
+        analyse(image)?.proposals
+    }
+
+    func analyse(_ image: PixelBuffer) -> Analysis? {
         guard image.width >= 8, image.height >= 8 else { return nil }
-        let scale = min(1, Double(workingSide) / Double(max(image.width, image.height)))
-        let small: PixelBuffer
-        if scale < 1 {
-            let size = PixelSize(width: max(8, Int((Double(image.width) * scale).rounded())),
-                                 height: max(8, Int((Double(image.height) * scale).rounded())))
-            guard let resized = try? ImageProcessors.Resize(to: size, filter: .box).process(image) else { return nil }
-            small = resized
-        } else {
-            small = image
-        }
-        guard let mask = foreground(of: small) else { return nil }
+        let (small, scale) = Self.reduced(image.hasAlpha ? image.flattened() : image, longSide: workingSide)
         let width = small.width, height = small.height
-        let grow = max(1, Int((gapShare * Double(max(width, height))).rounded()))
-        let components = Self.components(of: mask, width: width, height: height, grow: grow)
-        let area = Double(width * height)
-        return components
-            .filter { Double($0.rect.width * $0.rect.height) >= minimumShare * area && $0.pixels >= 4 }
-            .sorted { $0.rect.width * $0.rect.height > $1.rect.width * $1.rect.height }
-            .map { Proposal(region: $0.rect.rescaled(from: small.size, to: image.size),
-                            fill: Double($0.pixels) / Double($0.rect.width * $0.rect.height)) }
-    }
-
-    /// The foreground mask of a plain picture; nil when the ring is not plain.
-    func foreground(of image: PixelBuffer) -> [Bool]? {
-        let width = image.width, height = image.height
-        let ring = max(2, Int((ringShare * Double(min(width, height))).rounded()))
-        return image.bytes.withUnsafeBufferPointer { pixels -> [Bool]? in
-            var histogram = ColourHistogram()
-            var transparent = 0, total = 0
-            func inRing(_ x: Int, _ y: Int) -> Bool { x < ring || y < ring || x >= width - ring || y >= height - ring }
-            for y in 0..<height {
-                for x in 0..<width where inRing(x, y) {
-                    let index = (y * width + x) * 4
-                    total += 1
-                    if image.hasAlpha && pixels[index + 3] < 128 { transparent += 1; continue }
-                    histogram.add(pixels[index], pixels[index + 1], pixels[index + 2])
-                }
-            }
-            guard total > 0 else { return nil }
-            let clear = image.hasAlpha && Double(transparent) >= uniformShare * Double(total)
-            var background = (red: 0, green: 0, blue: 0)
-            if !clear {
-                guard histogram.total > 0 else { return nil }
-                background = histogram.median
-                var near = transparent
-                for y in 0..<height {
-                    for x in 0..<width where inRing(x, y) {
-                        let index = (y * width + x) * 4
-                        if image.hasAlpha && pixels[index + 3] < 128 { continue }
-                        if isNear(pixels, index, background) { near += 1 }
-                    }
-                }
-                guard Double(near) >= uniformShare * Double(total) else { return nil }
-            }
-            var mask = [Bool](repeating: false, count: width * height)
-            for pixel in 0..<(width * height) {
-                let index = pixel * 4
-                if image.hasAlpha && pixels[index + 3] < 128 { continue }
-                mask[pixel] = clear || !isNear(pixels, index, background)
-            }
-            return mask
-        }
-    }
-
-    func isNear(_ pixels: UnsafeBufferPointer<UInt8>, _ index: Int, _ colour: (red: Int, green: Int, blue: Int)) -> Bool {
-        abs(Int(pixels[index]) - colour.red) <= tolerance && abs(Int(pixels[index + 1]) - colour.green) <= tolerance
-            && abs(Int(pixels[index + 2]) - colour.blue) <= tolerance
-    }
-
-    /// The components of `mask` when each set pixel reaches `grow` pixels
-    /// (a square) further: each component's tight box over the mask's own
-    /// pixels and their count.
-    static func components(of mask: [Bool], width: Int, height: Int, grow: Int) -> [(rect: PixelRect, pixels: Int)] {
-        // Grow: a separable box dilation (rows, then columns) with running counts.
-        var rows = [Bool](repeating: false, count: width * height)
+        let ring = max(1, Int((ringShare * Double(max(width, height))).rounded(.toNearestOrEven)))
+        let pixels = small.bytes
+        func inRing(_ x: Int, _ y: Int) -> Bool { x < ring || y < ring || x >= width - ring || y >= height - ring }
+        var histograms = [[Int]](repeating: [Int](repeating: 0, count: 256), count: 3)
+        var total = 0
         for y in 0..<height {
-            var count = 0
-            let base = y * width
-            for x in 0..<min(width, grow) where mask[base + x] { count += 1 }
-            for x in 0..<width {
-                if x + grow < width, mask[base + x + grow] { count += 1 }
-                if x - grow - 1 >= 0, mask[base + x - grow - 1] { count -= 1 }
-                rows[base + x] = count > 0
+            for x in 0..<width where inRing(x, y) {
+                let index = (y * width + x) * 4
+                for channel in 0..<3 { histograms[channel][Int(pixels[index + channel])] += 1 }
+                total += 1
             }
         }
-        var grown = [Bool](repeating: false, count: width * height)
-        for x in 0..<width {
-            var count = 0
-            for y in 0..<min(height, grow) where rows[y * width + x] { count += 1 }
-            for y in 0..<height {
-                if y + grow < height, rows[(y + grow) * width + x] { count += 1 }
-                if y - grow - 1 >= 0, rows[(y - grow - 1) * width + x] { count -= 1 }
-                grown[y * width + x] = count > 0
-            }
+        guard total > 0 else { return nil }
+        let background = histograms.map { Self.median($0, count: total) }
+        func difference(_ index: Int) -> Int {
+            max(abs(Int(pixels[index]) - background[0]), abs(Int(pixels[index + 1]) - background[1]), abs(Int(pixels[index + 2]) - background[2]))
         }
-        var label = [Int32](repeating: 0, count: width * height)
-        var stack: [Int] = []
-        var found: [(rect: PixelRect, pixels: Int)] = []
-        var next: Int32 = 0
-        for start in 0..<(width * height) where grown[start] && label[start] == 0 {
-            next += 1
-            label[start] = next
-            stack.append(start)
-            var minX = width, minY = height, maxX = -1, maxY = -1, pixels = 0
-            while let index = stack.popLast() {
-                let x = index % width, y = index / width
-                if mask[index] {
-                    pixels += 1
-                    minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                }
-                for ny in max(0, y - 1)...min(height - 1, y + 1) {
-                    for nx in max(0, x - 1)...min(width - 1, x + 1) {
-                        let neighbour = ny * width + nx
-                        if grown[neighbour] && label[neighbour] == 0 {
-                            label[neighbour] = next
-                            stack.append(neighbour)
-                        }
-                    }
-                }
-            }
-            if pixels > 0 {
-                found.append((PixelRect(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1), pixels))
-            }
+        var near = 0
+        for y in 0..<height {
+            for x in 0..<width where inRing(x, y) && difference((y * width + x) * 4) <= tolerance { near += 1 }
         }
-        return found
+        guard Double(near) >= uniformShare * Double(total) || cornersAreBackground(pixels, width: width, height: height, difference: difference)
+        else { return nil }
+        var mask = BinaryMask(width: width, height: height)
+        for pixel in 0..<(width * height) { mask.bits[pixel] = difference(pixel * 4) > tolerance }
+        let grow = Int((gapShare * Double(max(width, height))).rounded(.toNearestOrEven))
+        let minimum = minimumShare * Double(width * height)
+        let found = mask.dilated(by: grow).components(counting: mask)
+            .filter { Double($0.count) >= minimum }
+            .map { component -> Proposal in
+                let box = PixelRect(x: component.minX, y: component.minY, width: component.width, height: component.height)
+                return Proposal(region: box.unscaled(by: scale, within: image.size),
+                                fill: Double(component.count) / Double(box.width * box.height), pixels: component.count, workingBox: box)
+            }
+            .sorted { $0.region.width * $0.region.height > $1.region.width * $1.region.height }
+        return Analysis(mask: mask, scale: scale, proposals: found)
+    }
+
+    /// Whether each of the four corner squares (``cornerShare`` of the shorter
+    /// side) is at least ``uniformShare`` background: a product shot whose
+    /// product reaches the edges (a hat's brim, a sleeve) still has a plain
+    /// background where the edges meet.
+    func cornersAreBackground(_ pixels: [UInt8], width: Int, height: Int, difference: (Int) -> Int) -> Bool {
+        let side = max(2, Int((cornerShare * Double(min(width, height))).rounded(.toNearestOrEven)))
+        guard side * 2 <= min(width, height) else { return false }
+        for (left, top) in [(0, 0), (width - side, 0), (0, height - side), (width - side, height - side)] {
+            var near = 0
+            for y in top..<(top + side) { for x in left..<(left + side) where difference((y * width + x) * 4) <= tolerance { near += 1 } }
+            if Double(near) < uniformShare * Double(side * side) { return false }
+        }
+        return true
+    }
+
+    /// The median of a histogram's `count` values; the mean of the two middle ones when `count` is even, truncated.
+    static func median(_ histogram: [Int], count: Int) -> Int {
+        func value(at rank: Int) -> Int {
+            var seen = 0
+            for (value, n) in histogram.enumerated() {
+                seen += n
+                if seen > rank { return value }
+            }
+            return histogram.count - 1
+        }
+        return count % 2 == 1 ? value(at: count / 2) : (value(at: count / 2 - 1) + value(at: count / 2)) / 2
+    }
+
+    /// `image` with its longer side at most `longSide` (area average, never enlarged), and the scale applied.
+    static func reduced(_ image: PixelBuffer, longSide: Int) -> (PixelBuffer, Double) {
+        let scale = min(1, Double(longSide) / Double(max(image.width, image.height)))
+        guard scale < 1 else { return (image, 1) }
+        let size = PixelSize(width: max(1, Int((Double(image.width) * scale).rounded(.toNearestOrEven))),
+                             height: max(1, Int((Double(image.height) * scale).rounded(.toNearestOrEven))))
+        return (Resampler.resample(image, to: size, filter: .box), scale)
+    }
+}
+
+extension PixelRect {
+    /// This rectangle of a copy made at `scale` (copy pixels per picture pixel) as a rectangle of the picture of `size`: outwards, clamped.
+    func unscaled(by scale: Double, within size: PixelSize) -> PixelRect {
+        let left = min(size.width - 1, max(0, Int((Double(x) / scale).rounded(.down))))
+        let top = min(size.height - 1, max(0, Int((Double(y) / scale).rounded(.down))))
+        let right = min(size.width, max(left + 1, Int((Double(x + width) / scale).rounded(.up))))
+        let bottom = min(size.height, max(top + 1, Int((Double(y + height) / scale).rounded(.up))))
+        return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
     }
 }

@@ -6,12 +6,12 @@ import ImageOps
 /// Boxes are visited from the highest score down (ties: the larger box, then
 /// top-left first, so the outcome never depends on the input's order); a box
 /// is dropped when its intersection over union with a box already kept
-/// exceeds `overlap`, or when at least `containment` of its own area lies
-/// inside a kept box (a part of an object proposed beside the whole).
+/// exceeds `overlap`, or when more than `containment` of the smaller of the
+/// two lies inside the other (a part of an object proposed beside the whole).
 public enum NonMaximumSuppression {
     /// The kept elements of `items`, best first, at most `limit`.
     public static func select<Item>(_ items: [Item], region: (Item) -> PixelRect, score: (Item) -> Float,
-                                    overlap: Double = 0.5, containment: Double = 1.01, limit: Int = .max) -> [Item] {
+                                    overlap: Double = 0.5, containment: Double = 1.0, limit: Int = .max) -> [Item] {
         let order = items.indices.sorted { a, b in
             let sa = score(items[a]), sb = score(items[b])
             if sa != sb { return sa > sb }
@@ -24,7 +24,7 @@ public enum NonMaximumSuppression {
             let candidate = region(items[index])
             let suppressed = kept.contains { other in
                 let box = region(other)
-                return candidate.overlap(with: box) > overlap || candidate.share(inside: box) >= containment
+                return candidate.overlap(with: box) > overlap || candidate.smallerShare(with: box) > containment
             }
             if !suppressed { kept.append(items[index]) }
         }
@@ -38,6 +38,13 @@ extension PixelRect {
         let ix = max(0, min(x + width, other.x + other.width) - max(x, other.x))
         let iy = max(0, min(y + height, other.y + other.height) - max(y, other.y))
         return Double(ix * iy) / Double(max(1, width * height))
+    }
+
+    /// The share (0...1) of the smaller of this rectangle and `other` that lies inside the other.
+    func smallerShare(with other: PixelRect) -> Double {
+        let ix = max(0, min(x + width, other.x + other.width) - max(x, other.x))
+        let iy = max(0, min(y + height, other.y + other.height) - max(y, other.y))
+        return Double(ix * iy) / Double(max(1, min(width * height, other.width * other.height)))
     }
 
     /// Whether the point lies inside.

@@ -13,7 +13,7 @@ struct NonMaximumSuppressionTests {
         }
     }
 
-    static func select(_ boxes: [Box], overlap: Double = 0.5, containment: Double = 1.01, limit: Int = .max) -> [Box] {
+    static func select(_ boxes: [Box], overlap: Double = 0.5, containment: Double = 1.0, limit: Int = .max) -> [Box] {
         NonMaximumSuppression.select(boxes, region: \.rect, score: \.score, overlap: overlap, containment: containment, limit: limit)
     }
 
