@@ -63,6 +63,8 @@ copy similarity-visual similarity-visual.png
 copy similarity-colour similarity-colour.png
 copy colour colour.png
 copy phone-width-search phone.png
+copy objects objects.png
+copy every-product-view objects-view.png
 copy phone-width-detail phone-detail.png
 copy analytics analytics.png
 exit "$status"

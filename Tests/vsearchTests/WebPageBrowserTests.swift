@@ -33,7 +33,7 @@ struct WebPageBrowserTests {
         var steps: [Step]
     }
 
-    @Test("upload, box, facets, detail, paging, sharing, colour, similarity switch, click tracking, analytics, keyboard, phone width, hostile catalog, keys")
+    @Test("upload, detected objects (boxes, click, every product, detection off), box, facets, detail, paging, sharing, colour, similarity switch, click tracking, analytics, keyboard, phone width, hostile catalog, keys")
     func page() async throws {
         let missing = BrowserSetup.missing
         guard missing.isEmpty else {
