@@ -85,7 +85,14 @@ public struct PixelPoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses `x,y`.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` naming `point`.
     public init(parsing text: String) throws(VisualSearchError) {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        // Spaces and tabs around each number (no Foundation: a request may carry many points).
+        func trimmed(_ part: Substring) -> Substring {
+            var part = part
+            while let first = part.first, first == " " || first == "\t" { part.removeFirst() }
+            while let last = part.last, last == " " || last == "\t" { part.removeLast() }
+            return part
+        }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int(trimmed($0)) }
         guard parts.count == 2, let x = parts[0], let y = parts[1], x >= 0, y >= 0 else {
             throw .invalidParameter(name: "point", reason: "\"\(text)\" is not x,y with non-negative integers")
         }

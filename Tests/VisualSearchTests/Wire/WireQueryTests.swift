@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VisualSearch
 
@@ -39,5 +40,15 @@ struct WireQueryTests {
         #expect(query.first("bad") == "%zz")
         #expect(query.first("flag") == "")
         #expect(WireQuery(parsing: query.encoded).values("fq") == query.values("fq"))
+    }
+
+    @Test("unescaping agrees with Foundation's: UTF-8 escapes decode, an escape that is not UTF-8 or is cut short leaves the text as it came (with + as space)")
+    func unescapingAsFoundation() {
+        for text in ["caf%C3%A9+bar", "%E9t%E9", "a%2", "%", "100%25", "x%zz%41", "%F0%9F%91%9F+shoe", "+%2B+", "plain", "=%3D"] {
+            let spaced = text.replacingOccurrences(of: "+", with: " ")
+            #expect(WireQuery.unescape(text) == (spaced.removingPercentEncoding ?? spaced), "\(text)")
+        }
+        let many = (0..<1200).map { "point=\($0),\($0)" }.joined(separator: "&")
+        #expect(WireQuery(parsing: many).values("point").count == 1200)
     }
 }
