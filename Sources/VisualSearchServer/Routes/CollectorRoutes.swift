@@ -71,7 +71,6 @@ public struct CollectorRoutes: Sendable {
             let requestID = context.requestID, address = self.address(of: request, context: context)
             return await endpoint.run(request, context: context, family: .tracking, method: "events", authenticated: false,
                                       maxBodyBytes: Self.maxBatchBytes) { parameters throws(ServerError) in
-                if let refusal = limiter.refusalBeforeDecoding(address: address) { try refuse(refusal, events: nil) }
                 let entries: [[String: String]]
                 do throws(TrackingError) { entries = try EventWireFormat.entries(fromBatch: parameters.rawBody ?? []) } catch {
                     throw .engine(.invalidParameter(name: "body", reason: error.description))
@@ -79,6 +78,8 @@ public struct CollectorRoutes: Sendable {
                 guard entries.count <= Self.maxEventsPerBatch else {
                     throw .service(status: 413, message: "\(entries.count) events in one batch is over the limit of \(Self.maxEventsPerBatch); send them in several batches")
                 }
+                // Counted, not yet decoded: a batch over a rate is refused before its events are measured.
+                if let refusal = limiter.refusalBeforeDecoding(address: address, events: entries.count) { try refuse(refusal, events: entries.count) }
                 return BatchAnswer(reqid: requestID, result: try await receive(entries, from: address))
             }
         }
@@ -112,11 +113,8 @@ public struct CollectorRoutes: Sendable {
         try refuse(limiter.admit(address: address, events: events, bytes: bytes), events: events)
     }
 
-    /// Throws the answer to a batch `decision` refuses (429, 507 or 413); returns when it is admitted.
-    /// `events`: the batch's count, nil when it was refused before it was decoded (its events are then
-    /// not counted in `collector_events`; the refusal is, in the rate-limited requests).
-    func refuse(_ decision: CollectorLimiter.Decision, events counted: Int?) throws(ServerError) {
-        let events = counted ?? 0
+    /// Throws the answer to a batch of `events` events that `decision` refuses (429, 507 or 413); returns when it is admitted.
+    func refuse(_ decision: CollectorLimiter.Decision, events: Int) throws(ServerError) {
         switch decision {
         case .admitted:
             return
