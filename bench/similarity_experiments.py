@@ -6,7 +6,8 @@
 
 Sets: the tune parts of bench/datasets/build_kinds.py (each image a query against the rest, itself excluded:
 kind precision@10) and build_copies.py (each transformed query against the part's originals + distractors:
-recall@1, recall@10). The held-out parts are never read here.
+recall@1, recall@10). The held-out parts are never read here, except by `--only rerank --held-out` (issue 38
+item 7: once, with the β chosen on tune).
 
 Experiments (similarity_lib.py is the pipeline: Pillow, EfficientNet-Lite0 through onnxruntime, 1 thread):
 - **resize**: squash / crop224 / crop256 / pad (similarity_lib.RESIZE_MODES), each without and with trimming
@@ -22,6 +23,13 @@ Experiments (similarity_lib.py is the pipeline: Pillow, EfficientNet-Lite0 throu
   The colour scores are vsearch's own (`/search?im_name=X&limit=1000&score=true` and `/uploadsearch … score=true`
   on an existing binary, `--vsearch`, default .build/release/vsearch — colour-only builds answer by colour);
   without a binary, an RGB 8×8×8 histogram intersection stands in (said in the report).
+- **rerank** (`--only rerank`, issue 38 item 7): the shipped find-similar (`pad`, no trim, the model's
+  projection.bin: centred and PCA 1280 → 512, catalog rows Int8, the query float32) keeps its top N = 50 by
+  cosine; each candidate is re-scored cosine + β · agreement of the two pictures' ImageNet posteriors (the
+  model's classifier.bin on the raw pooled vector, softmax): the Bhattacharyya coefficient Σ √(p_i q_i) over the
+  1000 classes, or the dot of the top-5 product-type distributions (classes summed per type by the `rules` of
+  Sources/SearchEngine/Detection/ProductTypes.swift, read by scripts/model/imagenet_labels.py). β on a grid;
+  `--held-out` runs the held-out parts once with `--beta` and `--agreement` (chosen on tune beforehand).
 Vectors are cached in bench/work/simexp/ (by model sha256, set and options).
 """
 import argparse
@@ -50,14 +58,15 @@ PART = "tune"  # this script never reads the held-out parts
 
 # ---------------------------------------------------------------- data
 class Sets:
-    def __init__(self):
+    def __init__(self, part=PART):
         build_kinds.build()
         build_copies.build()
-        self.kinds = build_kinds.load_labels(PART)              # [(name, kind, path)]
+        self.part = part
+        self.kinds = build_kinds.load_labels(part)              # [(name, kind, path)]
         self.kind_names = [n for n, _, _ in self.kinds]
         self.kind_of = np.array([k for _, k, _ in self.kinds])
-        cat, qs = build_copies.load_part(PART)
-        d = os.path.join(build_copies.OUT, PART)
+        cat, qs = build_copies.load_part(part)
+        d = os.path.join(build_copies.OUT, part)
         self.cat_names = [r["im_name"] for r in cat]
         self.cat_paths = [os.path.join(d, r["file"]) for r in cat]
         self.queries = qs
@@ -361,6 +370,167 @@ def exp_representation(model, sets, mode, trim, out):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- issue 38 item 7: re-ranking by the classifier
+RERANK_N = 50
+RERANK_BETAS = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
+TYPE_TOP = 5
+
+
+def raw_paths(model, tag, paths):
+    """The model's raw pooled output [N, 1280] (not normalised), `pad`, no trim: the shipped preprocessing."""
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, f"{tag}-raw-{model.sha256[:12]}-pad-0.npy")
+    if os.path.exists(path):
+        v = np.load(path)
+        if len(v) == len(paths):
+            return v
+    out = []
+    for i in range(0, len(paths), 16):
+        ts = np.stack([model.tensor(sl.prepare(sl.load_rgb(p), model.size, "pad", False)) for p in paths[i:i + 16]])
+        out.append(model.run(ts))
+    v = np.concatenate(out)
+    np.save(path, v)
+    return v
+
+
+def model_file(model, key):
+    """The bytes of manifest[key]["file"] beside the model, checked against the manifest's sha256."""
+    import hashlib
+    spec = model.manifest[key]
+    data = open(os.path.join(model.dir, spec["file"]), "rb").read()
+    if spec.get("sha256") and hashlib.sha256(data).hexdigest() != spec["sha256"]:
+        raise SystemExit(f"{spec['file']}: sha256 is not the manifest's")
+    return np.frombuffer(data, dtype="<f4").astype(np.float32)
+
+
+def shipped_projection(model):
+    """projection.bin as the Swift side applies it: x (L2-normalised) -> normalise(matrix · (x − mean))."""
+    d, k = model.dimension, int(model.manifest["projection"]["output_dimension"])
+    a = model_file(model, "projection")
+    mean, matrix = a[:d], a[d:].reshape(k, d)
+    return lambda v: sl.l2n((sl.l2n(v) - mean) @ matrix.T)
+
+
+def classifier_probabilities(model):
+    """raw pooled [N, 1280] -> softmax of classifier.bin's logits (weight[1000][1280] then bias[1000])."""
+    spec = model.manifest["classifier"]
+    c, d = int(spec["classes"]), int(spec["features"])
+    a = model_file(model, "classifier")
+    w, b = a[:c * d].reshape(c, d), a[c * d:]
+
+    def probs(raw):
+        z = raw.astype(np.float32) @ w.T + b
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    return probs
+
+
+def type_matrix():
+    """[1000, T] one-hot: ImageNet class -> product type, from ProductTypes.swift's rules (read by
+    scripts/model/imagenet_labels.py, the same reader that writes docs/product-types.md)."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts", "model"))
+    import imagenet_labels
+    table = imagenet_labels.read_types(imagenet_labels.names_from_swift())[3]
+    types = sorted(set(table))
+    col = {t: i for i, t in enumerate(types)}
+    m = np.zeros((len(table), len(types)), np.float32)
+    m[np.arange(len(table)), [col[t] for t in table]] = 1
+    return m
+
+
+def top_only(p, k):
+    """Each row keeps its k largest values, the others 0."""
+    out = np.zeros_like(p)
+    idx = np.argsort(-p, axis=1)[:, :k]
+    rows = np.arange(len(p))[:, None]
+    out[rows, idx] = p[rows, idx]
+    return out
+
+
+def rerank(sim, agreement, beta, n=RERANK_N):
+    """The top n of each row of `sim` re-scored sim + beta · agreement; every other candidate dropped."""
+    idx = np.argsort(-sim, axis=1, kind="stable")[:, :n]
+    rows = np.arange(len(sim))[:, None]
+    out = np.full(sim.shape, -np.inf, np.float32)
+    out[rows, idx] = sim[rows, idx] + beta * agreement[rows, idx]
+    return out
+
+
+def rerank_inputs(model, sets):
+    tag = "tune" if sets.part == "tune" else sets.part
+    kp = [p for _, _, p in sets.kinds]
+    RK = raw_paths(model, f"kinds-{tag}", kp)
+    RC = raw_paths(model, f"copies-{tag}-catalog", sets.cat_paths)
+    RQ = raw_paths(model, f"copies-{tag}-queries", sets.q_paths)
+    P = shipped_projection(model)
+    # the catalog's rows are stored Int8 (QuantizedMatrix), a query is projected fresh (float32)
+    kinds_cos = P(RK) @ sl.to_int8(P(RK)).T
+    np.fill_diagonal(kinds_cos, -np.inf)
+    copies_cos = P(RQ) @ sl.to_int8(P(RC)).T
+    probs = classifier_probabilities(model)
+    PK, PC, PQ = probs(RK), probs(RC), probs(RQ)
+    T = type_matrix()
+    measures = {
+        "Bhattacharyya, 1000 classes": (np.sqrt(PK) @ np.sqrt(PK).T, np.sqrt(PQ) @ np.sqrt(PC).T),
+        f"product types, top-{TYPE_TOP} dot": (top_only(PK @ T, TYPE_TOP) @ top_only(PK @ T, TYPE_TOP).T,
+                                               top_only(PQ @ T, TYPE_TOP) @ top_only(PC @ T, TYPE_TOP).T),
+    }
+    return kinds_cos, copies_cos, measures, T.shape[1]
+
+
+def rerank_row(sets, kinds_cos, copies_cos, agr, beta):
+    p = p_at_10(rerank(kinds_cos, agr[0], beta), sets.kind_of)
+    r1, r10, per = copy_metrics(rerank(copies_cos, agr[1], beta), sets)
+    return {"beta": beta, "p10": p, "r1": r1, "r10": r10, "min": min(per.values()), "worst": min(per, key=per.get)}
+
+
+def exp_rerank(model, sets, out, betas=RERANK_BETAS):
+    kinds_cos, copies_cos, measures, ntypes = rerank_inputs(model, sets)
+    top = np.argsort(-kinds_cos, axis=1, kind="stable")[:, :RERANK_N]
+    same = (sets.kind_of[top] == sets.kind_of[:, None]).sum(axis=1)
+    ceiling = float(np.mean(np.minimum(same, 10) / 10))
+    rows = []
+    for name, agr in measures.items():
+        for beta in betas:
+            r = rerank_row(sets, kinds_cos, copies_cos, agr, beta)
+            r["measure"] = name
+            rows.append(r)
+            print(f"  {name:32s} β {beta:<5} p@10 {r['p10']:.3f} R@1 {r['r1']:.3f} R@10 {r['r10']:.3f}",
+                  file=sys.stderr, flush=True)
+    base = rows[0]
+    ok = [r for r in rows if r["r1"] >= 0.99]
+    best = max(ok, key=lambda r: (r["p10"], -r["beta"])) if ok else base
+    out["rerank"] = {"n": RERANK_N, "ceiling": ceiling, "types": ntypes, "rows": rows, "best": best}
+    lines = [f"Shipped find-similar: pad, no trim, projection.bin (PCA 512), catalog rows Int8; its top N = {RERANK_N} "
+             f"by cosine re-scored cosine + β · agreement. Kinds p@10 a perfect re-ranking of those {RERANK_N} could "
+             f"reach: {ceiling:.3f}. Product types: {ntypes} (ProductTypes.swift's rules; each picture's top "
+             f"{TYPE_TOP} types kept).", "",
+             "| agreement | β | kinds p@10 | copies R@1 | R@10 | min R@1 (transform) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        label = "0 (as shipped)" if r["beta"] == 0 else f"{r['beta']:g}"
+        lines.append(f"| {r['measure']} | {label} | {r['p10']:.3f} | {r['r1']:.3f} | {r['r10']:.3f} | "
+                     f"{r['min']:.3f} ({r['worst']}) |")
+    gain = best["p10"] - base["p10"]
+    lines += ["", f"Best with copies R@1 ≥ 0.99: {best['measure']}, β {best['beta']:g}: kinds p@10 {best['p10']:.3f} "
+              f"({gain:+.3f} over β 0), R@1 {best['r1']:.3f}. " +
+              ("Gain ≥ 0.01: run the held-out parts once with it (`--held-out`)." if gain >= 0.01 else
+               "Gain < 0.01: not adopted; the held-out parts stay unread.")]
+    return "\n".join(lines)
+
+
+def exp_rerank_held_out(model, measure, beta):
+    """The held-out parts, once, with the measure and β chosen on tune (and β 0 beside it)."""
+    sets = Sets("held-out")
+    kinds_cos, copies_cos, measures, _ = rerank_inputs(model, sets)
+    agr = measures[measure]
+    rows = [rerank_row(sets, kinds_cos, copies_cos, agr, b) for b in (0.0, beta)]
+    lines = [f"Held-out: kinds {len(sets.kinds)} images, copies {len(sets.cat_names)} catalog, {len(sets.queries)} queries; "
+             f"{measure}.", "", "| β | kinds p@10 | copies R@1 | R@10 | min R@1 (transform) |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['beta']:g} | {r['p10']:.3f} | {r['r1']:.3f} | {r['r10']:.3f} | {r['min']:.3f} ({r['worst']}) |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model-dir")
@@ -371,9 +541,18 @@ def main():
     ap.add_argument("--trim", action="store_true")
     ap.add_argument("--fusion-projection", type=int, default=0, help="fuse the PCA-k vector instead of the full one")
     ap.add_argument("--markdown")
+    ap.add_argument("--held-out", action="store_true",
+                    help="rerank only: run the held-out parts ONCE with --agreement and --beta (chosen on tune)")
+    ap.add_argument("--agreement", default="Bhattacharyya, 1000 classes")
+    ap.add_argument("--beta", type=float)
     a = ap.parse_args()
     t0 = time.time()
     model = sl.Model(a.model_dir)
+    if a.held_out:
+        if a.beta is None:
+            raise SystemExit("--held-out needs --beta (and --agreement), chosen on tune")
+        print(exp_rerank_held_out(model, a.agreement, a.beta) + f"\n\n({time.time() - t0:.0f} s wall)")
+        return
     sets = Sets()
     import PIL
     out = {}
@@ -399,6 +578,9 @@ def main():
     if "representation" in only:
         parts += ["", f"### (e) Other vectors from the same network ({mode}{' + trim' if trim else ''})", "",
                   exp_representation(model, sets, mode, trim, out)]
+    if "rerank" in only:
+        parts += ["", "### Issue 38 item 7: re-ranking by the classifier's posteriors (tune)", "",
+                  exp_rerank(model, sets, out)]
     if "fusion" in only:
         parts += ["", "### (d) Fusion with the colour descriptor", "",
                   exp_fusion(model, sets, mode, trim, a.vsearch, out, a.fusion_projection or None)]
