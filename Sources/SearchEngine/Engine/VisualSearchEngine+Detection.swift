@@ -22,7 +22,7 @@ extension VisualSearchEngine {
     static let detectionSide = 1024
 
     /// What is said in a response when object detection was asked for and this engine has no detector.
-    static let detectionNeedsModel = "object detection needs the learned model, which is not installed here; the whole image, "
+    public static let detectionNeedsModel = "object detection needs the learned model, which is not installed here; the whole image, "
         + "or each box or point given, is treated as one object (install it with `\(EmbeddingError.installCommand)`)"
 
     /// The objects of a query image, best first, at most `limit`, each with
@@ -130,15 +130,20 @@ extension VisualSearchEngine {
 
     /// Objects a discover search reports when its request names no `detection_limit` (the hosted service's default).
     public static let defaultDetectionLimit = 5
-    /// The most objects one discover search reports (the hosted service's `detection_limit` range is 1–30).
-    public static let maximumDetectionLimit = 30
+    /// The most objects one discover search reports (``DiscoverSearchRequest/maximumDetectionLimit``).
+    public static let maximumDetectionLimit = DiscoverSearchRequest.maximumDetectionLimit
 
     /// Discover search with the detector: each detected object (or, for each
     /// `point`, the object under it) searched with its own vectors.
     func detectingDiscoverSearch(_ prepared: DiscoverSearchRequest, bytes: [UInt8], detector: ObjectDetector, parameters: SearchParameters,
                                  mode: SimilarityMode, snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
-        let limit = min(Self.maximumDetectionLimit, prepared.detectionLimit ?? (prepared.points.isEmpty ? Self.defaultDetectionLimit : prepared.points.count))
-        let found = try await detectedObjects(in: bytes, detector: detector, limit: limit, points: prepared.points)
+        if let asked = prepared.detectionLimit, !(1...Self.maximumDetectionLimit).contains(asked) {
+            throw .invalidParameter(name: "detection_limit", reason: "\(asked) is not in 1...\(Self.maximumDetectionLimit) (the hosted service's range)")
+        }
+        // A zero-size box is a point, as the guide says: the object under it.
+        let points = prepared.points + (prepared.query.box.flatMap { $0.isPoint ? [PixelPoint(x: $0.x1, y: $0.y1)] : nil } ?? [])
+        let limit = min(Self.maximumDetectionLimit, prepared.detectionLimit ?? (points.isEmpty ? Self.defaultDetectionLimit : points.count))
+        let found = try await detectedObjects(in: bytes, detector: detector, limit: limit, points: points)
         var objects: [SearchObject] = []
         for object in found {
             if Task.isCancelled { break }

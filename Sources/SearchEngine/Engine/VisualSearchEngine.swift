@@ -343,7 +343,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         try parameters.validate()
         let mode = try similarityMode(for: parameters, snapshot: snapshot, embeds: true)
         let bytes = try await loader.load(prepared.query.image)
-        if let detector = configuration.detector, prepared.query.box == nil {
+        if let detector = configuration.detector, prepared.query.box?.isPoint ?? true {
             return try await detectingDiscoverSearch(prepared, bytes: bytes, detector: detector, parameters: parameters, mode: mode,
                                                      snapshot: snapshot).boxesInCallerPixels(preparedAt: scale)
         }

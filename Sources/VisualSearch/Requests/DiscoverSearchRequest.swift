@@ -60,14 +60,17 @@ public struct DiscoverSearchRequest: WireRequest {
         return message
     }
 
+    /// The most objects one discover search reports (`detection_limit`'s documented range is 1–30).
+    public static let maximumDetectionLimit = 30
+
     public init(wire: WireMessage) throws(VisualSearchError) {
         let points = try wire.query.pairs("point").map { (text) throws(VisualSearchError) in try PixelPoint(parsing: text) }
         self.init(try ImageQuery(wire: wire), points: points, resultLimit: try wire.query.int("result_limit"),
                   detectionLimit: try wire.query.int("detection_limit"),
                   parameters: try SearchParameters(wire: wire.query, dialect: .viSearch))
         try effectiveParameters.validate()
-        if let detectionLimit, detectionLimit < 1 {
-            throw .invalidParameter(name: "detection_limit", reason: "\(detectionLimit) is below 1")
+        if let detectionLimit, !(1...Self.maximumDetectionLimit).contains(detectionLimit) {
+            throw .invalidParameter(name: "detection_limit", reason: "\(detectionLimit) is not in 1...\(Self.maximumDetectionLimit) (the hosted service's range)")
         }
     }
 }

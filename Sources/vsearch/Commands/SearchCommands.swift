@@ -204,7 +204,9 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
         if let resultLimit, !(1...SearchParameters.maximumLimit).contains(resultLimit) {
             throw ValidationError("--result-limit must be in 1...\(SearchParameters.maximumLimit)")
         }
-        if let detectionLimit, detectionLimit < 1 { throw ValidationError("--detection-limit must be at least 1") }
+        if let detectionLimit, !(1...DiscoverSearchRequest.maximumDetectionLimit).contains(detectionLimit) {
+            throw ValidationError("--detection-limit must be in 1...\(DiscoverSearchRequest.maximumDetectionLimit)")
+        }
     }
 
     func call<Service: VisualSearchService>(_ service: Service) async throws(Service.Failure) -> SearchResponse {

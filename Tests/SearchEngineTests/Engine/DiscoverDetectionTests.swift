@@ -77,6 +77,13 @@ struct DiscoverDetectionTests {
         #expect(objects.count == 2)
         #expect(objects.first?.result.first?.imageName == scene.objects[1].name, "\(objects.first?.result.map(\.imageName) ?? [])")
         #expect(objects.last?.type == "point")
+        // A zero-size box is a point too (the guide: "detect the object over the current point").
+        let boxed = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg), box: onGuitar.box), parameters: Corpus.parameters()))
+        #expect(boxed.objects?.count == 1)
+        #expect(boxed.objects?.first?.result.first?.imageName == scene.objects[1].name)
+        await #expect(throws: VisualSearchError.self) {
+            try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), detectionLimit: 31, parameters: Corpus.parameters()))
+        }
     }
 
     @Test("upload search with detection=all lists every object, best first, and searches the best; detection=TYPE searches that type's object")

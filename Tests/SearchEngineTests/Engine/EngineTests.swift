@@ -382,7 +382,7 @@ struct EngineTests {
 
     // MARK: - /discoversearch
 
-    @Test("discover search: the whole image as one object, and the response says there is no detector")
+    @Test("discover search without a detector: the whole image as one object, and the response says detection needs the model")
     func discoverWhole() async throws {
         let engine = await Self.engine()
         let whole = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(Repository.bytes("astronaut.jpg"))), parameters: Corpus.parameters()))
@@ -390,7 +390,7 @@ struct EngineTests {
         #expect(whole.objects?.count == 1 && whole.objects?.first?.type == "image")
         #expect(whole.objects?.first?.box == [0, 0, 512, 512])
         #expect(whole.objects?.first?.result.first?.imageName == "astronaut")
-        #expect(whole.offlineNote == VisualSearchEngine.offlineDetectionNote)
+        #expect(whole.offlineNote == VisualSearchEngine.detectionNeedsModel)
         #expect(whole.total == 102 && whole.imageID != nil)
     }
 

@@ -57,7 +57,8 @@ struct InsertJobsTests {
 
     @Test("inserts decode on the engine's image work pool, each charged the pixels it decodes, and leave the budget whole")
     func insertsUnderThePixelBudget() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 2_000_000))
+        // No queue deadline in reach: on a loaded machine the second image may wait more than the default 10 s.
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 2_000_000, maxWait: .seconds(600)))
         let fixture = try await Fixture(imageWork: pool)
         let progress = try await fixture.insert(["chelsea_cat", "grace_hopper"].map {
             InsertItem(imageName: "new/" + $0, imageURL: "file://" + fixture.uploads + "/" + $0 + ".jpg", metadata: [:])
