@@ -44,13 +44,6 @@ public struct ClassifierHead: Sendable {
         }
     }
 
-    /// The logits of `classIDs` only, for one feature vector — what a class-activation map needs per cell.
-    func logits(_ features: UnsafePointer<Float>, classIDs: [Int]) -> [Float] {
-        weights.withUnsafeBufferPointer { w in
-            classIDs.map { id in DotProduct.of(features, w.baseAddress! + id * channels, channels) + bias[id] }
-        }
-    }
-
     /// The class probabilities (softmax of ``logits(_:)``), summing to 1.
     public func probabilities(_ features: [Float]) -> [Float] {
         Self.softmax(logits(features))

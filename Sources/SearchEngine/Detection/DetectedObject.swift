@@ -21,6 +21,11 @@ public struct DetectedObject: Sendable, Hashable {
         self.typeProbability = typeProbability
     }
 
-    /// The box as the wire writes it: `[x1, y1, x2, y2]`, right and bottom exclusive.
-    public var box: [Int] { [region.x, region.y, region.x + region.width, region.y + region.height] }
+    /// The box as the wire writes it (``PixelRect/wireBox``).
+    public var box: [Int] { region.wireBox }
+}
+
+extension PixelRect {
+    /// The rectangle as the ViSearch wire writes a box: `[x1, y1, x2, y2]`, right and bottom exclusive.
+    public var wireBox: [Int] { [x, y, x + width, y + height] }
 }

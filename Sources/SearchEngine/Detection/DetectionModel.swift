@@ -120,7 +120,7 @@ public final class DetectionModel: Sendable {
         guard output.shape == [1, detector.channels, rows, columns] else {
             throw .inference(reason: "the detector's output is \(output.shape) for a \(width)×\(height) input, expected [1, \(detector.channels), \(rows), \(columns)]")
         }
-        return FeatureMap(channels: detector.channels, columns: columns, rows: rows, values: output.values, content: (columns, rows),
+        return FeatureMap(channels: detector.channels, columns: columns, rows: rows, values: output.values,
                           cellSize: (Double(image.width) / Double(width) * Double(stride), Double(image.height) / Double(height) * Double(stride)))
     }
 }

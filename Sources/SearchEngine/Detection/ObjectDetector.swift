@@ -154,13 +154,6 @@ public struct ObjectDetector: Sendable {
         let best = ProductTypes.bestType(probabilities: head.probabilities(features))
         return .whole(type: best.type, typeProbability: best.probability)
     }
-
-    /// The product type of `image` (the whole of it) and its probability.
-    public func classify(_ image: PixelBuffer) throws(EmbeddingError) -> (type: String, probability: Float) {
-        let head = try model.head()
-        let features = try embedder.embedWithFeatures([image])[0].features
-        return ProductTypes.bestType(probabilities: head.probabilities(features))
-    }
 }
 
 /// A detected box's score as a probability that it holds one whole object

@@ -63,7 +63,7 @@ extension VisualSearchEngine {
     /// Decodes, detects and describes (on the calling thread).
     static func detect(_ bytes: [UInt8], plan: ImageFeatures.QueryPlan, limits: ImageLimits, detector: ObjectDetector, limit: Int,
                        points: [PixelPoint], shouldStop: () -> Bool) throws(FeaturesError) -> [QueryObject] {
-        do {
+        try ImageFeatures.featuresWork {
             let decoded = try ImageDecoder.decode(bytes, source: "query image",
                                                   options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
             let full = plan.header.size
@@ -93,9 +93,7 @@ extension VisualSearchEngine {
                         continue
                     }
                     if case .whole(let type, let probability) = outcome {
-                        var object = try describeWhole(type: type, probability: probability)
-                        object.type = type
-                        objects.append(object)
+                        objects.append(try describeWhole(type: type, probability: probability))
                         continue
                     }
                     // Nothing detected under the point: its neighbourhood, as without a detector.
@@ -117,14 +115,6 @@ extension VisualSearchEngine {
                 }
                 return objects
             }
-        } catch let error as FeaturesError {
-            throw error
-        } catch let error as ImageOpsError {
-            throw .image(error)
-        } catch let error as EmbeddingError {
-            throw .embedding(error)
-        } catch {
-            throw .embedding(.inference(reason: "\(error)"))
         }
     }
 
@@ -149,8 +139,7 @@ extension VisualSearchEngine {
             if Task.isCancelled { break }
             let rendered = try await similar(to: vectors(object.features, mode: mode), excluding: nil, method: "discoversearch",
                                              parameters: parameters, snapshot: snapshot)
-            let rect = object.region
-            objects.append(SearchObject(type: object.type, score: object.score, box: [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height],
+            objects.append(SearchObject(type: object.type, score: object.score, box: object.region.wireBox,
                                         total: rendered.total, result: rendered.result, facets: rendered.facets))
         }
         guard objects.count == found.count, !Task.isCancelled else {
@@ -191,10 +180,7 @@ extension VisualSearchEngine {
         var response = try await similar(to: vectors(searched, mode: mode), excluding: nil, method: "uploadsearch",
                                          parameters: request.parameters, snapshot: snapshot)
         response.imageID = loader.cache.store(bytes)
-        response.productTypes = listed.map { object in
-            let rect = object.region
-            return VisualSearch.ProductType(type: object.type, score: object.score, box: [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height])
-        }
+        response.productTypes = listed.map { VisualSearch.ProductType(type: $0.type, score: $0.score, box: $0.region.wireBox) }
         response.productTypesList = Self.productTypesList
         return response.boxesInCallerPixels(preparedAt: scale)
     }

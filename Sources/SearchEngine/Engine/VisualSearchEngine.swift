@@ -356,9 +356,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             if Task.isCancelled { break }
             let rendered = try await similar(to: vectors(query, mode: mode), excluding: nil, method: "discoversearch",
                                              parameters: parameters, snapshot: snapshot)
-            let rect = query.region
             objects.append(SearchObject(type: region == nil ? "image" : (region?.isPoint == true ? "point" : "box"),
-                                        score: 1, box: [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height],
+                                        score: 1, box: query.region.wireBox,
                                         total: rendered.total, result: rendered.result, facets: rendered.facets))
         }
         guard objects.count == regions.count, !Task.isCancelled else {

@@ -136,17 +136,7 @@ public enum ImageFeatures {
     /// - Parameter learned: the learned embedder; with one, every query vector has its learned twin.
     public static func query(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String = "query image",
                              limits: ImageLimits = .default, learned: (any ImageEmbedder)? = nil) throws(FeaturesError) -> QueryFeatures {
-        do {
-            return try describeQuery(bytes, box: box, plan: plan, source: source, limits: limits, learned: learned)
-        } catch let error as FeaturesError {
-            throw error
-        } catch let error as ImageOpsError {
-            throw .image(error)
-        } catch let error as EmbeddingError {
-            throw .embedding(error)
-        } catch {
-            throw .embedding(.inference(reason: "\(error)"))
-        }
+        try featuresWork { try describeQuery(bytes, box: box, plan: plan, source: source, limits: limits, learned: learned) }
     }
 
     static func describeQuery(_ bytes: [UInt8], box: PixelBox?, plan: QueryPlan, source: String, limits: ImageLimits,
@@ -195,7 +185,7 @@ public enum ImageFeatures {
                                shouldStop: () -> Bool = { false }, described: (Int) -> Void = { _ in }) throws(FeaturesError) -> [QueryFeatures] {
         precondition(boxes.count == plans.count, "one plan per box")
         guard !plans.isEmpty, !shouldStop() else { return [] }
-        do {
+        return try featuresWork {
             let plan = combined(plans)
             let decoded = try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
             var features: [QueryFeatures] = []
@@ -205,6 +195,14 @@ public enum ImageFeatures {
                 described(features.count)
             }
             return features
+        }
+    }
+
+    /// Runs decoding and embedding work, its failures as ``FeaturesError``:
+    /// image errors and model errors wrapped, anything else a failed inference.
+    static func featuresWork<T>(_ work: () throws -> T) throws(FeaturesError) -> T {
+        do {
+            return try work()
         } catch let error as FeaturesError {
             throw error
         } catch let error as ImageOpsError {
