@@ -50,8 +50,9 @@ public struct ObjectDetector: Sendable {
     public enum Outcome: Sendable {
         /// Separate objects, best first, each with the learned vector of its crop.
         case objects([Detection])
-        /// One object that is the whole picture (typed from the whole picture's classification).
-        case whole(type: String, typeProbability: Float)
+        /// One object that is the whole picture (typed from the whole picture's
+        /// classification), with the whole picture's learned vector (what its search uses).
+        case whole(type: String, typeProbability: Float, vector: [Float])
     }
 
     /// One detected object and the learned vector of its crop (what its search uses).
@@ -150,9 +151,9 @@ public struct ObjectDetector: Sendable {
 
     /// The whole picture as one object, typed by classifying it.
     func whole(_ image: PixelBuffer, head: ClassifierHead) throws(EmbeddingError) -> Outcome {
-        let features = try embedder.embedWithFeatures([image])[0].features
-        let best = ProductTypes.bestType(probabilities: head.probabilities(features))
-        return .whole(type: best.type, typeProbability: best.probability)
+        let embedding = try embedder.embedWithFeatures([image])[0]
+        let best = ProductTypes.bestType(probabilities: head.probabilities(embedding.features))
+        return .whole(type: best.type, typeProbability: best.probability, vector: embedding.vector)
     }
 }
 

@@ -70,15 +70,17 @@ extension VisualSearchEngine {
             let whole = PixelRect(x: 0, y: 0, width: full.width, height: full.height)
             let outcome = try detector.detect(decoded.pixels, full: full, limit: points.isEmpty ? limit : max(limit, 30),
                                               shouldStop: shouldStop)
-            func describeWhole(type: String, probability: Float) throws -> QueryObject {
-                let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: nil, region: whole, learned: detector.embedder)
+            func describeWhole(type: String, probability: Float, vector: [Float]) throws -> QueryObject {
+                // The detector embedded the whole picture to type it: that vector is the search's too.
+                let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: nil, region: whole, learned: detector.embedder,
+                                                                regionVector: vector)
                 return QueryObject(type: type, score: probability, region: whole, features: features, isWhole: true)
             }
             func describe(_ detection: ObjectDetector.Detection) throws -> QueryObject {
                 let region = detection.object.region
                 let box = PixelBox(x1: region.x, y1: region.y, x2: region.x + region.width, y2: region.y + region.height)
                 let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: box, region: region,
-                                                                learned: detector.embedder, learnedVectors: [detection.vector])
+                                                                learned: detector.embedder, regionVector: detection.vector)
                 return QueryObject(type: detection.object.type, score: detection.object.score, region: region, features: features, isWhole: false)
             }
             guard points.isEmpty else {
@@ -92,8 +94,8 @@ extension VisualSearchEngine {
                         objects.append(try describe(best))
                         continue
                     }
-                    if case .whole(let type, let probability) = outcome {
-                        objects.append(try describeWhole(type: type, probability: probability))
+                    if case .whole(let type, let probability, let vector) = outcome {
+                        objects.append(try describeWhole(type: type, probability: probability, vector: vector))
                         continue
                     }
                     // Nothing detected under the point: its neighbourhood, as without a detector.
@@ -105,8 +107,8 @@ extension VisualSearchEngine {
                 return objects
             }
             switch outcome {
-            case .whole(let type, let probability):
-                return [try describeWhole(type: type, probability: probability)]
+            case .whole(let type, let probability, let vector):
+                return [try describeWhole(type: type, probability: probability, vector: vector)]
             case .objects(let detections):
                 var objects: [QueryObject] = []
                 for detection in detections.prefix(limit) {

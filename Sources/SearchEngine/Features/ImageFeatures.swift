@@ -215,9 +215,11 @@ public enum ImageFeatures {
     }
 
     /// One query region's vectors from the decoded picture (`decoded`: the
-    /// image of upright size `full` after shrink-on-load).
+    /// image of upright size `full` after shrink-on-load). `regionVector` is
+    /// the region's own learned vector when the caller already has it (the
+    /// detector embedded that crop): only a proposal inside it is embedded then.
     static func describeRegion(of decoded: PixelBuffer, full: PixelSize, box: PixelBox?, region: PixelRect,
-                               learned: (any ImageEmbedder)?, learnedVectors given: [[Float]]? = nil) throws -> QueryFeatures {
+                               learned: (any ImageEmbedder)?, regionVector: [Float]? = nil) throws -> QueryFeatures {
         let sx = Double(decoded.width) / Double(full.width), sy = Double(decoded.height) / Double(full.height)
         let x = min(decoded.width - 1, Int(Double(region.x) * sx)), y = min(decoded.height - 1, Int(Double(region.y) * sy))
         let crop = PixelRect(x: x, y: y,
@@ -236,7 +238,10 @@ public enum ImageFeatures {
             vectors.append(ColorFeatures.vector(of: cropped))
             regions.append(cropped)
         }
-        let learnedVectors = try given ?? learned.map { (embedder) throws(EmbeddingError) in try embedder.embed(regions) }
+        let learnedVectors = try learned.map { (embedder) throws(EmbeddingError) -> [[Float]] in
+            guard let regionVector else { return try embedder.embed(regions) }
+            return try [regionVector] + (regions.count > 1 ? embedder.embed(Array(regions.dropFirst())) : [])
+        }
         return QueryFeatures(vectors: vectors, learned: learnedVectors, region: region)
     }
 

@@ -38,7 +38,7 @@ struct ObjectDetectorTests {
     @Test("a picture of one thing filling it is one object: the whole picture, typed")
     func single() throws {
         let sombrero = try ImageDecoder.decode(fileAt: Repository.images + "/tp_clothes_hats_sombrero.jpg").pixels
-        guard case .whole(let type, let probability) = try Self.detector().detect(sombrero, full: sombrero.size, limit: 5) else {
+        guard case .whole(let type, let probability, _) = try Self.detector().detect(sombrero, full: sombrero.size, limit: 5) else {
             Issue.record("one sombrero was taken as several objects")
             return
         }
