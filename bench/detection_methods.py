@@ -19,6 +19,8 @@ The chosen method (docs/decisions.md, "Object detection", every constant) is `ch
 
     nice -n 10 python bench/detection_methods.py --methods chosen --fixed     # CHOSEN_WEIGHTS and STAGE1 as fitted
     nice -n 10 python bench/detection_methods.py --methods chosen --folds     # calibration 2-fold within the split
+    nice -n 10 python bench/detection_methods.py --background-cv [--with-pmax]  # photographic score, leave-one-
+                                                                              # background-photograph-out
 
 Other methods: plain+cam, cam-wsum|max|energy|local, windows, rarity, rarity-cam, plain+rarity, contrast,
 contrast-raw, plain+contrast, contrast+sal, featsal, featsal-raw, photo-path-everywhere, plain-split-MODE[-E-C],
@@ -862,7 +864,9 @@ def load_set(path, split, limit=None):
             b = [float(v) for v in o["box"]]
             boxes.append([b[0], b[1], b[2] - b[0], b[3] - b[1]] if corner else b)
         background = {"photograph": "photo"}.get(s.get("background"), s.get("background", "?"))
-        out.append({"image": image, "background": background, "boxes": boxes, "id": os.path.basename(image)})
+        photograph = os.path.basename(s.get("background_source", "").split(" crop")[0]) if background == "photo" else None
+        out.append({"image": image, "background": background, "boxes": boxes, "id": os.path.basename(image),
+                    "photograph": photograph})
     return out[:limit] if limit else out
 
 
@@ -1025,6 +1029,126 @@ def evaluate(rows, weights, threshold=0.5, keep=5, nms_iou=0.5, weights_of=None)
     return table
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Leave-backgrounds-out cross-validation of the photographic score (docs/decisions.md, "Photographic score, v5"):
+# the photographic-path scenes grouped by their background photograph; each group's windows scored by a logistic
+# fitted on the other groups' windows, then selected as `chosen` selects (NMS 0.7, first 8; NMS 0.5 with 70 %
+# containment; P >= threshold, at most 5, at least one).
+
+def window_features(info):
+    """Named features of one refined window (stage1_features' quantities, plus the crop's logit pmax when known)."""
+    la = math.log(max(info["area"], 1e-4))
+    f = {"chi": info["chi"], "la": la, "sal": info["sal"], "sin": info["sal_in"], "cref": info["chi_ref"],
+         "fill": info["fg_fill"], "wiou": info["win_iou"], "edge": info["edge"], "asp": info["aspect"]}
+    if "pmax" in info:
+        pm = min(max(info["pmax"], 1e-4), 1 - 1e-4)
+        f["lpm"] = math.log(pm / (1 - pm))
+    return f
+
+
+def feature_vector(f, names):
+    """1 then each name: a feature, "a^2" its square, "a*b" a product."""
+    out = [1.0]
+    for n in names:
+        if "*" in n:
+            a, b = n.split("*")
+            out.append(f[a] * f[b])
+        elif n.endswith("^2"):
+            out.append(f[n[:-2]] ** 2)
+        else:
+            out.append(f[n])
+    return out
+
+
+SHIPPED_NAMES = ["chi", "la", "sal", "sin", "cref", "fill", "wiou", "edge", "asp", "sin^2", "la^2", "sal*sin"]   # STAGE1's order
+CV_FEATURE_SETS = {
+    "v4: 13 (9 linear + sal_in^2, (ln a)^2, sal*sal_in)": SHIPPED_NAMES,
+    "9 linear": SHIPPED_NAMES[:9],
+    "4: chi, ln a, sal, sal_in": ["chi", "la", "sal", "sin"],
+    "4 + fill, IoU(window, refined)": ["chi", "la", "sal", "sin", "fill", "wiou"],
+    "4 + chi_ref, fill, IoU + 3 quadratic": ["chi", "la", "sal", "sin", "cref", "fill", "wiou", "sin^2", "la^2", "sal*sin"],
+    "9 linear + (ln a)^2": SHIPPED_NAMES[:9] + ["la^2"],
+    "7: ln a, sal_in, chi_ref, fill, IoU, (ln a)^2, sal*sal_in": ["la", "sin", "cref", "fill", "wiou", "la^2", "sal*sin"],
+    "v4 without chi": [n for n in SHIPPED_NAMES if n != "chi"],
+    "per-scene z-scores of chi, chi_ref, sal, sal_in + ln a, fill, IoU": ["z_chi", "z_cref", "z_sal", "z_sin", "la", "fill", "wiou"],
+    "v4 + the 4 z-scores": SHIPPED_NAMES + ["z_chi", "z_cref", "z_sal", "z_sin"],
+}
+
+
+def photo_path_windows(net, scenes, with_pmax=False):
+    """Per photographic-path scene: its 20 refined windows' named features and truths (IoU >= 0.5 with a truth)."""
+    out = []
+    for scene in scenes:
+        rgb = load_rgb(scene["image"])
+        if scene["background"] != "photo" or plain_feature_split(net, rgb) is not None:
+            continue
+        H, W = rgb.shape[:2]
+        windows = with_saliency(net, rgb, contrast_windows(rgb, CHOSEN_CONTRAST), CHOSEN_FEATSAL)
+        infos = [dict(info, area=box[2] * box[3] / float(W * H), chi=chi) for box, chi, info in windows]
+        if with_pmax:
+            crops = []
+            for box, _, _ in windows:
+                x0, y0 = int(max(0, math.floor(box[0]))), int(max(0, math.floor(box[1])))
+                x1, y1 = int(min(W, math.ceil(box[0] + box[2]))), int(min(H, math.ceil(box[1] + box[3])))
+                crops.append(rgb[y0:max(y1, y0 + 1), x0:max(x1, x0 + 1)])
+            for info, pr in zip(infos, net.probabilities(net.embed(crops))):
+                info["pmax"] = float(pr.max())
+        feats = [window_features(info) for info in infos]
+        for k in ("chi", "cref", "sal", "sin"):   # per-scene z-scores over the scene's windows
+            v = np.array([f[k] for f in feats])
+            for f, x in zip(feats, v):
+                f["z_" + k] = (x - v.mean()) / max(float(v.std()), 1e-6)
+        out.append({"scene": scene, "boxes": [b for b, _, _ in windows], "features": feats,
+                    "truth": [float(any(iou(b, t) >= 0.5 for t in scene["boxes"])) for b, _, _ in windows]})
+    return out
+
+
+def photo_select(boxes, scores, threshold=0.5, keep=5):
+    items = [(b, float(sc), None) for b, sc in zip(boxes, scores)]
+    ranked = nms(nms(items, 0.7)[:8], 0.5, CONTAINMENT)
+    return [t for t in ranked if t[1] >= threshold][:keep] or ranked[:1]
+
+
+def background_cv(groups_rows, names, threshold=0.5, l2=1e-3, weights=None):
+    """(found, extra per scene, objects, scenes) with each photograph's scenes scored by a fit on the others
+    (or by `weights` when given: in-sample)."""
+    found = extra = objects = 0
+    photographs = sorted(set(r["scene"]["photograph"] for r in groups_rows))
+    for ph in photographs:
+        test = [r for r in groups_rows if r["scene"]["photograph"] == ph]
+        w = weights
+        if w is None:
+            train = [r for r in groups_rows if r["scene"]["photograph"] != ph]
+            X = [feature_vector(f, names) for r in train for f in r["features"]]
+            y = [t for r in train for t in r["truth"]]
+            w = fit_logistic(X, y, l2=l2)
+        for r in test:
+            z = np.array([feature_vector(f, names) for f in r["features"]]) @ np.asarray(w, float)
+            kept = photo_select(r["boxes"], 1 / (1 + np.exp(-z)), threshold)
+            flags, n = match([b for b, _, _ in kept], r["scene"]["boxes"])
+            found += n
+            extra += len(kept) - sum(flags)
+            objects += len(r["scene"]["boxes"])
+    return found / max(1, objects), extra / max(1, len(groups_rows)), objects, len(groups_rows)
+
+
+def run_background_cv(net, scenes, with_pmax=False):
+    rows = photo_path_windows(net, scenes, with_pmax)
+    print("photographic-path scenes %d over %d photographs, %d objects"
+          % (len(rows), len(set(r["scene"]["photograph"] for r in rows)), sum(len(r["scene"]["boxes"]) for r in rows)))
+    f, e, _, _ = background_cv(rows, SHIPPED_NAMES, weights=STAGE1)
+    print("  %-66s found %.3f  extra/scene %.2f" % ("v4 as shipped (STAGE1), in-sample", f, e))
+    sets = dict(CV_FEATURE_SETS)
+    if with_pmax:
+        sets["v4 + logit pmax (20 crops a scene)"] = SHIPPED_NAMES + ["lpm"]
+    for label, names in sets.items():
+        f, e, _, _ = background_cv(rows, names)
+        f6, e6, _, _ = background_cv(rows, names, threshold=0.6)
+        print("  %-66s found %.3f  extra/scene %.2f   (P >= 0.6: %.3f, %.2f)" % (label + ", leave-one-photograph-out", f, e, f6, e6))
+        sys.stdout.flush()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default=SET)
@@ -1037,11 +1161,17 @@ def main():
     parser.add_argument("--folds", action="store_true",
                         help="figures with the calibration fitted on the other half of the scenes (2-fold)")
     parser.add_argument("--cache", help="a folder keeping each method's candidates (pickle) between runs")
+    parser.add_argument("--background-cv", action="store_true",
+                        help="only the photographic score's leave-one-background-photograph-out cross-validation")
+    parser.add_argument("--with-pmax", action="store_true", help="--background-cv: also the crops' pmax (20 crops a scene)")
     args = parser.parse_args()
     if args.split != "tune":
         print("warning: reading the %s split: report it once, tune nothing on it" % args.split, file=sys.stderr)
     scenes = load_set(args.set, args.split, args.limit)
     net = Net()
+    if args.background_cv:
+        run_background_cv(net, scenes, args.with_pmax)
+        return 0
     results = {}
     for method in args.methods.split(","):
         cached = os.path.join(args.cache, "%s-%s-%d.pickle" % (method, args.split, len(scenes))) if args.cache else None
