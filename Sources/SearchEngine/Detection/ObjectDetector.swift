@@ -119,7 +119,10 @@ public struct ObjectDetector: Sendable {
             let passing = selected.filter { ($0.score ?? 0) >= settings.minimumScore }
             kept = passing.isEmpty ? Array(selected.prefix(1)) : passing
         }
-        if kept.isEmpty { return try whole(picture, head: head) }
+        // One candidate that fills most of the picture is the whole picture: typed from it, its crop never embedded.
+        if kept.isEmpty || (kept.count == 1 && fills(kept[0].region.rescaled(from: size, to: full), full)) {
+            return try whole(picture, head: head)
+        }
         if shouldStop() { return .objects([]) }
         var crops: [PixelBuffer] = []
         for candidate in kept {
@@ -142,11 +145,13 @@ public struct ObjectDetector: Sendable {
                                                   overlap: settings.overlap, containment: settings.containment, limit: limit)
         // On a plain background every component stays (its score is reported, not a threshold); objects are ranked by score.
         if result.isEmpty { return try whole(picture, head: head) }
-        if result.count == 1, Double(result[0].object.region.width * result[0].object.region.height)
-            >= settings.wholeShare * Double(full.width * full.height) {
-            return try whole(picture, head: head)
-        }
+        if result.count == 1, fills(result[0].object.region, full) { return try whole(picture, head: head) }
         return .objects(result)
+    }
+
+    /// Whether a lone object's box covers ``Settings/wholeShare`` of the picture.
+    func fills(_ region: PixelRect, _ full: PixelSize) -> Bool {
+        Double(region.width * region.height) >= settings.wholeShare * Double(full.width * full.height)
     }
 
     /// The whole picture as one object, typed by classifying it.

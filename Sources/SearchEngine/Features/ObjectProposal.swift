@@ -27,44 +27,16 @@ public enum ObjectProposal {
     public static func region(in image: PixelBuffer) -> PixelRect? {
         let width = image.width, height = image.height
         guard width >= 8, height >= 8 else { return nil }
-        let foreground = mask(of: image)
-        // Grow by one pixel (3×3).
-        var grown = [Bool](repeating: false, count: width * height)
-        for y in 0..<height {
-            for x in 0..<width where foreground[y * width + x] {
-                for ny in max(0, y - 1)...min(height - 1, y + 1) {
-                    for nx in max(0, x - 1)...min(width - 1, x + 1) { grown[ny * width + nx] = true }
-                }
-            }
-        }
-        // Components by flood fill; the largest that touches no edge.
-        var label = [Int32](repeating: 0, count: width * height)
-        var stack: [Int] = []
+        // Grown by one pixel (3×3) so a drawing's parts hold together; the largest component that touches no edge.
+        let grown = BinaryMask(width: width, height: height, bits: mask(of: image)).dilated(by: 1)
         var best: (area: Int, rect: PixelRect)?
-        var next: Int32 = 0
-        for start in 0..<(width * height) where grown[start] && label[start] == 0 {
-            next += 1
-            label[start] = next
-            stack.append(start)
-            var minX = width, minY = height, maxX = -1, maxY = -1
-            while let index = stack.popLast() {
-                let x = index % width, y = index / width
-                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                for ny in max(0, y - 1)...min(height - 1, y + 1) {
-                    for nx in max(0, x - 1)...min(width - 1, x + 1) {
-                        let neighbour = ny * width + nx
-                        if grown[neighbour] && label[neighbour] == 0 {
-                            label[neighbour] = next
-                            stack.append(neighbour)
-                        }
-                    }
-                }
-            }
-            let touchesEdge = minX == 0 || minY == 0 || maxX == width - 1 || maxY == height - 1
-            let area = (maxX - minX + 1) * (maxY - minY + 1)
+        for component in grown.components() {
+            let touchesEdge = component.minX == 0 || component.minY == 0 || component.maxX == width || component.maxY == height
+            let area = component.width * component.height
             if !touchesEdge && area > (best?.area ?? 0) {
                 // The bounding box without the pixel the growing added.
-                best = (area, PixelRect(x: minX + 1, y: minY + 1, width: max(1, maxX - minX - 1), height: max(1, maxY - minY - 1)))
+                best = (area, PixelRect(x: component.minX + 1, y: component.minY + 1,
+                                        width: max(1, component.width - 2), height: max(1, component.height - 2)))
             }
         }
         guard let best, Float(best.area) >= minimumShare * Float(width * height) else { return nil }
