@@ -34,6 +34,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+mkdir -p "$dir" && dir="$(cd "$dir" && pwd)"   # absolute: the line printed at the end works from anywhere
+
 # --- Pins -----------------------------------------------------------------------------------------------
 ort_package="onnxruntime"
 ort_version="1.23.2"
@@ -89,17 +91,25 @@ model_installed() {
     [ "$(sha256_of "$model_dir/classifier.bin")" = "$classifier_sha256" ]
 }
 
+# The last line: how vsearch finds this folder. It finds .build-tools/ of this clone (from inside the clone, or by the
+# clone's own binary) and ~/.cache/vsearch without being told; anywhere else it needs the folder named, and
+# --model-dir and VSEARCH_MODEL_DIR take this same folder. Said on every run for such a folder, once for the others.
+say_where() {
+  if [ "$dir" = "$repo/.build-tools" ] || { [ -n "${HOME:-}" ] && [ "$dir" = "$(cd "$HOME" 2>/dev/null && pwd)/.cache/vsearch" ]; }; then
+    [ "$1" = installed ] && echo "==> every vsearch of this clone finds it; from elsewhere: export VSEARCH_MODEL_DIR=$dir" >&2
+  else
+    echo "==> to use it, run: export VSEARCH_MODEL_DIR=$dir   (or pass --model-dir $dir)" >&2
+  fi
+  return 0
+}
+
 need_runtime=true need_model=true
 if ! $force; then
   runtime_installed && need_runtime=false
   model_installed && need_model=false
-  $need_runtime || $need_model || exit 0
+  $need_runtime || $need_model || { say_where present; exit 0; }
 fi
 
-mkdir -p "$dir"
-dir="$(cd "$dir" && pwd)"
-lib_dir="$dir/onnxruntime/lib"
-model_dir="$dir/models/$model_name"
 # One installer at a time per folder (demo.sh and test.sh may start together).
 if command -v flock >/dev/null 2>&1; then
   exec 9>"$dir/.install-model.lock"
@@ -107,7 +117,7 @@ if command -v flock >/dev/null 2>&1; then
   if ! $force; then   # another run may have finished it while we waited
     runtime_installed && need_runtime=false
     model_installed && need_model=false
-    $need_runtime || $need_model || exit 0
+    $need_runtime || $need_model || { say_where present; exit 0; }
   fi
 fi
 
@@ -229,3 +239,4 @@ fi
 
 echo "==> learned similarity installed: $lib_dir/libonnxruntime.so.1 ($ort_package $ort_version)," \
      "$model_dir/model.onnx (sha256 ${model_sha256:0:12}…), detector.onnx and classifier.bin" >&2
+say_where installed

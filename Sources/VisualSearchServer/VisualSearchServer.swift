@@ -92,7 +92,7 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
         ServiceRoutes(service: service, settings: configuration.endpoints).register(on: router)
-        HealthRoute(store: catalog, settings: configuration.endpoints).register(on: router)
+        HealthRoute(store: catalog, installed: configuration.learned?.descriptor, settings: configuration.endpoints).register(on: router)
         CollectorRoutes(store: collector, settings: configuration.endpoints, metrics: metrics, limits: configuration.limits.collector,
                         addressHeader: configuration.limits.clients.addressHeader, clock: configuration.admissionClock).register(on: router)
         if configuration.servesMetrics {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import TestSupport
 import Testing
 
@@ -72,6 +75,43 @@ struct LearnedModelCLITests {
         #expect(upload.status == 78 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")
     }
 
+    @Test("model install runs from PATH; the folder it installs into is what --model-dir and VSEARCH_MODEL_DIR take; info lists where it looked")
+    func installedWhereItWasPut() async throws {
+        let folder = CLI.temporaryDirectory() + "/models-here"
+        try FileManager.default.createDirectory(atPath: folder + "/models", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.modelFolder, toPath: folder + "/models/efficientnet-lite0")
+        try FileManager.default.copyItem(atPath: CLI.repository + "/.build-tools/onnxruntime", toPath: folder + "/onnxruntime")
+        // `vsearch` found through PATH, started outside the clone: the installer is the clone's; the model is there already.
+        let bin = (CLI.binary as NSString).deletingLastPathComponent
+        let install = try await ChildProcess.run("/usr/bin/env", ["vsearch", "model", "install", "--dir", folder],
+                                                 environment: ["PATH": bin + ":/usr/bin:/bin"], directory: CLI.temporaryDirectory())
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(install.stderr.contains("export VSEARCH_MODEL_DIR=\(folder)"), "\(install.stderr)")
+        let given = try await CLI.run(["model", "info", "--model-dir", folder, "--json"])
+        #expect(given.status == 0, "\(given.stderr)")
+        let report = try Self.object(given.stdout)
+        #expect((report["file"] as? String)?.hasPrefix(folder + "/models/efficientnet-lite0/") == true, "\(given.stdout)")
+        #expect((report["looked"] as? [String])?.first == folder, "\(given.stdout)")
+        let exported = try await CLI.run(["model", "info"], environment: ["VSEARCH_MODEL_DIR": folder])
+        #expect(exported.status == 0 && exported.stdout.contains(folder + "/models/efficientnet-lite0 (used)"), "\(exported.stdout)")
+        #expect(exported.stdout.contains("looked in"), "\(exported.stdout)")
+    }
+
+    @Test("a learned catalog queried without the model says so on every query, and its table names the similarity that answered")
+    func learnedCatalogWithoutModel() async throws {
+        let catalog = EngineCLITests.catalogPath()
+        try await EngineCLITests.indexCorpus(catalog)
+        let missing = ["VSEARCH_MODEL_DIR": CLI.temporaryDirectory() + "/no-model"]
+        for command in [["similar", "chelsea_cat"], ["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg"]] {
+            let run = try await CLI.run(command + ["--catalog", catalog, "--limit", "3"], environment: missing)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains("by color similarity"), "\(run.stdout)")
+            #expect(run.stderr.contains("warning: the catalog holds learned vectors") && run.stderr.contains("vsearch model install"), "\(run.stderr)")
+        }
+        let installed = try await CLI.run(["similar", "chelsea_cat", "--catalog", catalog, "--limit", "3"])
+        #expect(installed.stdout.contains("by visual similarity") && !installed.stderr.contains("warning"), "\(installed.stderr)")
+    }
+
     @Test("a damaged model: a typed error, exit 74, and no catalog is created")
     func damagedModel() async throws {
         let copy = CLI.temporaryDirectory() + "/model"
@@ -139,8 +179,16 @@ struct LearnedModelCLITests {
         _ = try await ServeCLITests.serving(catalog, ["--model-dir", CLI.temporaryDirectory() + "/no-model"]) { url, server in
             let startup = try await server.line { $0.contains("serving colour similarity only") }
             #expect(startup.contains("serving colour similarity only") && startup.contains("vsearch model install"), "\(startup)")
+            #expect(startup.contains("although the catalog holds learned vectors"), "\(startup)")
             let plain = try await CLI.run(["similar", "chelsea_cat", "--json", "--endpoint", url])
-            #expect(try Self.object(plain.stdout)["similarity"] as? String == "color")
+            let answer = try Self.object(plain.stdout)
+            #expect(answer["similarity"] as? String == "color")
+            // Status OK (an SDK drops the results of any other), the reason beside `similarity`.
+            #expect(answer["status"] as? String == "OK" && (answer["similarity_note"] as? String)?.contains("the learned model is not installed") == true,
+                    "\(answer)")
+            let (body, _) = try await URLSession.shared.data(from: try #require(URL(string: url + "/health")))
+            let health = try Self.object(String(decoding: body, as: UTF8.self))
+            #expect((health["warning"] as? String)?.contains("answered by colour") == true, "\(health)")
             let upload = try await CLI.run(["search", "--image", CLI.repository + "/corpus/images/coffee_cup.jpg", "--similarity", "visual",
                                       "--endpoint", url])
             #expect(upload.status != 0 && upload.stderr.contains("vsearch model install"), "\(upload.stderr)")

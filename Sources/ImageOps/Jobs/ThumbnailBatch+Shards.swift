@@ -19,6 +19,8 @@ extension ThumbnailBatch {
         public var lines: Int
         /// The merged manifest's path.
         public var manifest: String
+        /// The parts' manifests, merged and then removed.
+        public var removed: [String]
     }
 
     /// Joins the parts' manifests in `output` into `manifest.jsonl` — the
@@ -71,6 +73,6 @@ extension ThumbnailBatch {
         for shard in shards {
             try? FileManager.default.removeItem(atPath: (output as NSString).appendingPathComponent(shardManifestName(shard)))
         }
-        return MergeSummary(shards: count, lines: lines.count, manifest: manifest)
+        return MergeSummary(shards: count, lines: lines.count, manifest: manifest, removed: shards.map(shardManifestName))
     }
 }

@@ -41,6 +41,12 @@ public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, Cust
         "jpg", "jpeg", "jpe", "jfif", "png", "gif", "webp", "bmp", "tif", "tiff", "heic", "heif", "avif",
     ]
 
+    /// The extensions of the formats vsearch decodes (``isSupported``): what a
+    /// message listing "the image files vsearch reads" lists.
+    public static var readableExtensions: [String] {
+        imageFileExtensions.filter { ext in allCases.contains { $0.isSupported && $0.matches(extension: ext) } }.sorted()
+    }
+
     /// Whether `ext` (without the dot, any case) is an extension this format is known by.
     public func matches(extension ext: String) -> Bool {
         switch (self, ext.lowercased()) {

@@ -344,8 +344,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let mode = try similarityMode(for: parameters, snapshot: snapshot, embeds: true)
         let bytes = try await loader.load(prepared.query.image)
         if let detector = configuration.detector, prepared.query.box?.isPoint ?? true {
-            return try await detectingDiscoverSearch(prepared, bytes: bytes, detector: detector, parameters: parameters, mode: mode,
-                                                     snapshot: snapshot).boxesInCallerPixels(preparedAt: scale)
+            let response = try await detectingDiscoverSearch(prepared, bytes: bytes, detector: detector, parameters: parameters, mode: mode,
+                                                             snapshot: snapshot)
+            return noticingModel(response, parameters: parameters, snapshot: snapshot).boxesInCallerPixels(preparedAt: scale)
         }
         var regions: [PixelBox?] = ([prepared.query.box] + prepared.points.map { Optional($0.box) }).filter { $0 != nil }
         if regions.isEmpty { regions = [nil] }
@@ -363,11 +364,12 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         guard objects.count == regions.count, !Task.isCancelled else {
             throw .overloaded(reason: "the request ended after \(objects.count) of its \(regions.count) objects were searched", retryAfter: 1)
         }
-        return SearchResponse(method: "discoversearch", page: parameters.page, limit: parameters.limit,
-                              total: objects.reduce(0) { $0 + $1.total }, result: [], requestID: RequestID.make(),
-                              imageID: loader.cache.store(bytes), productTypes: [], objects: objects,
-                              offlineNote: configuration.detector == nil ? Self.detectionNeedsModel : Self.offlineDetectionNote,
-                              similarity: mode).boxesInCallerPixels(preparedAt: scale)
+        let response = SearchResponse(method: "discoversearch", page: parameters.page, limit: parameters.limit,
+                                      total: objects.reduce(0) { $0 + $1.total }, result: [], requestID: RequestID.make(),
+                                      imageID: loader.cache.store(bytes), productTypes: [], objects: objects,
+                                      offlineNote: configuration.detector == nil ? Self.detectionNeedsModel : Self.offlineDetectionNote,
+                                      similarity: mode)
+        return noticingModel(response, parameters: parameters, snapshot: snapshot).boxesInCallerPixels(preparedAt: scale)
     }
 
     // MARK: - ProductSearch
@@ -455,9 +457,27 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     public func remove(_ request: RemoveRequest) async throws(VisualSearchError) -> DataAPIResponse {
         for (index, name) in request.imageNames.enumerated() { try CatalogText.validateName(name, parameter: "im_name[\(index)]") }
+        let missing = try await absentNames(request.imageNames)
         let removed = try await catalog.remove(request.imageNames)
         versionCheck.forget()
-        return DataAPIResponse(status: .ok, method: "remove", total: removed)
+        // A name the catalog did not have is listed, as an insert lists the items it refused.
+        let errors = request.imageNames.enumerated().filter { missing.contains($0.element) }.map {
+            DataAPIError(imageName: $0.element, index: $0.offset, code: nil, message: "not in the catalog")
+        }
+        return DataAPIResponse(status: errors.isEmpty ? .ok : .warning, method: "remove", total: removed, error: errors)
+    }
+
+    /// Which of `names` the catalog does not hold (its vectors in memory, or the store that runs k-NN).
+    func absentNames(_ names: [String]) async throws(VisualSearchError) -> Set<String> {
+        if let neighbourStore {
+            var absent = Set<String>()
+            for name in Set(names) {
+                if try await neighbourStore.image(named: name) == nil { absent.insert(name) }
+            }
+            return absent
+        }
+        guard let index = try await snapshot().index else { return Set(names) }
+        return Set(names.filter { index.row(named: $0) == nil })
     }
 
     // MARK: - Stages
@@ -552,6 +572,39 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         return mode
     }
 
+    /// What a response says when the catalog holds learned vectors this
+    /// engine cannot search with — no model installed, or another model — so
+    /// a request naming no similarity was answered by colour: nil otherwise.
+    /// The same words at serve's start and in `/health` (``learnedModelNotice(catalogModel:installed:)``).
+    public func learnedModelNotice(catalogModel: EmbeddingDescriptor?) -> String? {
+        Self.learnedModelNotice(catalogModel: catalogModel, installed: configuration.learned?.descriptor)
+    }
+
+    /// ``learnedModelNotice(catalogModel:)`` for a process whose installed model is `installed`.
+    public static func learnedModelNotice(catalogModel: EmbeddingDescriptor?, installed: EmbeddingDescriptor?) -> String? {
+        guard let catalogModel else { return nil }
+        guard let installed else {
+            return "the catalog holds learned vectors (\(catalogModel.tag)) but the learned model is not installed here: answered by colour "
+                + "similarity; install it with `\(EmbeddingError.installCommand)`, or point VSEARCH_MODEL_DIR (or --model-dir) at it"
+        }
+        guard sameModel(installed, catalogModel) else {
+            return "the catalog's learned vectors were made by \(catalogModel.tag), the installed model is \(installed.tag): answered by colour "
+                + "similarity; run `vsearch index` again to recompute them with this model, or install the catalog's model"
+        }
+        return nil
+    }
+
+    /// A response to a request that named no similarity, with ``learnedModelNotice(catalogModel:)``
+    /// as its `similarity_note` when it was answered by colour for want of the catalog's model.
+    /// Its status stays `OK`: every ViSearch SDK treats another status as a failure and drops the results.
+    func noticingModel(_ response: SearchResponse, parameters: SearchParameters, snapshot: Snapshot) -> SearchResponse {
+        guard parameters.similarity == nil, !(response.similarity?.usesLearnedVectors ?? false),
+              let notice = learnedModelNotice(catalogModel: snapshot.learnedModel) else { return response }
+        var response = response
+        response.similarityNote = notice
+        return response
+    }
+
     /// The similarity of a request that names none: the configured one when it
     /// can answer, else ``defaultLearnedMode`` for a catalog whose learned
     /// vectors this engine's model made, else colour.
@@ -588,7 +641,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         }
         var response = try await respond(candidates, method: method, parameters: parameters, snapshot: snapshot)
         response.similarity = query.mode
-        return response
+        return noticingModel(response, parameters: parameters, snapshot: snapshot)
     }
 
     /// Metadata and facets from the store, shaped into the response.
@@ -612,7 +665,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                 facets = .failure(error)
             }
         }
-        return shaper.searchResponse(method: method, ranked: candidates.ranked, rows: candidates.rows,
-                                     valueMaps: maps, facets: facets, requestID: RequestID.make())
+        var response = shaper.searchResponse(method: method, ranked: candidates.ranked, rows: candidates.rows,
+                                             valueMaps: maps, facets: facets, requestID: RequestID.make())
+        // An `fl` naming no declared field returns no value for it: a warning, as an unknown facet field gets.
+        for field in parameters.fields where field != "*" && snapshot.schema.fields[field] == nil {
+            response.status = .warning
+            response.error.append("fl: " + VisualSearchError.unknownField(field, known: snapshot.schema.fields.keys.sorted()).message)
+        }
+        return response
     }
 }

@@ -33,20 +33,29 @@ import Foundation
 /// try EventValidator.validate(event)   // throws .invalidEvent(field: "currency", rule: "…")
 /// ```
 public enum EventValidator {
+    /// The fields `action` requires, in the guide's order: `queryId` for every
+    /// predefined action; `pid`, `imgUrl`, `pos` for the product actions;
+    /// `transactionId`, `value` for a transaction.
+    public static func requiredFields(for action: TrackingAction) -> [String] {
+        if case .custom = action { return [] }
+        return ["queryId"] + (action.isProductAction ? ["pid", "imgUrl", "pos"] : [])
+            + (action == .transaction ? ["transactionId", "value"] : [])
+    }
+
+    /// Every required field `event` lacks (empty text counts as absent), in ``requiredFields(for:)``'s order.
+    public static func missingRequiredFields(_ event: TrackingEvent) -> [String] {
+        let present: [String: Bool] = [
+            "queryId": !(event.queryId ?? "").isEmpty, "pid": !(event.pid ?? "").isEmpty, "imgUrl": !(event.imgUrl ?? "").isEmpty,
+            "pos": event.pos != nil, "transactionId": !(event.transactionId ?? "").isEmpty, "value": event.value != nil,
+        ]
+        return requiredFields(for: event.action).filter { present[$0] != true }
+    }
+
     /// Checks every rule; the first one broken is thrown.
     /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` naming the field and the rule.
     public static func validate(_ event: TrackingEvent) throws(TrackingError) {
         try validateAction(event.action)
-        if case .custom = event.action {} else { try require(event.queryId, "queryId", for: event.action) }
-        if event.action.isProductAction {
-            try require(event.pid, "pid", for: event.action)
-            try require(event.imgUrl, "imgUrl", for: event.action)
-            guard event.pos != nil else { throw .invalidEvent(field: "pos", rule: "required for \(event.action)") }
-        }
-        if event.action == .transaction {
-            try require(event.transactionId, "transactionId", for: event.action)
-            guard event.value != nil else { throw .invalidEvent(field: "value", rule: "required for transaction") }
-        }
+        if let missing = missingRequiredFields(event).first { throw .invalidEvent(field: missing, rule: "required for \(event.action)") }
         for (value, field) in textFields(event) {
             guard let value, let control = value.unicodeScalars.first(where: { isControl($0) && !(field == "json" && "\t\n\r".unicodeScalars.contains($0)) })
             else { continue }
@@ -128,10 +137,6 @@ public enum EventValidator {
         guard ts <= latest else {
             throw .invalidEvent(field: "ts", rule: "\(ts) is more than an hour ahead of the collector's clock (\(latest - maximumClockSkew))")
         }
-    }
-
-    static func require(_ value: String?, _ field: String, for action: TrackingAction) throws(TrackingError) {
-        guard let value, !value.isEmpty else { throw .invalidEvent(field: field, rule: "required for \(action)") }
     }
 
     /// C0 controls, DEL and C1 controls.

@@ -50,17 +50,24 @@ public struct FieldSchema: Sendable, Hashable, Codable {
         }
     }
 
-    /// Infers types from sample values: all integers → int, all numbers →
-    /// float, long or multi-word values (average over 40 characters or 5
-    /// words) → text, otherwise string. Empty values are ignored.
+    /// Infers types from sample values: integers → int, numbers → float,
+    /// long or multi-word values (average over 40 characters or 5 words) →
+    /// text, otherwise string. Empty values are ignored. A column of numbers
+    /// with a few values that are not (at most 10 %, among 10 or more
+    /// values: `price=notanumber` in one row) is still numeric: its type comes
+    /// from the values that fit it, and the rows that do not are refused one
+    /// by one, naming field and value, instead of one typo turning the field
+    /// into text for every image (where `fq price:10,300` would match nothing).
     public static func infer(columns: [String], rows: [[String: String]]) -> FieldSchema {
         var fields: [String: FieldType] = [:]
         for column in columns where column != "im_name" && (try? validate(name: column)) != nil {
             let values = rows.compactMap { $0[column] }.filter { !$0.isEmpty }
             if values.isEmpty { fields[column] = .string; continue }
-            if values.allSatisfy({ Int($0) != nil }) {
+            let numbers = values.filter { Double($0).map { $0.isFinite } ?? false }
+            let mostlyNumbers = numbers.count == values.count || (values.count >= 10 && numbers.count * 10 >= values.count * 9)
+            if mostlyNumbers && numbers.allSatisfy({ Int($0) != nil }) {
                 fields[column] = .int
-            } else if values.allSatisfy({ Double($0).map { $0.isFinite } ?? false }) {
+            } else if mostlyNumbers {
                 fields[column] = .float
             } else {
                 let averageLength = Double(values.reduce(0) { $0 + $1.count }) / Double(values.count)

@@ -50,9 +50,14 @@ public struct SearchResponse: Sendable, Hashable, Codable {
     public var offlineNote: String?
     /// Set by the offline engine: which ``SimilarityMode`` ranked the results.
     public var similarity: SimilarityMode?
+    /// Set by the offline engine when ``similarity`` is not what the catalog
+    /// was indexed for: its learned vectors could not be searched (no model,
+    /// or another one), so colour answered — and why. The status stays `OK`
+    /// (the SDKs treat any other status as a failure).
+    public var similarityNote: String?
 
     enum CodingKeys: String, CodingKey {
-        case status, method, error, page, limit, total, result, facets, objects, similarity
+        case status, method, error, page, limit, total, result, facets, objects, similarity, similarityNote = "similarity_note"
         case requestID = "reqid", imageID = "im_id", productTypes = "product_types", offlineNote = "offline_note"
         case productTypesList = "product_types_list", objectTypesList = "object_types_list"
     }
@@ -104,6 +109,7 @@ public struct SearchResponse: Sendable, Hashable, Codable {
         objectTypesList = try? container.decodeIfPresent([ProductTypeListing].self, forKey: .objectTypesList)
         offlineNote = try container.decodeIfPresent(String.self, forKey: .offlineNote)
         similarity = try? container.decodeIfPresent(SimilarityMode.self, forKey: .similarity)
+        similarityNote = try? container.decodeIfPresent(String.self, forKey: .similarityNote)
     }
 }
 

@@ -86,7 +86,7 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         switch self {
         case .imageNotFound(let name): "Image not found with im_name: \(name)"
         case .catalogNotFound(let location):
-            "no catalog at \(location); index images into it first (an Indexer creates it), or open an existing catalog"
+            "no catalog at \(location); index images into it first (`vsearch index IMAGES_DIR --catalog \(location)` creates it), or open an existing catalog"
         case .storage(let reason, let sql): sql.map { "\(reason) (SQL: \($0))" } ?? reason
         default: message
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SearchEngine
 import VisualSearch
 
 /// `vsearch insert|insert-status|remove`: the data API, on a ViSearch
@@ -7,7 +8,7 @@ import VisualSearch
 /// by the same code either way: a ``VisualSearchService``.
 struct InsertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "insert", abstract: "Add or replace images on a ViSearch service (data API /insert).",
+        commandName: "insert", abstract: "Add or replace images (data API /insert) on a ViSearch service (--endpoint) or the local catalog.",
         discussion: """
         Each image is IM_NAME=URL (http(s)://, file:// or, on the local catalog, a path). Metadata \
         fields apply to every image given. With --endpoint, indexing runs on the service and --wait polls \
@@ -21,7 +22,12 @@ struct InsertCommand: AsyncParsableCommand {
           vsearch insert dress_2=photos/dress_2.jpg --catalog shop.sqlite
         """)
     @Argument(help: ArgumentHelp("Images as IM_NAME=URL.", valueName: "im_name=url")) var images: [String]
-    @Option(name: .customLong("field"), help: ArgumentHelp("Metadata for every image. Repeatable.", valueName: "field=value")) var fields: [String] = []
+    @Option(name: .customLong("field"), help: ArgumentHelp("Metadata for every image. Repeatable. On the local catalog the field must be "
+                                                           + "declared: by an earlier `vsearch index`, or with --schema.", valueName: "field=value"))
+    var fields: [String] = []
+    @Option(help: ArgumentHelp("Local catalog: declare new fields before inserting (as `vsearch index --schema`). A --field the catalog "
+                               + "does not declare is refused, as fq, fl and facets refuse one.", valueName: "field:type,..."))
+    var schema: String?
     @Flag(help: "With --endpoint: poll /insert/status until indexing is done (a local insert always ends with its work).") var wait = false
     @Flag(help: "Print the API's JSON responses.") var json = false
     @OptionGroup(title: "Local catalog") var catalog: CatalogOptions
@@ -29,6 +35,26 @@ struct InsertCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try items()
+        if let schema {
+            guard service.endpointURL == nil else {
+                throw ValidationError("--schema declares fields of the local catalog; a ViSearch service's fields are set on the service")
+            }
+            do { _ = try FieldSchema(parsing: schema) } catch { throw ValidationError(error.message) }
+        }
+    }
+
+    /// The local catalog's schema with --schema's fields declared; every --field must be in it (a typo is not a new field).
+    func declareFields(in engine: VisualSearchEngine) async throws {
+        let stored = try await engine.catalog.schema()
+        let declared = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
+        let named = Set(fields.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
+        if let unknown = named.sorted().first(where: { stored.fields[$0] == nil && declared.fields[$0] == nil }) {
+            let known = stored.fields.keys.sorted()
+            throw VisualSearchError.invalidParameter(name: "field", reason: "\(unknown) is not a field of this catalog ("
+                + (known.isEmpty ? "it declares none" : "it declares \(known.joined(separator: ", "))")
+                + "); check the spelling, or declare it: --schema \(unknown):string (or text, int, float)")
+        }
+        if !declared.fields.isEmpty { try await engine.catalog.declare(declared) }
     }
 
     /// The images to insert; with `local`, a relative path is read from the working directory.
@@ -56,6 +82,7 @@ struct InsertCommand: AsyncParsableCommand {
                 try await insert(into: service.client(endpoint: url), items: try items(), waits: wait)
             } else {
                 let engine = try await catalog.engine()
+                try await declareFields(in: engine)
                 try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
             }
         } catch let error as ExitCode {
@@ -146,12 +173,24 @@ struct RemoveCommand: AsyncParsableCommand {
             } else {
                 try await catalog.engine().remove(request)
             }
-            if json { Terminal.json(response) } else { Terminal.out("removed \(response.total) of \(names.count)") }
-            if response.total < names.count { throw ExitCodes.partialFailure }
+            try Self.report(response, names: names, json: json)
         } catch let error as ExitCode {
             throw error
         } catch {
             throw CLIError.report(error)
         }
+    }
+
+    /// What `remove` and `catalog remove` print: the API's JSON, or `removed N of M` and the names the catalog did
+    /// not have; exit 1 when any was not removed.
+    static func report(_ response: DataAPIResponse, names: [String], json: Bool) throws {
+        if json {
+            Terminal.json(response)
+        } else {
+            Terminal.out("removed \(response.total) of \(names.count)")
+            let missing = response.error.compactMap(\.imageName)
+            if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.map { TerminalText.escaped($0) }.joined(separator: ", "))\n") }
+        }
+        if response.total < names.count { throw ExitCodes.partialFailure }
     }
 }

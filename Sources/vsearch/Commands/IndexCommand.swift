@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ImageOps
 import SearchEngine
+import Tracking
 import VisualSearch
 
 /// `vsearch index IMAGES_DIR`: builds or updates the local catalog — the only command that creates one.
@@ -35,7 +36,7 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Metadata: catalog.csv or items.jsonl, with an im_name column.", valueName: "file")) var metadata: String?
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
-    @Option(name: [.short, .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
     @Flag(name: .customLong("color-only"), help: "Compute only colour vectors, even with the learned model installed.") var colourOnly = false
@@ -58,6 +59,10 @@ struct IndexCommand: AsyncParsableCommand {
         Interrupt.install()
         let summary: Indexer.Summary
         let location = catalog.location
+        // A SQLite catalog this run creates is removed again when the run fails before any image is in it
+        // (a --schema naming a field the metadata lacks): no empty catalog is left to answer "Image not found" later.
+        var created: (path: String, store: (any CatalogStore & CollectorStore)?)?
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) { created = (path, nil) }
         do {
             var excluded: String?
             if case .sqlite(let path) = location { excluded = (path as NSString).deletingLastPathComponent }
@@ -69,6 +74,7 @@ struct IndexCommand: AsyncParsableCommand {
             try learned?.load()
             configuration.learned = learned
             let store = try await catalog.openUnreported(creating: true)
+            if created != nil { created?.store = store }
             try await Self.noteModel(learned, catalog: try await store.learnedModel(), colourOnly: colourOnly, quiet: quiet)
             let indexer = Indexer(store: store, configuration: configuration)
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
@@ -80,11 +86,12 @@ struct IndexCommand: AsyncParsableCommand {
                 case .unchanged(_, _, let done, _):
                     reporter.item(completed: done, failed: false, line: nil)  // counted in the summary, not listed
                 case .committed(let count):
-                    reporter.note("committed \(count)")
+                    if count > 0 { reporter.note("committed \(count)") }   // a re-run with nothing new commits nothing: no line
                 }
             }
         } catch {
             reporter.end()
+            if let created { await Self.removeIfEmpty(created.path, store: created.store) }
             throw CLIError.report(error)
         }
         reporter.end()
@@ -116,6 +123,13 @@ struct IndexCommand: AsyncParsableCommand {
         if summary.failed > 0 { throw ExitCodes.partialFailure }
     }
 
+    /// Removes a SQLite catalog this run created (with its `-wal`/`-shm`
+    /// files) when it holds no image; one with images is kept.
+    static func removeIfEmpty(_ path: String, store: (any CatalogStore & CollectorStore)?) async {
+        if let store, (try? await store.count()) != 0 { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     /// Says on stderr what the learned vectors will be: none (no model, or
     /// --color-only, when the catalog has some), or recomputed with another model.
     static func noteModel(_ learned: LearnedEmbedder?, catalog recorded: EmbeddingDescriptor?, colourOnly: Bool, quiet: Bool) async throws {
@@ -136,8 +150,9 @@ struct IndexCommand: AsyncParsableCommand {
     func checkInputs(excluding excluded: String) throws(InputError) {
         guard FileManager.default.fileExists(atPath: directory) else { throw .missing(path: directory, role: "IMAGES_DIR") }
         if let metadata, !FileManager.default.fileExists(atPath: metadata) { throw .missing(path: metadata, role: "--metadata") }
+        try InputError.checkNotFolder(metadata, role: "--metadata")
         let files = (try? ImageFiles.find(in: directory, excluding: excluded)) ?? []
-        if files.isEmpty { throw .noImages(path: directory) }
+        if files.isEmpty { throw .noImages(path: directory, outcome: "nothing was indexed and no catalog was created") }
         let groups = ImageFiles.sameNameGroups(files)
         if !groups.isEmpty { throw .sameName(groups: groups) }
     }
@@ -217,28 +232,15 @@ struct CatalogCommand: AsyncParsableCommand {
         @Argument(help: "im_names to remove.") var names: [String]
         @Flag(help: "Print JSON.") var json = false
 
-        struct Report: Encodable {
-            var removed: Int
-            var requested: Int
-            /// The names the catalog did not have.
-            var missing: [String]
+        func validate() throws {
+            guard !names.isEmpty else { throw ValidationError("give at least one im_name") }
         }
 
+        /// The same removal and the same output as `vsearch remove` on the local catalog.
         func run() async throws {
-            let removed: Int, missing: [String]
-            do {
-                let store = try await catalog.open()
-                let known = try await store.contentHashes()
-                missing = names.filter { known[$0] == nil }
-                removed = try await store.remove(names)
-            } catch { throw CLIError.report(error) }
-            if json {
-                Terminal.json(Report(removed: removed, requested: names.count, missing: missing))
-            } else {
-                Terminal.out("removed \(removed) of \(names.count)")
-                if !missing.isEmpty { Terminal.err("error: not in the catalog: \(missing.map { TerminalText.escaped($0) }.joined(separator: ", "))\n") }
-            }
-            if removed < names.count { throw ExitCodes.partialFailure }
+            let response: DataAPIResponse
+            do { response = try await catalog.engine().remove(RemoveRequest(imageNames: names)) } catch { throw CLIError.report(error) }
+            try RemoveCommand.report(response, names: names, json: json)
         }
     }
 

@@ -129,9 +129,8 @@ struct InfoCommand: AsyncParsableCommand {
                 if !FileManager.default.fileExists(atPath: file) { missing += 1 }
             }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                if let data = try? encoder.encode(report) { Terminal.out(String(decoding: data, as: UTF8.self)) }
+                // One file: one object, pretty like every other --json; several: one object a line (JSON lines).
+                if files.count == 1 { Terminal.json(report) } else { Terminal.jsonLine(report) }
             } else if report.ok {
                 Terminal.out("\(file): \(report.format ?? "?") \(report.width ?? 0)×\(report.height ?? 0)"
                     + ", orientation \(report.orientation ?? 1), alpha \(report.alpha == true ? "yes" : "no")"

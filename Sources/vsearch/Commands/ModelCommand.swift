@@ -26,15 +26,19 @@ struct ModelCommand: AsyncParsableCommand {
             clone this vsearch was built in. Exit code 78 when the installer cannot be found or fails.
             """
         )
-        @Option(help: ArgumentHelp("Install into this folder (its models/ and onnxruntime/). Default: .build-tools of the clone, else ~/.cache/vsearch.",
-                                   valueName: "folder"))
+        @Option(help: ArgumentHelp("Install into this folder (its models/ and onnxruntime/); then give the same folder as --model-dir or "
+                                   + "VSEARCH_MODEL_DIR (~/.cache/vsearch is found without). Default: .build-tools of the clone, "
+                                   + "which the clone's vsearch finds.", valueName: "folder"))
         var dir: String?
         @Flag(help: "Install again even when the model is there (a damaged model is replaced).") var force = false
 
         func run() throws {
             guard let script = ModelInstaller.script() else {
-                Terminal.err("error: cannot find scripts/install-model.sh beside this vsearch (\(CommandLine.arguments[0])); "
-                    + "run it from a clone of the vsearch repository\n")
+                let binary = ModelInstallation.runningExecutable ?? CommandLine.arguments[0]
+                Terminal.err("error: this vsearch (\(binary)) is not inside a clone of the vsearch repository, and the model's installer, "
+                    + "scripts/install-model.sh, comes with the clone (looked in \(ModelInstaller.candidates().joined(separator: ", "))). "
+                    + "In a clone, run `scripts/install-model.sh --dir \(dir ?? "~/.cache/vsearch")`"
+                    + (dir == nil ? " (every vsearch looks there)" : ", then `export VSEARCH_MODEL_DIR=\(dir ?? "")`") + "\n")
                 throw ExitCodes.modelMissing
             }
             var arguments = [script]
@@ -78,11 +82,15 @@ struct ModelCommand: AsyncParsableCommand {
             var runtimeLibrary: String
             var runtimeVersion: String
             var license: String?
+            /// Every model folder looked in, in order (the first holding model.json is used).
+            var looked: [String]
+            /// The folder used (the file's).
+            var modelFolder: String { (file as NSString).deletingLastPathComponent }
 
             enum CodingKeys: String, CodingKey {
                 case name, version, file, format, sha256, resize, mean, std, normalisation, projection, dimension, embedding, license, layout
                 case inputName = "input_name", outputName = "output_name", inputSize = "input_size"
-                case outputDimension = "output_dimension", runtimeLibrary = "runtime_library", runtimeVersion = "runtime_version"
+                case outputDimension = "output_dimension", runtimeLibrary = "runtime_library", runtimeVersion = "runtime_version", looked
             }
         }
 
@@ -102,7 +110,7 @@ struct ModelCommand: AsyncParsableCommand {
                     projection: manifest.projection.map { "\(folder.appendingPathComponent($0.file)) (\(manifest.dimension) → \($0.outputDimension), sha256 \($0.sha256))" },
                     dimension: embedder.descriptor.dimension, embedding: embedder.descriptor,
                     runtimeLibrary: embedder.installation.runtimeLibrary, runtimeVersion: embedder.runtimeVersion ?? "?",
-                    license: manifest.license)
+                    license: manifest.license, looked: ModelInstallation.modelCandidates(modelDirectory: modelDirectory))
             } catch {
                 throw CLIError.report(error)
             }
@@ -119,6 +127,7 @@ struct ModelCommand: AsyncParsableCommand {
                 vector      \(report.dimension) floats, unit length — \(report.embedding.tag)
                 runtime     ONNX Runtime \(report.runtimeVersion) (\(report.runtimeLibrary))
                 licence     \(report.license ?? "-")
+                looked in   \(report.looked.map { $0 == report.modelFolder ? "\($0) (used)" : $0 }.joined(separator: "\n            "))
                 """)
         }
     }
@@ -218,8 +227,14 @@ extension JSONEncoder {
 enum ModelInstaller {
     /// The installer of the clone this binary was built in (`.build/<config>/vsearch` → the clone), or of the current folder's clone.
     static func script() -> String? {
+        candidates().first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Where the installer is looked for: above the file this process runs
+    /// (however it was started: through `PATH`, a link), then the current folder's clone.
+    static func candidates() -> [String] {
         var candidates: [String] = []
-        let executable = (CommandLine.arguments[0] as NSString).resolvingSymlinksInPath
+        let executable = ((ModelInstallation.runningExecutable ?? CommandLine.arguments[0]) as NSString).resolvingSymlinksInPath
         var folder = ((executable.hasPrefix("/") ? executable
                        : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(executable)) as NSString).deletingLastPathComponent
         for _ in 0..<6 {
@@ -227,7 +242,8 @@ enum ModelInstaller {
             folder = (folder as NSString).deletingLastPathComponent
         }
         candidates.append((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent("scripts/install-model.sh"))
-        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+        var seen = Set<String>()
+        return candidates.map { ($0 as NSString).standardizingPath }.filter { seen.insert($0).inserted }
     }
 
     /// Runs a program with stdout and stderr passed through; its exit status.

@@ -29,7 +29,7 @@ struct PrepareCommand: ParsableCommand {
     @Argument(help: "Where to write the prepared JPEG (- for stdout), or a folder when INPUT is one.")
     var output: String
 
-    @Option(name: [.short, .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default: the number of cores.")
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default: the number of cores.")
     var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
@@ -137,6 +137,7 @@ struct PrepareCommand: ParsableCommand {
         let settings: UploadSettings
         let sources: [String]
         do {
+            try InputError.checkHasImages(input, excluding: output, outcome: "nothing was written")
             try InputError.checkNames(in: input, excluding: output)  // every output is NAME.jpg
             settings = try self.settings()
             sources = try ImageFiles.find(in: input, excluding: output)
@@ -190,6 +191,7 @@ struct PrepareCommand: ParsableCommand {
     func run() throws {
         if ImageFiles.isDirectory(input) { return try runFolder() }
         do {
+            try InputError.checkNotFolder(output, role: "OUTPUT")   // one image is written to a file (a folder of images to a folder)
             let settings = try settings()
             let bytes = try FileIO.read(input, maxBytes: ImageLimits.default.maxInputBytes)
             let prepared = try UploadPreparation.prepare(bytes, source: input, settings: settings,
@@ -212,6 +214,8 @@ struct PrepareCommand: ParsableCommand {
         } catch let error as ImageOpsError {
             Terminal.err("error: \(error.description)\n")
             throw ExitCodes.code(for: error)
+        } catch let error as InputError {
+            throw CLIError.report(error)
         }
     }
 }

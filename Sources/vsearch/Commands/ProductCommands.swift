@@ -66,9 +66,12 @@ enum ProductOutput {
         let products = response.result ?? []
         Terminal.out("\(response.method) \(TerminalText.escaped(title)): \(response.total ?? products.count) products"
             + (response.imageID.map { "  (im_id \(TerminalText.escaped($0)))" } ?? ""))
-        for (offset, product) in products.enumerated() {
-            Terminal.out("\(offset + 1)  \(TerminalText.escaped(product.productID))  \(product.score.map { String(format: "%.4f", $0) } ?? "-")  "
-                + TerminalText.escaped(product.mainImageURL ?? ""))
+        guard !products.isEmpty else { return }
+        // The same table as the ViSearch commands': a header, numbers right-aligned.
+        let rows = [["#", "product_id", "score", "main_image_url"]] + products.enumerated().map { offset, product in
+            [String(offset + 1), TerminalText.escaped(product.productID), product.score.map { String(format: "%.4f", $0) } ?? "-",
+             TerminalText.escaped(product.mainImageURL ?? "")]
         }
+        for line in ResultTable.aligned(rows, rightAligned: [0, 2]) { Terminal.out(line) }
     }
 }

@@ -15,6 +15,7 @@ struct ImageQueryOptions: ParsableArguments {
     var box: String?
 
     func validate() throws {
+        if legacyURL != nil { Deprecation.warn("--url", instead: "--im-url") }
         guard [image, imageURL ?? legacyURL, imageID].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --image FILE, --im-url URL or --im-id ID")
         }
@@ -30,6 +31,7 @@ struct ImageQueryOptions: ParsableArguments {
 
     /// Refuses a missing `--image` file before anything is sent (exit 66, as for any missing input).
     func checkFile() throws {
+        do { try InputError.checkNotFolder(image, role: "--image") } catch { throw CLIError.report(error) }
         guard let image, !FileManager.default.isReadableFile(atPath: image) else { return }
         Terminal.err("error: --image \(image): no such readable file\n")
         throw ExitCodes.noInput

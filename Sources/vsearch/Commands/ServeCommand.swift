@@ -195,7 +195,8 @@ struct ServeCommand: AsyncParsableCommand {
         let path = catalog.location.description
         let auth = configuration.credentials.isOpen
             ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
-            : "keys required (\(configuration.credentials.appKeys.count) app keys, \(configuration.credentials.accessKeys.count) access keys)"
+            : "keys required (\(Terminal.count(configuration.credentials.appKeys.count, "app key")), "
+                + "\(Terminal.count(configuration.credentials.accessKeys.count, "access key")))"
         let say = Announcer(jsonLogs: jsonLogs)
         let detectionWarning = detectionProblem
         do {
@@ -229,16 +230,15 @@ struct ServeCommand: AsyncParsableCommand {
         let defaultMode = server.service.defaultSimilarity(catalogModel: catalogModel)
         let info = "similarity: \(defaultMode) by default (requests may add similarity=visual|color|fused); \(holds)"
         if let problem {
-            return (info, "\(problem): serving colour similarity only; `\(EmbeddingError.installCommand)` enables visual similarity")
+            let unused = catalogModel.map { ", although the catalog holds learned vectors (\($0.tag)) for \(learnedImages) of \(Terminal.count(images, "image"))" } ?? ""
+            return (info, "\(problem): serving colour similarity only\(unused); `\(EmbeddingError.installCommand)` enables visual similarity "
+                    + "(or point VSEARCH_MODEL_DIR at an installed model)")
         }
         if catalogModel == nil, installed != nil {
             return (info, "the catalog was indexed without the learned model: run `vsearch index` on its folder again to add learned vectors")
         }
-        if let catalogModel, let installed, catalogModel.contentHash != installed.descriptor.contentHash {
-            return (info, "the catalog's learned vectors were made by \(catalogModel.tag), the installed model is \(installed.descriptor.tag): "
-                    + "uploads are answered by colour; run `vsearch index` again to recompute them")
-        }
-        return (info, nil)
+        // The words every response and /health say too.
+        return (info, VisualSearchEngine.learnedModelNotice(catalogModel: catalogModel, installed: installed?.descriptor))
     }
 
     /// serve's own lines on stderr: plain (`vsearch serve: …`, `warning: …`), or with

@@ -56,7 +56,7 @@ struct Make: ParsableCommand {
     @Argument(help: "The folder to write thumbnails and manifest.jsonl into (created if missing).")
     var output: String
 
-    @Option(name: [.short, .customLong("jobs")], help: "Worker threads (each holds one image in memory). Default: the number of cores.")
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads (each holds one image in memory). Default: the number of cores.")
     var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
@@ -134,6 +134,7 @@ struct Make: ParsableCommand {
             throw ValidationError("--max-image-megapixels must be above 0")
         }
         if let legacyMaxPixels, legacyMaxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
+        if legacyMaxPixels != nil { Deprecation.warn("--max-pixels N", instead: "--max-image-megapixels M (N / 1,000,000)") }
         guard (0...100).contains(webpQuality) else { throw ValidationError("--webp-quality must be 0...100") }
         guard (0...6).contains(webpEffort) else { throw ValidationError("--webp-effort must be 0...6") }
         guard (0...100).contains(avifQuality) else { throw ValidationError("--avif-quality must be 0...100") }
@@ -168,7 +169,12 @@ struct Make: ParsableCommand {
         configuration.failurePolicy = lenient ? .lenient : .strict
         configuration.shard = shard
 
-        do { try InputError.checkNames(in: input, excluding: output) } catch { throw CLIError.report(error) }
+        do {
+            try InputError.checkHasImages(input, excluding: output, outcome: "nothing was written")
+            try InputError.checkNames(in: input, excluding: output)
+        } catch {
+            throw CLIError.report(error)
+        }
         let reporter = ProgressReporter(verbose: verbose)
         let batch = ThumbnailBatch(input: input, output: output, configuration: configuration)
         let summary: ThumbnailBatch.Summary
@@ -247,7 +253,12 @@ struct MergeManifests: ParsableCommand {
     func run() throws {
         do {
             let summary = try ThumbnailBatch.mergeManifests(in: output)
-            if json { Terminal.json(summary) } else { Terminal.err("merged \(summary.shards) manifests, \(summary.lines) lines: \(summary.manifest)\n") }
+            if json {
+                Terminal.json(summary)
+            } else {
+                Terminal.err("merged \(summary.shards) manifests, \(summary.lines) lines: \(summary.manifest)\n"
+                    + "removed the parts: \(summary.removed.joined(separator: ", "))\n")
+            }
         } catch {
             Terminal.err("error: \(error.description)\n")
             throw ExitCodes.code(for: error)

@@ -60,6 +60,7 @@ struct DeliveryOptions: ParsableArguments {
 
     func validate() throws {
         if appKey != nil && legacyCode != nil { throw ValidationError("give --app-key once (--code is its old name)") }
+        if legacyCode != nil { Deprecation.warn("--code", instead: "--app-key") }
         guard ["batch", "pixel"].contains(mode) else { throw ValidationError("--mode must be batch or pixel") }
         if let text = endpoint ?? environment["VSEARCH_TRACKING_ENDPOINT"], !text.isEmpty {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
@@ -84,7 +85,16 @@ struct DeliveryOptions: ParsableArguments {
 
 /// `vsearch track ACTION …`.
 struct TrackSendCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "send", abstract: "Record one event (the default: `vsearch track ACTION …`).")
+    static let configuration = CommandConfiguration(
+        commandName: "send", abstract: "Record one event (the default: `vsearch track ACTION …`).",
+        discussion: """
+        Required fields, as the ViSearch guide lists them (all missing ones are named):
+          click, view, search, result_load: --query-id
+          product_click, product_view, add_to_cart, add_to_wishlist:
+              --query-id --pid --im-url --pos
+          transaction: --query-id --transaction-id --value
+          any other (custom) action: nothing but its name
+        """)
 
     @Argument(help: "The action, e.g. product_click.") var action: String
     @Option(name: .customLong("query-id"), help: "The reqid of the search the event follows.") var queryId: String?
@@ -121,6 +131,12 @@ struct TrackSendCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if legacyImageURL != nil { Deprecation.warn("--img-url", instead: "--im-url") }
+        // Every required field that is missing at once, as options (not one per try).
+        let missing = EventValidator.missingRequiredFields(event)
+        if !missing.isEmpty {
+            throw ValidationError("\(missing.map { Self.flags[$0] ?? $0 }.joined(separator: ", ")): required for \(event.action)")
+        }
         do { try EventValidator.validate(event) } catch { throw ValidationError(Self.commandLineMessage(error)) }
         if catalog == nil && delivery.endpointURL == nil && !noSend {
             throw ValidationError("give --endpoint URL (queue and deliver), --catalog PATH (store locally) or --no-send (queue only)")

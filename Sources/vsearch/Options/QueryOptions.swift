@@ -121,6 +121,8 @@ enum QueryOutput {
             // A service's warning (an unknown facet field on a remote catalog) is never silent.
             for message in response.error where response.status == .warning { Terminal.err("warning: \(message)\n") }
         }
+        // A learned catalog answered by colour (no model here, or another one) says so on every query, --json or not.
+        if let note = response.similarityNote { Terminal.err("warning: \(note)\n") }
         guard let html = options.html else { return }
         let results = response.result + (response.objects ?? []).flatMap(\.result)
         var sources = await engine?.sources(of: results.map(\.imageName)) ?? [:]

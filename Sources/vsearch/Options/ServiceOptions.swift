@@ -94,7 +94,15 @@ enum ServiceRunner {
             if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
                 throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())
             }
-            return (try await call.call(engine), engine)
+            do {
+                return (try await call.call(engine), engine)
+            } catch {
+                // "Image not found" from a catalog with nothing in it: say that, it is the likelier mistake.
+                let missing: String? = if case .imageNotFound(let name) = error { name } else { nil }
+                let count = missing == nil ? nil : try? await engine.catalog.count()
+                if let missing, count == 0 { throw InputError.emptyCatalog(location: catalog.location.description, name: missing) }
+                throw error
+            }
         } catch let code as ExitCode {
             throw code
         } catch {

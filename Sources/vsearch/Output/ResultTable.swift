@@ -10,9 +10,11 @@ enum ResultTable {
         var lines: [String] = []
         let query = TerminalText.escaped(query)
         let imageID = response.imageID.map { "  (im_id \(TerminalText.escaped($0)))" } ?? ""
+        // Which similarity answered: a learned catalog answered by colour is never silent.
+        let similarity = response.similarity.map { ", by \($0) similarity" } ?? ""
         if let objects = response.objects, response.result.isEmpty {
             // discoversearch: results per object, each with its own count and page; no flat list.
-            lines.append("\(response.method) \(query): \(Terminal.count(objects.count, "object"))" + imageID)
+            lines.append("\(response.method) \(query): \(Terminal.count(objects.count, "object"))" + similarity + imageID)
             for object in objects {
                 lines.append("")
                 lines.append("object \(TerminalText.escaped(object.type)) score \(String(format: "%.2f", object.score)) "
@@ -25,7 +27,7 @@ enum ResultTable {
         } else {
             lines.append("\(response.method) \(query): "
                 + summary(total: response.total, shown: response.result.count, page: response.page, limit: response.limit,
-                          deduplicated: deduplicated) + imageID)
+                          deduplicated: deduplicated) + similarity + imageID)
             if let types = response.productTypes, !types.isEmpty {
                 lines.append("detected: " + types.map { "\(TerminalText.escaped($0.type)) \(String(format: "%.2f", $0.score)) "
                                                       + "[\($0.box.map(String.init).joined(separator: ","))]" }.joined(separator: "; "))
@@ -66,14 +68,20 @@ enum ResultTable {
                 + fieldNames.map { clip(TerminalText.escaped(result.valueMap?[$0] ?? "")) })
         }
         rows[0] = rows[0].map { TerminalText.escaped($0) }  // field names
-        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(row.enumerated().map { column, cell in
-                column == 0 || column == 2 ? String(repeating: " ", count: widths[column] - cell.count) + cell
-                    : cell + String(repeating: " ", count: widths[column] - cell.count)
-            }.joined(separator: "  "))
-        }
+        lines += aligned(rows, rightAligned: [0, 2])
         return lines
+    }
+
+    /// Rows (the first a header) laid out in columns two spaces apart; the
+    /// `rightAligned` columns (numbers) right-aligned, the others left. Cells are already escaped.
+    static func aligned(_ rows: [[String]], rightAligned: Set<Int>) -> [String] {
+        let widths = (rows.first ?? []).indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return rightAligned.contains(column) ? padding + cell : cell + padding
+            }.joined(separator: "  ")
+        }
     }
 
     static func facetLines(_ facets: [Facet]) -> [String] {

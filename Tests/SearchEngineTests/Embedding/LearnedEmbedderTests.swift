@@ -70,6 +70,26 @@ struct LearnedEmbedderTests {
         #expect(descriptor != ColourEmbedder().descriptor)
     }
 
+    /// `install-model.sh --dir D` fills D/models/<name>/ and D/onnxruntime/lib/: `--model-dir D`,
+    /// `VSEARCH_MODEL_DIR=D` (relative or not) and the model's own folder all find the same installation.
+    @Test func installFolderAndModelFolderAreTheSame() throws {
+        let root = Repository.temporaryDirectory("installed-into")
+        let model = root + "/d/models/efficientnet-lite0", library = root + "/d/onnxruntime/lib/libonnxruntime.so.1"
+        try FileManager.default.createDirectory(atPath: model, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/d/onnxruntime/lib", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: model + "/model.json", contents: Data("{}".utf8)))
+        #expect(FileManager.default.createFile(atPath: library, contents: Data()))
+        let nowhere = Repository.temporaryDirectory("no-model-home")
+        let expected = ModelInstallation(modelDirectory: model, runtimeLibrary: library)
+        let asGiven = try ModelInstallation.locate(modelDirectory: root + "/d", environment: ["HOME": nowhere], currentDirectory: nowhere, executable: nil)
+        let fromEnvironment = try ModelInstallation.locate(environment: ["HOME": nowhere, "VSEARCH_MODEL_DIR": "d"], currentDirectory: root, executable: nil)
+        let modelFolder = try ModelInstallation.locate(modelDirectory: model, environment: ["HOME": nowhere], currentDirectory: nowhere, executable: nil)
+        #expect(asGiven == expected && fromEnvironment == expected && modelFolder == expected)
+        // Both readings of the folder are listed when neither holds a model.
+        let candidates = ModelInstallation.modelCandidates(modelDirectory: nowhere, environment: [:], currentDirectory: "/", executable: nil)
+        #expect(candidates == [nowhere, nowhere + "/models/efficientnet-lite0"])
+    }
+
     /// No model where it is looked for: a typed error naming the places and the install command.
     @Test func missingModel() throws {
         let empty = Repository.temporaryDirectory("no-model")

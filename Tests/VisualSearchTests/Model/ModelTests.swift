@@ -45,6 +45,17 @@ struct FieldSchemaTests {
         let schema = FieldSchema.infer(columns: ["n", "p", "b", "d", "im_name"], rows: rows)
         #expect(schema.fields == ["n": .int, "p": .float, "b": .string, "d": .text])
     }
+
+    @Test("one value that is not a number among many numbers leaves the field numeric (that row is refused, not the field retyped)")
+    func inferenceWithATypo() {
+        let prices = (1...19).map { ["price": "\($0 * 10)", "weight": "\($0).5"] } + [["price": "notanumber", "weight": "heavy"]]
+        #expect(FieldSchema.infer(columns: ["price", "weight"], rows: prices).fields == ["price": .int, "weight": .float])
+        // Few values, or more than one in ten not numbers: a string field, as before.
+        let few = [["size": "10"], ["size": "12"], ["size": "M"]]
+        #expect(FieldSchema.infer(columns: ["size"], rows: few).fields == ["size": .string])
+        let mixed = (1...8).map { ["size": "\($0)"] } + [["size": "S"], ["size": "M"]]
+        #expect(FieldSchema.infer(columns: ["size"], rows: mixed).fields == ["size": .string])
+    }
 }
 
 @Suite("Response JSON shapes")
