@@ -18,7 +18,7 @@ struct VSearch: AsyncParsableCommand {
           vsearch info photo.jpg                what a file is and whether it decodes
           vsearch index corpus/images --metadata corpus/catalog.csv
           vsearch search --image photo.jpg --fq category:food --fl brand
-          vsearch model install                the learned model: similarity by what things are
+          vsearch model install                 the learned model (similarity by kind)
           vsearch similar chelsea_cat
           vsearch similar chelsea_cat --similarity color
           vsearch recommend chelsea_cat
@@ -46,11 +46,8 @@ struct VSearch: AsyncParsableCommand {
 
     static func main() async {
         Allocator.tuneForImageWork()
-        let shown = configuration.subcommands.filter { $0.configuration.shouldDisplay }
-        let commands = shown.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
-        let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
-        if let word = CommandLine.arguments.dropFirst().first, !hidden.contains(word),
-           let message = CommandSuggestion.unknownCommand(word, commands: commands) {
+        // An unknown command or option is named with the nearest known one before ArgumentParser parses.
+        if let message = CommandSuggestion.problem(in: Array(CommandLine.arguments.dropFirst()), root: Self.self) {
             Terminal.err("error: \(message)\n")
             Self.exit(withError: ExitCodes.usage)
         }

@@ -174,4 +174,25 @@ struct FirstUseCLITests {
             #expect(help.stdout.contains("-j, --jobs") && !help.stdout.contains("-r, --jobs"), "\(command): \(help.stdout)")
         }
     }
+
+    @Test("a mistyped command or option is named with the nearest one, at every level, before anything else is said")
+    func typosSuggestTheNearest() async throws {
+        let cases: [([String], String)] = [
+            (["search", "--img", "x.jpg"], "unknown option '--img' for `vsearch search`. Did you mean '--image'?"),
+            (["index", "corpus", "--meta", "m.csv"], "unknown option '--meta' for `vsearch index`. Did you mean '--metadata'?"),
+            (["serve", "--keys", "k.txt"], "unknown option '--keys' for `vsearch serve`. Did you mean '--keys-file'?"),
+            (["catalog", "stat"], "unknown vsearch catalog command 'stat'. Did you mean 'stats'?"),
+            (["thumbs", "merge", "out"], "Did you mean 'vsearch thumbs merge-manifests'?"),
+            (["serach", "--image", "x.jpg"], "unknown command 'serach'. Did you mean 'search'?"),
+        ]
+        for (arguments, expected) in cases {
+            let run = try await CLI.run(arguments, directory: CLI.temporaryDirectory())
+            #expect(run.status == 64 && run.stderr.contains(expected), "\(arguments): \(run.stderr)")
+        }
+        // What is right is untouched: a default subcommand's file argument, an option's value, a hidden old spelling.
+        let thumbs = try await CLI.run(["thumbs", try Trust.folder(["a.jpg": "astronaut.jpg"]), CLI.temporaryDirectory() + "/t", "--sizes", "64"])
+        #expect(thumbs.status == 0, "\(thumbs.stderr)")
+        let help = try await CLI.run(["track", "send", "--help"])
+        #expect(help.status == 0)
+    }
 }

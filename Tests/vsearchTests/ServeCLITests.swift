@@ -148,12 +148,12 @@ struct ServeCLITests {
         let options = help.stdout.components(separatedBy: "USAGE:").last ?? ""
         let text = options.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         for (flag, shown) in [("--max-image-megapixels", "Default 32"), ("--decode-budget-megapixels", "Default 64"),
-                              ("--image-workers", "Default: the cores"), ("--max-queued-images", "Default 64"),
+                              ("--image-workers", "Default the cores"), ("--max-queued-images", "Default 64"),
                               ("--max-concurrent-image-requests", "Default 16"), ("--max-queued", "Default 128"),
                               ("--queue-timeout", "Default 5"), ("--max-body-memory-mb", "Default 256"),
                               ("--client-rate", "Default 50"), ("--client-burst", "Default 100"), ("--client-concurrency", "Default 16"),
                               ("--client-image-concurrency", "Default 4"), ("--client-refusal-delay", "Default 1"),
-                              ("--client-address-header", "Default: none"), ("--max-connections", "Default 512"),
+                              ("--client-address-header", "Default none"), ("--max-connections", "Default 512"),
                               ("--max-client-connections", "Default 64"), ("--max-network-connections", "Default 256"),
                               ("--health-reserve-connections", "Default 4"), ("--header-timeout", "Default 10"),
                               ("--body-timeout", "Default 20"), ("--min-body-rate-kb", "Default 16"), ("--no-metrics", "/metrics")] {

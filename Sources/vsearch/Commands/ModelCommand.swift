@@ -122,7 +122,7 @@ struct ModelCommand: AsyncParsableCommand {
                 input       \(report.inputName): [batch, 3, \(report.inputSize), \(report.inputSize)], \(report.layout)
                 resize      \(report.resize) to \(report.inputSize)×\(report.inputSize) (Lanczos-3), alpha flattened on white
                 normalise   mean \(report.mean), std \(report.std) — \(report.normalisation)
-                output      \(report.outputName): [batch, \(report.outputDimension)], L2-normalised
+                output      \(report.outputName): [batch, \(report.outputDimension)], the pooled features as the model gives them (not normalised; vsearch L2-normalises them, then projects)
                 projection  \(report.projection ?? "none")
                 vector      \(report.dimension) floats, unit length — \(report.embedding.tag)
                 runtime     ONNX Runtime \(report.runtimeVersion) (\(report.runtimeLibrary))

@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond).") var requestTimeout: Double = 30
     @Option(name: .customLong("max-concurrent"), help: "Light requests (searches by im_name, recommendations, the collector, the page) handled at once; more queue (--max-queued, --queue-timeout), then 503 with Retry-After.")
     var maxConcurrent = 64
-    @Option(name: .customLong("image-root"), help: ArgumentHelp("A folder im_url (uploads, inserts) may read local files from (file:// or absolute paths). Repeatable. Default: none.", valueName: "folder"))
+    @Option(name: .customLong("image-root"), help: ArgumentHelp("A folder im_url (uploads, inserts) may read local files from (file:// or absolute paths). Repeatable. Default none.", valueName: "folder"))
     var imageRoots: [String] = []
     @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch http(s) images — public addresses only (no loopback, private, link-local or multicast).")
     var allowRemoteFetch = false
@@ -69,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
                                + "Default: visual when the catalog has learned vectors and the model is installed, else color.",
                                valueName: "visual|color|fused"))
     var similarity: String?
-    @OptionGroup(title: "Nearest neighbours (an embedded catalog's HNSW index; a PostgreSQL catalog's come from its URL)")
+    @OptionGroup(title: "Nearest neighbours (PostgreSQL: set in the --catalog URL)")
     var nearestNeighbours: NearestNeighbourOptions
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
     @OptionGroup(title: "Limits (running in production; see the README)") var limits: ServerLimitOptions

@@ -10,16 +10,16 @@ struct NearestNeighbourOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How the nearest images are found: auto (exact for catalogs and filtered scopes of at most --exact-below "
                                + "images, selective filters, score ranges and pages past 1000 results; the HNSW index otherwise), "
                                + "exact (score every image the filters leave) or approximate (the HNSW index chooses candidates, "
-                               + "scored exactly). Default: auto.", valueName: "auto|exact|approximate"))
+                               + "scored exactly). Default auto.", valueName: "auto|exact|approximate"))
     var knn: String?
 
     @Option(name: .customLong("ef-search"), help: ArgumentHelp("Candidates an approximate search keeps (1...1000; a filter widens it "
                                                                + "by the share of images it keeps): more is slower and nearer exact. "
-                                                               + "Default: 100.", valueName: "n"))
+                                                               + "Default 100.", valueName: "n"))
     var efSearch: Int?
 
     @Option(name: .customLong("exact-below"), help: ArgumentHelp("In auto, scan exactly when the catalog or a filtered scope holds at "
-                                                                 + "most this many images. Default: 1000.", valueName: "n"))
+                                                                 + "most this many images. Default 1000.", valueName: "n"))
     var exactBelow: Int?
 
     func validate() throws {

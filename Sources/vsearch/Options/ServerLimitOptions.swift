@@ -23,7 +23,7 @@ struct ServerLimitOptions: ParsableArguments {
                                + "more wait. Default \(Self.megapixels(defaults.imageWork.pixelBudget)) (about 4 bytes each).", valueName: "MP"))
     var decodeBudgetMegapixels: Double?
     @Option(name: .customLong("image-workers"),
-            help: ArgumentHelp("Threads decoding uploads and making thumbnails, at a lower priority than request handling. Default: the cores (\(defaults.imageWork.workers)).",
+            help: ArgumentHelp("Threads decoding uploads and making thumbnails, at a lower priority than request handling. Default the cores (\(defaults.imageWork.workers)).",
                                valueName: "n"))
     var imageWorkers: Int?
     @Option(name: .customLong("max-queued-images"),
@@ -100,11 +100,11 @@ struct ServerLimitOptions: ParsableArguments {
     var clientRefusalDelay: Double?
     @Option(name: .customLong("client-address-header"),
             help: ArgumentHelp("Behind a proxy you trust: take the client's address from this header's last entry (e.g. X-Forwarded-For). "
-                               + "Default: none (the connection's peer).", valueName: "name"))
+                               + "Default none (the connection's peer).", valueName: "name"))
     var clientAddressHeader: String?
     @Option(name: .customLong("search-processors"),
             help: ArgumentHelp("Searches in flight (by im_name, recommendations, colour) from which a client keeps to its share of them while other "
-                               + "clients search: this divided among them, at least 1 (429 beyond). Default: the cores (\(defaults.clients.searchProcessors)).",
+                               + "clients search: this divided among them, at least 1 (429 beyond). Default the cores (\(defaults.clients.searchProcessors)).",
                                valueName: "n"))
     var searchProcessors: Int?
 

@@ -1,16 +1,13 @@
-/// The first word of a command line that names no command (`vsearch serach
-/// --image x`): said plainly, with the nearest command, before ArgumentParser
-/// would complain about the options that follow it instead.
-enum CommandSuggestion {
-    /// The message for `word` when it is not one of `commands` (and not an option); nil when it is.
-    static func unknownCommand(_ word: String, commands: [String]) -> String? {
-        guard !word.hasPrefix("-"), !commands.contains(word) else { return nil }
-        let nearest = commands.map { ($0, distance(word.lowercased(), $0)) }.min { $0.1 < $1.1 }
-        var message = "unknown command '\(word)'."
-        if let nearest, nearest.1 <= max(2, word.count / 3) { message += " Did you mean '\(nearest.0)'?" }
-        return message + " The commands are: \(commands.joined(separator: ", ")) (see `vsearch --help`)."
-    }
+import ArgumentParser
+import Foundation
 
+/// A command line that names no command (`vsearch serach --image x`,
+/// `vsearch catalog stat`) or an option its command does not have
+/// (`vsearch index --meta m.csv`): said plainly, with the nearest name,
+/// before ArgumentParser parses — which would complain about something else
+/// first (a missing argument), or suggest a far one (`serve --keys` →
+/// `--knn`).
+enum CommandSuggestion {
     /// Edit distance (insertions, deletions, substitutions, and swaps of neighbours).
     static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
@@ -26,5 +23,87 @@ enum CommandSuggestion {
             }
         }
         return table[a.count][b.count]
+    }
+
+    /// The first problem of `arguments` (without the program name) under
+    /// `root`: an unknown command at any level, or an unknown `--option` of
+    /// the command they name (hidden old spellings count as known); nil when
+    /// there is none. A word that is not a subcommand of a command with a
+    /// default subcommand (`thumbs IN OUT` is `thumbs make IN OUT`) is that
+    /// one's argument, unless it is the start of a subcommand's name and no
+    /// such file exists (`thumbs merge OUT`).
+    static func problem(in arguments: [String], root: ParsableCommand.Type) -> String? {
+        var command = root
+        var path = [root._commandName]
+        var index = 0
+        while index < arguments.count, !command.configuration.subcommands.isEmpty {
+            let word = arguments[index]
+            if word.hasPrefix("-") || word == "help" { break }
+            let subcommands = command.configuration.subcommands
+            if let next = subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) {
+                command = next
+                path.append(next._commandName)
+                index += 1
+                continue
+            }
+            let atRoot = ObjectIdentifier(command) == ObjectIdentifier(root)
+            let names = subcommands.filter { $0.configuration.shouldDisplay }.flatMap { [$0._commandName] + $0.configuration.aliases }
+                + (atRoot ? ["help"] : [])
+            let shown = path.joined(separator: " ")
+            if let fallback = command.configuration.defaultSubcommand {
+                if word.count >= 3, !FileManager.default.fileExists(atPath: word),
+                   let started = names.filter({ $0.hasPrefix(word) && $0 != fallback._commandName }).min(by: { $0.count < $1.count }) {
+                    return "unknown command '\(shown) \(word)' (and no file \(word) to give `\(shown) \(fallback._commandName)`). "
+                        + "Did you mean '\(shown) \(started)'? (see `\(shown) --help`)"
+                }
+                command = fallback
+                path.append(fallback._commandName)
+                break
+            }
+            let what = atRoot ? "command" : "\(shown) command"
+            var message = "unknown \(what) '\(word)'."
+            if let near = nearest(word, in: names) { message += " Did you mean '\(near)'?" }
+            return message + " The commands are: \(names.joined(separator: ", ")) (see `\(shown) --help`)."
+        }
+        let known = longOptions(of: command, root: root)
+        for word in arguments[index...] {
+            if word == "--" { break }
+            guard word.hasPrefix("--"), word.count > 2 else { continue }
+            let name = String(word.split(separator: "=", maxSplits: 1)[0])
+            if known.contains(name) { continue }
+            let shown = path.joined(separator: " ")
+            var message = "unknown option '\(name)' for `\(shown)`."
+            if let near = nearest(name, in: known.sorted()) { message += " Did you mean '\(near)'?" }
+            return message + " (see `\(shown) --help`)"
+        }
+        return nil
+    }
+
+    /// The `--names` `command` takes, hidden ones included: read from its help screen, which lists every option it has.
+    static func longOptions(of command: ParsableCommand.Type, root: ParsableCommand.Type) -> Set<String> {
+        let help = root.helpMessage(for: command, includeHidden: true, columns: 10_000)
+        var names: Set<String> = ["--help", "--version"]
+        var current = ""
+        for character in help + " " {
+            if character.isLetter || character.isNumber || character == "-" {
+                current.append(character)
+            } else {
+                if current.hasPrefix("--"), current.count > 2, current.dropFirst(2).first?.isLetter == true { names.insert(current) }
+                current = ""
+            }
+        }
+        return names
+    }
+
+    /// The name in `names` a mistyped `word` most likely meant: one it begins (the shortest), else the
+    /// nearest within max(2, a third of its length) edits; nil when none is that near.
+    static func nearest(_ word: String, in names: [String]) -> String? {
+        let lowered = word.lowercased()
+        if lowered.count >= 3, let started = names.filter({ $0.hasPrefix(lowered) && $0 != lowered }).min(by: { $0.count < $1.count }) {
+            return started
+        }
+        let scored = names.map { ($0, distance(lowered, $0)) }.min { $0.1 < $1.1 }
+        guard let scored, scored.1 <= max(2, lowered.count / 3) else { return nil }
+        return scored.0
     }
 }
