@@ -46,8 +46,13 @@ struct VSearch: AsyncParsableCommand {
 
     static func main() async {
         Allocator.tuneForImageWork()
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let help = DefaultSubcommandHelp.message(for: arguments, root: Self.self) {
+            Terminal.out(help)
+            return
+        }
         // An unknown command or option is named with the nearest known one before ArgumentParser parses.
-        if let message = CommandSuggestion.problem(in: Array(CommandLine.arguments.dropFirst()), root: Self.self) {
+        if let message = CommandSuggestion.problem(in: arguments, root: Self.self) {
             Terminal.err("error: \(message)\n")
             Self.exit(withError: ExitCodes.usage)
         }

@@ -195,4 +195,15 @@ struct FirstUseCLITests {
         let help = try await CLI.run(["track", "send", "--help"])
         #expect(help.status == 0)
     }
+
+    @Test("help: a command that runs a subcommand by default shows that one's options too; serve spells every default one way")
+    func helpShowsWhatIsTyped() async throws {
+        let thumbs = try await CLI.run(["thumbs", "--help"])
+        #expect(thumbs.status == 0 && thumbs.stdout.contains("merge-manifests") && thumbs.stdout.contains("--sizes"), "\(thumbs.stdout)")
+        let track = try await CLI.run(["track", "-h"])
+        #expect(track.status == 0 && track.stdout.contains("--query-id") && track.stdout.contains("flush"), "\(track.stdout)")
+        let serve = try await CLI.run(["serve", "--help"], environment: ["COLUMNS": "80"])
+        #expect(!serve.stdout.contains("(default:") && !serve.stdout.contains("Default:"), "\(serve.stdout)")
+        #expect(serve.stdout.split(separator: "\n").allSatisfy { !$0.hasSuffix(":") || $0.count <= 80 }, "a heading wider than 80 columns")
+    }
 }

@@ -36,7 +36,7 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Metadata: catalog.csv or items.jsonl, with an im_name column.", valueName: "file")) var metadata: String?
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Decoding threads. Default: the number of cores.") var requestedJobs: Int?
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Decoding threads. Default the number of cores.") var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
     @Flag(name: .customLong("color-only"), help: "Compute only colour vectors, even with the learned model installed.") var colourOnly = false

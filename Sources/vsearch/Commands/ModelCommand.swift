@@ -27,7 +27,7 @@ struct ModelCommand: AsyncParsableCommand {
             """
         )
         @Option(help: ArgumentHelp("Install into this folder (its models/ and onnxruntime/); then give the same folder as --model-dir or "
-                                   + "VSEARCH_MODEL_DIR (~/.cache/vsearch is found without). Default: .build-tools of the clone, "
+                                   + "VSEARCH_MODEL_DIR (~/.cache/vsearch is found without). Default .build-tools of the clone, "
                                    + "which the clone's vsearch finds.", valueName: "folder"))
         var dir: String?
         @Flag(help: "Install again even when the model is there (a damaged model is replaced).") var force = false

@@ -29,7 +29,7 @@ struct PrepareCommand: ParsableCommand {
     @Argument(help: "Where to write the prepared JPEG (- for stdout), or a folder when INPUT is one.")
     var output: String
 
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default: the number of cores.")
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads when INPUT is a folder. Default the number of cores.")
     var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 

@@ -42,17 +42,25 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var catalog: CatalogOptions
-    @Option(help: "Address to bind. Anything other than loopback exposes the catalog to the network.") var host = "127.0.0.1"
-    @Option(help: "Port (0: any free port, printed at start).") var port = 8080
+    // Options with a default are optional with the default in their help ("Default X."), as every other serve option:
+    // ArgumentParser would add its own "(default: X)" spelling to a property with an initial value.
+    @Option(name: .customLong("host"), help: "Address to bind. Anything other than loopback exposes the catalog to the network. Default 127.0.0.1.")
+    var hostOption: String?
+    var host: String { hostOption ?? "127.0.0.1" }
+    @Option(name: .customLong("port"), help: "Port (0: any free port, printed at start). Default 8080.") var portOption: Int?
+    var port: Int { portOption ?? 8080 }
     @Option(name: .customLong("app-key"), help: ArgumentHelp("Accept this app key. Repeatable.", valueName: "key")) var appKeys: [String] = []
     @Option(name: .customLong("access-key"), help: ArgumentHelp("Accept this access key and secret. Repeatable.", valueName: "key:secret"))
     var accessKeys: [String] = []
     @Option(name: .customLong("keys-file"), help: ArgumentHelp("Read keys from a file: KEY or KEY:SECRET per line.", valueName: "file"))
     var keysFile: String?
-    @Option(name: .customLong("max-body-mb"), help: "Largest request body in MiB (413 beyond).") var maxBodyMB = 16
-    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond).") var requestTimeout: Double = 30
-    @Option(name: .customLong("max-concurrent"), help: "Light requests (searches by im_name, recommendations, the collector, the page) handled at once; more queue (--max-queued, --queue-timeout), then 503 with Retry-After.")
-    var maxConcurrent = 64
+    @Option(name: .customLong("max-body-mb"), help: "Largest request body in MiB (413 beyond). Default 16.") var maxBodyMBOption: Int?
+    var maxBodyMB: Int { maxBodyMBOption ?? 16 }
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (503 beyond). Default 30.") var requestTimeoutOption: Double?
+    var requestTimeout: Double { requestTimeoutOption ?? 30 }
+    @Option(name: .customLong("max-concurrent"), help: "Light requests (searches by im_name, recommendations, the collector, the page) handled at once; more queue (--max-queued, --queue-timeout), then 503 with Retry-After. Default 64.")
+    var maxConcurrentOption: Int?
+    var maxConcurrent: Int { maxConcurrentOption ?? 64 }
     @Option(name: .customLong("image-root"), help: ArgumentHelp("A folder im_url (uploads, inserts) may read local files from (file:// or absolute paths). Repeatable. Default none.", valueName: "folder"))
     var imageRoots: [String] = []
     @Flag(name: .customLong("allow-remote-fetch"), help: "Let im_url fetch http(s) images — public addresses only (no loopback, private, link-local or multicast).")
@@ -61,12 +69,12 @@ struct ServeCommand: AsyncParsableCommand {
     var allowFetchHosts: [String] = []
     @Flag(name: .customLong("json-logs"), help: "Log one JSON object per line.") var jsonLogs = false
     @Flag(name: .customLong("no-web-page"), help: "Serve the API only: no search page at / and /analytics.") var noWebPage = false
-    @Option(name: .customLong("thumbnail-cache"), help: ArgumentHelp("Folder for the thumbnails /images makes (default: \(ThumbnailCache.defaultDirectory)).", valueName: "folder"))
+    @Option(name: .customLong("thumbnail-cache"), help: ArgumentHelp("Folder for the thumbnails /images makes. Default \(ThumbnailCache.defaultDirectory).", valueName: "folder"))
     var thumbnailCache: String?
     @Option(name: .customLong("web-root"), help: ArgumentHelp("Serve the page's files from this folder instead of the built-in ones (for developing the page).", valueName: "folder"))
     var webRoot: String?
     @Option(help: ArgumentHelp("The similarity of requests that name none (a request may add similarity=visual|color|fused). "
-                               + "Default: visual when the catalog has learned vectors and the model is installed, else color.",
+                               + "Default visual when the catalog has learned vectors and the model is installed, else color.",
                                valueName: "visual|color|fused"))
     var similarity: String?
     @OptionGroup(title: "Nearest neighbours (PostgreSQL: set in the --catalog URL)")

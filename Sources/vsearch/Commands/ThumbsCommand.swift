@@ -56,7 +56,7 @@ struct Make: ParsableCommand {
     @Argument(help: "The folder to write thumbnails and manifest.jsonl into (created if missing).")
     var output: String
 
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads (each holds one image in memory). Default: the number of cores.")
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Worker threads (each holds one image in memory). Default the number of cores.")
     var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 

@@ -39,9 +39,9 @@ struct TrackCommand: AsyncParsableCommand {
 
 /// Where events are queued and sent.
 struct DeliveryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Collector or analytics base URL, e.g. http://127.0.0.1:8080. Default: $VSEARCH_TRACKING_ENDPOINT.", valueName: "url"))
+    @Option(help: ArgumentHelp("Collector or analytics base URL, e.g. http://127.0.0.1:8080. Default $VSEARCH_TRACKING_ENDPOINT.", valueName: "url"))
     var endpoint: String?
-    @Option(name: .customLong("app-key"), help: ArgumentHelp("The app key events are sent with (the tracker's `code`; app_key:placement_id for ProductSearch). Default: vsearch.", valueName: "key"))
+    @Option(name: .customLong("app-key"), help: ArgumentHelp("The app key events are sent with (the tracker's `code`; app_key:placement_id for ProductSearch). Default vsearch.", valueName: "key"))
     var appKey: String?
     /// `--code`, the tracker's wire name, kept for scripts written before `--app-key`.
     @Option(name: .customLong("code"), help: .hidden) var legacyCode: String?
@@ -50,7 +50,7 @@ struct DeliveryOptions: ParsableArguments {
     var code: String { appKey ?? legacyCode ?? "vsearch" }
     @Option(help: ArgumentHelp("batch: POST /v3/events (vsearch serve); pixel: GET /v3/__va.gif per event (the hosted tracker).", valueName: "batch|pixel"))
     var mode = "batch"
-    @Option(help: ArgumentHelp("The durable queue file. Default: $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.", valueName: "path"))
+    @Option(help: ArgumentHelp("The durable queue file. Default $VSEARCH_TRACKING_QUEUE, else .vsearch/events-queue.sqlite.", valueName: "path"))
     var queue: String?
     @Option(name: .customLong("queue-cap"), help: "Most events kept queued; the oldest beyond are dropped and counted.") var queueCap = 100_000
 

@@ -10,11 +10,11 @@ import PostgreSQLCatalog
 /// `--catalog`, shared by every command that reads or writes a catalog.
 struct CatalogOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The catalog: a SQLite file, or postgresql://user@host:port/db (password from $PGPASSWORD or ~/.pgpass). "
-                               + "Default: $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.", valueName: "path|url"))
+                               + "Default $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.", valueName: "path|url"))
     var catalog: String?
 
     @Option(name: .customLong("model-dir"), help: ArgumentHelp("The learned similarity model's folder (holding model.json). "
-                                                               + "Default: $VSEARCH_MODEL_DIR, else the one `vsearch model install` made.", valueName: "path"))
+                                                               + "Default $VSEARCH_MODEL_DIR, else the one `vsearch model install` made.", valueName: "path"))
     var modelDirectory: String?
 
     /// The installed learned model, its manifest read (it loads on first use);

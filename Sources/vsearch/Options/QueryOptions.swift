@@ -24,7 +24,7 @@ struct QueryOptions: ParsableArguments {
     @Flag(name: .customLong("facets-show-count"), help: "Show value counts in facets.")
     var facetsShowCount = false
 
-    @Option(help: "Results per page (1...1000). Default: 10.")
+    @Option(help: "Results per page (1...1000). Default 10.")
     var limit: Int?
 
     @Option(help: "Page number, from 1.")
@@ -37,19 +37,19 @@ struct QueryOptions: ParsableArguments {
     var scoreMax: Float?
 
     @Option(help: ArgumentHelp("What \"alike\" means: visual (a learned model: the same kind of thing), color (the same colours) "
-                               + "or fused. Default: visual for a catalog indexed with the model installed, else color.",
+                               + "or fused. Default visual for a catalog indexed with the model installed, else color.",
                                valueName: "visual|color|fused"))
     var similarity: String?
 
     @Option(help: ArgumentHelp("How the nearest images are found: exact (score every image the filters leave), approximate (the "
                                + "catalog's HNSW index chooses candidates, scored exactly) or auto (exact for small catalogs, selective "
-                               + "filters, score ranges and deep pages). Default: the catalog's setting (auto). On a SQLite catalog the "
+                               + "filters, score ranges and deep pages). Default the catalog's setting (auto). On a SQLite catalog the "
                                + "index is the one `vsearch index`, `vsearch serve` or `vsearch catalog hnsw` saved; without one, exact.",
                                valueName: "auto|exact|approximate"))
     var knn: String?
 
     @Option(name: .customLong("ef-search"), help: ArgumentHelp("Candidates an approximate search keeps (1...1000): more is slower and "
-                                                               + "nearer exact. Default: the catalog's setting (100).", valueName: "n"))
+                                                               + "nearer exact. Default the catalog's setting (100).", valueName: "n"))
     var efSearch: Int?
 
     @Flag(help: "Drop near-duplicate results from the page (the match count is counted before they are dropped).")

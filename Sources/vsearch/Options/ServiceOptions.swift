@@ -7,10 +7,10 @@ import VisualSearch
 /// service or a `vsearch serve` instead of the local catalog. The same
 /// `--app-key` and `--access-key KEY:SECRET` forms as `vsearch serve`.
 struct ServiceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Query this ViSearch-compatible service instead of the local catalog, e.g. http://127.0.0.1:8080 or https://visearch.visenze.com. Default: $VSEARCH_ENDPOINT.", valueName: "url"))
+    @Option(help: ArgumentHelp("Query this ViSearch-compatible service instead of the local catalog, e.g. http://127.0.0.1:8080 or https://visearch.visenze.com. Default $VSEARCH_ENDPOINT.", valueName: "url"))
     var endpoint: String?
 
-    @Option(name: .customLong("app-key"), help: ArgumentHelp("App key (sent as access_key; ProductSearch's app_key). Default: $VSEARCH_APP_KEY.", valueName: "key"))
+    @Option(name: .customLong("app-key"), help: ArgumentHelp("App key (sent as access_key; ProductSearch's app_key). Default $VSEARCH_APP_KEY.", valueName: "key"))
     var appKey: String?
 
     @Option(name: .customLong("access-key"), help: ArgumentHelp("Access key and secret for HTTP Basic auth, as KEY:SECRET; or KEY with the secret in $VSEARCH_SECRET_KEY (keeps it out of `ps`).", valueName: "key:secret"))
