@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //
 // vsearch — visual search and recommendation toolkit.
 //
@@ -24,6 +24,21 @@ let package = Package(
         .library(name: "CatalogStores", targets: ["CatalogStores"]),
         .library(name: "VisualSearchServer", targets: ["VisualSearchServer"]),
         .executable(name: "vsearch", targets: ["vsearch"]),
+    ],
+    // Package traits keep the HTTP client light (docs/decisions.md, "A light client"): a consumer that declares
+    // `traits: []` gets VisualSearch, ImageOps (JPEG, PNG), Networking, Tracking and EventDelivery's HTTP transport and
+    // resolves no package at all; "WebP", "HEIF", "AVIF" and "GIF" add those codecs, "Tracker" the durable event
+    // queue. "Toolkit" — on by default, so a plain `swift build` here builds everything — is the engine, stores,
+    // server and CLI with every codec. scripts/readme-examples.py builds such a consumer in CI.
+    traits: [
+        .trait(name: "Toolkit", description: "Server, stores, CLI and their packages (GRDB, Hummingbird, PostgresNIO, ...)",
+               enabledTraits: ["WebP", "HEIF", "AVIF", "GIF", "Tracker"]),
+        .trait(name: "Tracker", description: "EventDelivery's durable Tracker: the SQLite event queue (GRDB), swift-log, ServiceLifecycle"),
+        .trait(name: "WebP", description: "WebP decoding and encoding (libwebp)"),
+        .trait(name: "HEIF", description: "HEIC/HEIF decoding (libheif)"),
+        .trait(name: "AVIF", description: "AVIF decoding and encoding (libavif)"),
+        .trait(name: "GIF", description: "GIF decoding (giflib)"),
+        .default(enabledTraits: ["Toolkit", "WebP", "HEIF", "AVIF", "GIF", "Tracker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -64,7 +79,13 @@ let package = Package(
         .target(name: "CHNSWIndex", dependencies: ["CLibDeflate"]),
         .target(
             name: "ImageOps",
-            dependencies: ["CTurboJPEG", "CPNGCodec", "CWebP", "CHEIF", "CAVIF", "CGIF", "CLittleCMS"]
+            dependencies: [
+                "CTurboJPEG", "CPNGCodec", "CLittleCMS",
+                .target(name: "CWebP", condition: .when(traits: ["WebP"])),
+                .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
+                .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
+                .target(name: "CGIF", condition: .when(traits: ["GIF"])),
+            ]
         ),
         .target(name: "Networking"),
         // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
@@ -75,49 +96,49 @@ let package = Package(
             name: "EventDelivery",
             dependencies: [
                 "Tracking", "Networking",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Tracker"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Tracker"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Tracker"])),
             ]
         ),
         // The engine knows the store roles, never a driver: GRDB and PostgresNIO live in the store targets.
         .target(name: "SearchEngine", dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
-            dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
         ),
         .target(
             name: "PostgreSQLCatalog",
             dependencies: [
                 "SearchEngine", "VisualSearch", "Tracking", "Networking",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
                 // pg_dump and pg_restore for `vsearch catalog backup`, awaited with both pipes drained.
-                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         .target(
             name: "CatalogStores",
             dependencies: [
                 "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "Tracking", "Networking",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         .target(
             name: "VisualSearchServer",
             dependencies: [
                 "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Toolkit"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Toolkit"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Toolkit"])),
             ],
             // The web page's HTML, CSS and JavaScript, compiled into the binary (Web/WebPageFiles.swift lists them).
             resources: [.embedInCode("WebPage")]
@@ -127,8 +148,8 @@ let package = Package(
             dependencies: [
                 "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
                 "PostgreSQLCatalog", "CatalogStores", "VisualSearchServer", "CMalloc",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         // Tests mirror the sources; TestSupport holds what several suites share.
@@ -137,28 +158,28 @@ let package = Package(
             dependencies: [
                 "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
                 "VisualSearchServer", "Tracking",
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Toolkit"])),
             ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
         .testTarget(
             name: "VisualSearchTests",
-            dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
         ),
-        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]),
+        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]),
         .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
         .testTarget(
             name: "EventDeliveryTests",
             dependencies: [
                 "EventDelivery", "Tracking", "Networking", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         .testTarget(
@@ -173,8 +194,8 @@ let package = Package(
             dependencies: [
                 "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch",
                 "Tracking", "ImageOps", "Networking", "TestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
+                .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         .testTarget(name: "vsearchTests", dependencies: ["vsearch", "ImageOps", "SQLiteCatalog", "CatalogStores", "TestSupport"]),

@@ -206,4 +206,17 @@ struct FirstUseCLITests {
         #expect(!serve.stdout.contains("(default:") && !serve.stdout.contains("Default:"), "\(serve.stdout)")
         #expect(serve.stdout.split(separator: "\n").allSatisfy { !$0.hasSuffix(":") || $0.count <= 80 }, "a heading wider than 80 columns")
     }
+
+    @Test("--model-dir is offered by the commands that load the model and by no other")
+    func modelDirWhereAModelLoads() async throws {
+        let loading = ["search", "similar", "recommend", "color", "discover", "product search", "index", "insert", "serve", "info", "catalog stats"]
+        let never = ["remove", "insert-status", "catalog remove", "catalog backup", "catalog hnsw", "events stats"]
+        for command in loading + never {
+            let help = try await CLI.run(command.split(separator: " ").map(String.init) + ["--help"])
+            #expect(help.status == 0 && help.stdout.contains("--model-dir") == loading.contains(command), "\(command): \(help.stdout)")
+        }
+        // Given where no model loads, it is an unknown option, not something silently ignored.
+        let removing = try await CLI.run(["remove", "a", "--model-dir", "/tmp", "--catalog", CLI.temporaryDirectory() + "/c.sqlite"])
+        #expect(removing.status == 64 && removing.stderr.contains("--model-dir"), "\(removing.stderr)")
+    }
 }

@@ -1,3 +1,5 @@
+// The durable queue and its tracker need GRDB, swift-log and ServiceLifecycle: the `Tracker` package trait (on by default).
+#if Tracker
 import Foundation
 import Tracking
 import Logging
@@ -309,3 +311,4 @@ public actor Tracker: Service {
         }
     }
 }
+#endif

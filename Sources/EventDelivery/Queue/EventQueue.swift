@@ -1,3 +1,5 @@
+// The durable queue and its tracker need GRDB, swift-log and ServiceLifecycle: the `Tracker` package trait (on by default).
+#if Tracker
 import Foundation
 import Tracking
 import GRDB
@@ -273,3 +275,4 @@ public final class EventQueue: Sendable {
         return (values["uid"]!, values["sid"]!)
     }
 }
+#endif

@@ -11,14 +11,22 @@ import Foundation
 /// ```
 public enum ImageDecoder {
     /// The decoders in use, by format.
-    public static let decoders: [ImageFormat: any ImageDecoding] = [
-        .jpeg: ImageDecoders.JPEG(),
-        .png: ImageDecoders.PNG(),
-        .webp: ImageDecoders.WebP(),
-        .heif: ImageDecoders.HEIF(),
-        .avif: ImageDecoders.AVIF(),
-        .gif: ImageDecoders.GIF(),
-    ]
+    public static let decoders: [ImageFormat: any ImageDecoding] = {
+        var decoders: [ImageFormat: any ImageDecoding] = [.jpeg: ImageDecoders.JPEG(), .png: ImageDecoders.PNG()]
+        #if WebP
+        decoders[.webp] = ImageDecoders.WebP()
+        #endif
+        #if HEIF
+        decoders[.heif] = ImageDecoders.HEIF()
+        #endif
+        #if AVIF
+        decoders[.avif] = ImageDecoders.AVIF()
+        #endif
+        #if GIF
+        decoders[.gif] = ImageDecoders.GIF()
+        #endif
+        return decoders
+    }()
 
     /// Reads only the header.
     /// - Parameter source: names the input in errors (a path, or a label such as `"upload"`).

@@ -1,3 +1,4 @@
+#if AVIF
 import CAVIF
 
 extension ImageDecoders {
@@ -139,3 +140,4 @@ extension ImageDecoders {
         }
     }
 }
+#endif

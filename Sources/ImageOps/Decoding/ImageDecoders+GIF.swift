@@ -1,3 +1,4 @@
+#if GIF
 import CGIF
 
 extension ImageDecoders {
@@ -183,3 +184,4 @@ extension ImageDecoders {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if HEIF
 import CHEIF
 
 extension ImageDecoders {
@@ -183,3 +184,4 @@ extension ImageDecoders {
         }
     }
 }
+#endif

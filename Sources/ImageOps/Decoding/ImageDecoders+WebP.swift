@@ -1,3 +1,4 @@
+#if WebP
 import CWebP
 
 extension ImageDecoders {
@@ -216,3 +217,4 @@ extension ImageDecoders {
         }
     }
 }
+#endif

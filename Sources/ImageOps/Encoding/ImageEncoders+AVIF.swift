@@ -1,3 +1,4 @@
+#if AVIF
 import CAVIF
 
 extension ImageEncoders {
@@ -78,3 +79,4 @@ extension ImageEncoders {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebP
 import CWebP
 
 extension ImageEncoders {
@@ -99,3 +100,4 @@ extension ImageEncoders {
         }
     }
 }
+#endif

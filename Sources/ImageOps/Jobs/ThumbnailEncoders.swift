@@ -8,15 +8,21 @@
 ///   colours, as logos, icons and drawings are, with or without alpha — and
 ///   lossy for photos, keeping their alpha when they have it (cut-out product
 ///   shots). This is what imgproxy and Cloudinary's `f_auto` do with WebP.
+///
+/// A build without the `WebP` or `AVIF` package trait writes JPEG where that format would be written.
 public struct ThumbnailEncoders: Sendable, Hashable {
     /// JPEG outputs. Quality 0.85 by default.
     public var jpeg = ImageEncoders.JPEG(quality: .thumbnail)
     /// PNG outputs. ``ImageEncoders/PNG/init(compressionLevel:filter:)`` defaults.
     public var png = ImageEncoders.PNG()
+    #if WebP
     /// Lossy WebP outputs (and the effort of lossless ones). Quality 80, effort 4 by default.
     public var webp = ImageEncoders.WebP()
+    #endif
+    #if AVIF
     /// AVIF outputs. Quality 50, speed 8 by default.
     public var avif = ImageEncoders.AVIF()
+    #endif
 
     /// The default encoders.
     public init() {}
@@ -27,13 +33,14 @@ public struct ThumbnailEncoders: Sendable, Hashable {
         switch choice {
         case .jpeg: .jpeg
         case .png: .png
-        case .webp, .auto: .webp
-        case .avif: .avif
+        // A format this build does not write (its package trait off) becomes JPEG.
+        case .webp, .auto: ImageFormat.webp.isWritable ? .webp : .jpeg
+        case .avif: ImageFormat.avif.isWritable ? .avif : .jpeg
         case .same:
             switch source {
             case .png, .gif: .png
-            case .webp: .webp
-            case .avif: .avif
+            case .webp where ImageFormat.webp.isWritable: .webp
+            case .avif where ImageFormat.avif.isWritable: .avif
             default: .jpeg
             }
         }
@@ -43,13 +50,17 @@ public struct ThumbnailEncoders: Sendable, Hashable {
     public func encoder(for choice: ThumbnailBatch.OutputFormat, source: ImageFormat, pixels: PixelBuffer) -> any ImageEncoding {
         switch fileFormat(for: choice, source: source) {
         case .png: return png
+        #if AVIF
         case .avif: return avif
+        #endif
+        #if WebP
         case .webp:
             var encoder = webp
             // A lossless WebP source stays lossless under `same`; `auto` decides by content.
             if choice == .auto { encoder.isLossless = ThumbnailEncoders.looksLikeGraphics(pixels) }
             return encoder
-        default: return jpeg
+        #endif
+        default: return jpeg  // fileFormat(for:) gives JPEG for what this build does not write
         }
     }
 

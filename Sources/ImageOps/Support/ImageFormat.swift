@@ -14,11 +14,61 @@ public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, Cust
     case heif
     case avif
 
-    /// Whether vsearch can decode this format: JPEG, PNG, WebP, HEIF, AVIF and GIF (not BMP or TIFF).
-    public var isSupported: Bool { self != .bmp && self != .tiff }
+    /// Whether this build decodes the format: JPEG and PNG always; WebP, HEIF, AVIF and GIF when their package
+    /// traits are on (they are by default); never BMP or TIFF.
+    public var isSupported: Bool { ImageDecoder.decoders[self] != nil }
 
-    /// Whether vsearch can write this format: JPEG, PNG, WebP and AVIF.
-    public var isWritable: Bool { self == .jpeg || self == .png || self == .webp || self == .avif }
+    /// Whether this build writes the format: JPEG and PNG always; WebP and AVIF when their package traits are on.
+    public var isWritable: Bool {
+        switch self {
+        case .jpeg, .png:
+            return true
+        case .webp:
+            #if WebP
+            return true
+            #else
+            return false
+            #endif
+        case .avif:
+            #if AVIF
+            return true
+            #else
+            return false
+            #endif
+        case .gif, .bmp, .tiff, .heif:
+            return false
+        }
+    }
+
+    /// The package trait that compiles this format's codec in, for the formats that have one
+    /// (`"WebP"`, `"HEIF"`, `"AVIF"`, `"GIF"`); `nil` for JPEG and PNG (always in) and BMP/TIFF (never read).
+    public var packageTrait: String? {
+        switch self {
+        case .webp: "WebP"
+        case .heif: "HEIF"
+        case .avif: "AVIF"
+        case .gif: "GIF"
+        case .jpeg, .png, .bmp, .tiff: nil
+        }
+    }
+
+    /// The name people know the format by, as messages print it: `JPEG`, `WebP`, `HEIC/HEIF`.
+    public var displayName: String {
+        switch self {
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .gif: "GIF"
+        case .webp: "WebP"
+        case .bmp: "BMP"
+        case .tiff: "TIFF"
+        case .heif: "HEIC/HEIF"
+        case .avif: "AVIF"
+        }
+    }
+
+    /// The formats this build decodes, in the order messages list them: `[.jpeg, .png, .webp, .heif, .avif, .gif]`
+    /// with every codec trait on.
+    public static var readable: [ImageFormat] { [.jpeg, .png, .webp, .heif, .avif, .gif].filter(\.isSupported) }
 
     /// The usual file extension, without the dot.
     public var preferredExtension: String {

@@ -52,9 +52,17 @@ public enum ImageOpsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unrecognisedFormat(let source, let magic):
             // Never the bytes themselves: the input may be a secret (a file or a response someone else controls).
             let looksLikeText = !magic.isEmpty && magic.prefix(8).allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-            return "\(source): not an image vsearch reads (JPEG, PNG, WebP, HEIC/HEIF, AVIF, GIF) (\(looksLikeText ? "it starts with text" : "unrecognised binary data"))"
+            let formats = ImageFormat.readable.map(\.displayName).joined(separator: ", ")
+            return "\(source): not an image vsearch reads (\(formats)) (\(looksLikeText ? "it starts with text" : "unrecognised binary data"))"
         case .unsupportedFormat(let source, let format):
-            return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads JPEG, PNG, WebP, HEIC/HEIF, AVIF and GIF — convert it first"
+            let names = ImageFormat.readable.map(\.displayName)
+            let formats = names.dropLast().joined(separator: ", ") + (names.count > 1 ? " and " : "") + (names.last ?? "")
+            if let trait = format.packageTrait {
+                // Known to vsearch, left out of this build by its package traits.
+                return "\(source): unsupported format \(format.rawValue.uppercased()); this build of vsearch reads \(formats) — "
+                    + "add the package trait \"\(trait)\" to the vsearch dependency, or convert it first"
+            }
+            return "\(source): unsupported format \(format.rawValue.uppercased()); vsearch reads \(formats) — convert it first"
         case .invalidDimensions(let source, let width, let height):
             return "\(source): the header declares an unusable size \(width)×\(height)"
         case .limitExceeded(let source, let limit):

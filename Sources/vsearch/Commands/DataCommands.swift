@@ -31,6 +31,7 @@ struct InsertCommand: AsyncParsableCommand {
     @Flag(help: "With --endpoint: poll /insert/status until indexing is done (a local insert always ends with its work).") var wait = false
     @Flag(help: "Print the API's JSON responses.") var json = false
     @OptionGroup(title: "Local catalog") var catalog: CatalogOptions
+    @OptionGroup(title: "Learned model") var model: ModelOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
 
     func validate() throws {
@@ -81,7 +82,7 @@ struct InsertCommand: AsyncParsableCommand {
             if let url = service.endpointURL {
                 try await insert(into: service.client(endpoint: url), items: try items(), waits: wait)
             } else {
-                let engine = try await catalog.engine()
+                let engine = try await catalog.engine(model: model)
                 try await declareFields(in: engine)
                 try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
             }
@@ -128,7 +129,7 @@ struct InsertStatusCommand: AsyncParsableCommand {
             let status = if let url = service.endpointURL {
                 try await service.client(endpoint: url).insertStatus(request)
             } else {
-                try await catalog.engine().insertStatus(request)
+                try await catalog.engine(model: nil).insertStatus(request)
             }
             if json { Terminal.json(status) } else { for progress in status.result { Self.print(progress) } }
             // The same rule as `insert --wait`: a finished insert with failed images exits 1.
@@ -171,7 +172,7 @@ struct RemoveCommand: AsyncParsableCommand {
             let response = if let url = service.endpointURL {
                 try await service.client(endpoint: url).remove(request)
             } else {
-                try await catalog.engine().remove(request)
+                try await catalog.engine(model: nil).remove(request)
             }
             try Self.report(response, names: names, json: json)
         } catch let error as ExitCode {

@@ -87,6 +87,7 @@ struct DebugCommand: AsyncParsableCommand {
     struct Latency: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Median latency of find-similar queries on a catalog, in process.")
         @OptionGroup var catalog: CatalogOptions
+        @OptionGroup var model: ModelOptions
         @Option(name: .customLong("im-name")) var imageName: String
         @Option var repeats = 200
         @Option(name: .customLong("fq")) var filters: [String] = []
@@ -94,7 +95,7 @@ struct DebugCommand: AsyncParsableCommand {
 
         func run() async throws {
             let engine: VisualSearchEngine
-            do { engine = try await catalog.engine() } catch { throw CLIError.report(error) }
+            do { engine = try await catalog.engine(model: model) } catch { throw CLIError.report(error) }
             var parameters = SearchParameters()
             parameters.limit = limit
             parameters.includesScore = true

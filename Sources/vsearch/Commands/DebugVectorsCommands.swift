@@ -16,6 +16,7 @@ extension DebugCommand {
             installed model's, so that a server with the model embeds uploads into the same space.
             """)
         @OptionGroup var catalog: CatalogOptions
+        @OptionGroup var model: ModelOptions
         @Option(help: "float32 row-major vectors of --dims floats each.") var vectors: String
         @Option var dims = ColorFeatures.dimensions
         @Option(help: "float32 row-major learned vectors of --learned-dims floats each, as many rows as --vectors.") var learned: String?
@@ -73,7 +74,7 @@ extension DebugCommand {
                                            contentHash: SHA256Digest.hex(of: Array("vsearch debug load-vectors \(learnedDims)".utf8)))
             }
             let embedder: LearnedEmbedder
-            do { embedder = try LearnedEmbedder(modelDirectory: catalog.modelDirectory) } catch { throw CLIError.report(error) }
+            do { embedder = try LearnedEmbedder(modelDirectory: model.modelDirectory) } catch { throw CLIError.report(error) }
             guard embedder.descriptor.dimension == learnedDims else {
                 throw ValidationError("the installed model makes \(embedder.descriptor.dimension) floats, --learned-dims is \(learnedDims)")
             }
@@ -88,6 +89,7 @@ extension DebugCommand {
             commandName: "query-vectors",
             abstract: "Find similar for each float32 query vector through the engine; print per-query ms and the top rows.")
         @OptionGroup var catalog: CatalogOptions
+        @OptionGroup var model: ModelOptions
         @Option(help: "float32 row-major query vectors.") var queries: String
         @Option(help: "Floats per query: 112 for color, the catalog model's dimension for visual.") var dims = ColorFeatures.dimensions
         @Option(help: ArgumentHelp("The space the queries are in.", valueName: "color|visual")) var similarity = "color"
@@ -123,7 +125,7 @@ extension DebugCommand {
             }
             let opening = ContinuousClock.now
             let engine: VisualSearchEngine
-            do { engine = try await catalog.engine() } catch { throw CLIError.report(error) }
+            do { engine = try await catalog.engine(model: model) } catch { throw CLIError.report(error) }
             let startSeconds = DebugCommand.seconds(since: opening)
             do {
                 for vector in vectors.prefix(warmup) { _ = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters) }

@@ -33,6 +33,7 @@ struct IndexCommand: AsyncParsableCommand {
 
     @Argument(help: "The folder of images (searched recursively).") var directory: String
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @Option(help: ArgumentHelp("Metadata: catalog.csv or items.jsonl, with an im_name column.", valueName: "file")) var metadata: String?
     @Option(help: ArgumentHelp("Field types, overriding inference.", valueName: "field:type,...")) var schema: String?
     @Option(name: .customLong("batch-size"), help: "Images per transaction.") var batchSize = 64
@@ -70,7 +71,7 @@ struct IndexCommand: AsyncParsableCommand {
             let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
             let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
             // The model loads (checksum, runtime) before the catalog is opened: a damaged model writes nothing.
-            let learned = colourOnly ? nil : try catalog.learnedEmbedder()
+            let learned = colourOnly ? nil : try model.learnedEmbedder()
             try learned?.load()
             configuration.learned = learned
             let store = try await catalog.openUnreported(creating: true)
@@ -169,6 +170,7 @@ struct CatalogCommand: AsyncParsableCommand {
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Images, fields and integrity of the catalog.")
         @OptionGroup var catalog: CatalogOptions
+        @OptionGroup var model: ModelOptions
         @Flag(help: "Print JSON.") var json = false
 
         struct Report: Encodable {
@@ -201,7 +203,7 @@ struct CatalogCommand: AsyncParsableCommand {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
                 }
                 let stale = try await store.staleFeatureCount()
-                let installed = (try? catalog.learnedEmbedder()) ?? nil
+                let installed = (try? model.learnedEmbedder()) ?? nil
                 let report = Report(location: catalog.location.description, images: try await store.count(),
                                     fields: try await store.schema().fields.mapValues(\.rawValue),
                                     integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale,
@@ -239,7 +241,7 @@ struct CatalogCommand: AsyncParsableCommand {
         /// The same removal and the same output as `vsearch remove` on the local catalog.
         func run() async throws {
             let response: DataAPIResponse
-            do { response = try await catalog.engine().remove(RemoveRequest(imageNames: names)) } catch { throw CLIError.report(error) }
+            do { response = try await catalog.engine(model: nil).remove(RemoveRequest(imageNames: names)) } catch { throw CLIError.report(error) }
             try RemoveCommand.report(response, names: names, json: json)
         }
     }

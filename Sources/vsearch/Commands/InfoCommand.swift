@@ -27,6 +27,7 @@ struct InfoCommand: AsyncParsableCommand {
     var files: [String] = []
 
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
 
     @Flag(help: "Print JSON lines, one per file.")
     var json = false
@@ -54,7 +55,7 @@ struct InfoCommand: AsyncParsableCommand {
     func setup() async -> Setup {
         var report = Setup(version: VSearch.version, catalog: catalog.location.description)
         do {
-            report.installedModel = try catalog.learnedEmbedder()?.descriptor
+            report.installedModel = try model.learnedEmbedder()?.descriptor
             if report.installedModel == nil { report.modelProblem = "not installed: `\(EmbeddingError.installCommand)`" }
         } catch {
             report.modelProblem = error.description

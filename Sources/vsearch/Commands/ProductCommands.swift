@@ -20,6 +20,7 @@ struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
     static let method = "product/search_by_image"
     static let configuration = CommandConfiguration(commandName: "search", abstract: "Products similar to an image (ProductSearch search_by_image).")
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @OptionGroup var image: ImageQueryOptions
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
@@ -30,7 +31,7 @@ struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
 
     func run() async throws {
         try image.checkFile()
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
         ProductOutput.print(response, title: image.title, json: options.json)
     }
 }
@@ -41,6 +42,7 @@ struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     static let method = "product/recommendations"
     static let configuration = CommandConfiguration(commandName: "recommend", abstract: "Recommendations for a product (ProductSearch recommendations/{product_id}).")
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @Argument(help: "The product id (offline: the im_name).") var productID: String
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Blending with events") var blending: RecommendationOptions
@@ -54,7 +56,7 @@ struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     var recommendationBlend: RecommendationBlend { blending.blend }
 
     func run() async throws {
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
+        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
         ProductOutput.print(response, title: productID, json: options.json)
     }
 }

@@ -59,6 +59,7 @@ struct SearchCommand: AsyncParsableCommand, QueryCommand {
     )
 
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @OptionGroup var image: ImageQueryOptions
     @Option(help: ArgumentHelp("Detect objects: all (search the best one) or a product type (search the best of that type).",
                                valueName: "all|type"))
@@ -92,6 +93,7 @@ struct SimilarCommand: AsyncParsableCommand, QueryCommand {
     static let method = "search"
     static let configuration = CommandConfiguration(commandName: "similar", abstract: "Find images similar to a catalog image (ViSearch /search).")
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @Argument(help: "The im_name of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Remote") var service: ServiceOptions
@@ -123,6 +125,7 @@ struct RecommendCommand: AsyncParsableCommand, QueryCommand {
         """
     )
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @Argument(help: "The im_name (product id) of a catalog image.") var imageName: String
     @OptionGroup var options: QueryOptions
     @OptionGroup(title: "Blending with events") var blending: RecommendationOptions
@@ -149,6 +152,7 @@ struct ColorCommand: AsyncParsableCommand, QueryCommand {
                                                     discussion: "HEX is ff00ff, #ff00ff, f0f or #f0f — locally and with --endpoint alike. `vsearch colour` is the same command.",
                                                     aliases: ["colour"])
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @Argument(help: ArgumentHelp("The colour, e.g. c45b3b.", valueName: "hex"), transform: HexColor.argument) var argument: HexColor?
     /// `--hex ff0000`, the ViSearch parameter's name, for those who reach for an option.
     @Option(name: .customLong("hex"), help: .hidden, transform: HexColor.argument) var hex: HexColor?
@@ -193,6 +197,7 @@ struct DiscoverCommand: AsyncParsableCommand, QueryCommand {
           vsearch discover --image look.jpg --point 120,80 --point 300,200 --json
         """)
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     @OptionGroup var image: ImageQueryOptions
     @Option(help: ArgumentHelp("A point of interest. Repeatable.", valueName: "x,y")) var point: [String] = []
     @Option(name: .customLong("result-limit"), help: "Results per object.") var resultLimit: Int?

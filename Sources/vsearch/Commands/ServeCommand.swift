@@ -42,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var model: ModelOptions
     // Options with a default are optional with the default in their help ("Default X."), as every other serve option:
     // ArgumentParser would add its own "(default: X)" spelling to a property with an initial value.
     @Option(name: .customLong("host"), help: "Address to bind. Anything other than loopback exposes the catalog to the network. Default 127.0.0.1.")
@@ -172,7 +173,7 @@ struct ServeCommand: AsyncParsableCommand {
         var modelProblem: String?
         var detectionProblem: String?
         do {
-            let learned = try catalog.learnedEmbedder()
+            let learned = try model.learnedEmbedder()
             try learned?.load()
             settings.learned = learned
             if learned == nil { modelProblem = "the learned similarity model is not installed" }

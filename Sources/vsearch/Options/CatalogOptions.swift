@@ -13,24 +13,6 @@ struct CatalogOptions: ParsableArguments {
                                + "Default $VSEARCH_CATALOG, else .vsearch/catalog.sqlite.", valueName: "path|url"))
     var catalog: String?
 
-    @Option(name: .customLong("model-dir"), help: ArgumentHelp("The learned similarity model's folder (holding model.json). "
-                                                               + "Default $VSEARCH_MODEL_DIR, else the one `vsearch model install` made.", valueName: "path"))
-    var modelDirectory: String?
-
-    /// The installed learned model, its manifest read (it loads on first use);
-    /// nil when none is installed. A manifest that is there but wrong is an error.
-    func learnedEmbedder() throws(EmbeddingError) -> LearnedEmbedder? {
-        do {
-            return try LearnedEmbedder(modelDirectory: modelDirectory)
-        } catch {
-            switch error {
-            case .modelMissing, .runtimeUnavailable: if modelDirectory == nil { return nil }
-            default: break
-            }
-            throw error
-        }
-    }
-
     /// The location in effect.
     var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
 
@@ -59,15 +41,16 @@ struct CatalogOptions: ParsableArguments {
         }
     }
 
-    /// The offline engine over the catalog, reading the user's own files and URLs.
+    /// The offline engine over the catalog, reading the user's own files and URLs; with `model`, the learned model
+    /// (and its detector) that command loads — nil for commands that never embed an image.
     /// Errors are thrown unreported, for the caller's ``CLIError/report(_:)`` (or JSON failure shape).
-    func engine(recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
+    func engine(model: ModelOptions?, recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
         try checkLocation()
         let opened = try await location.openCatalog()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
-        let learned = try learnedEmbedder()
+        let learned = try model?.learnedEmbedder()
         configuration.learned = learned
         // Detection needs the model's detection files (installed with it since issue 38); without them discover says so.
         configuration.detector = learned.flatMap { try? ObjectDetector(embedder: $0) }

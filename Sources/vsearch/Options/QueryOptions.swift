@@ -95,6 +95,7 @@ struct QueryOptions: ParsableArguments {
 /// A query command: asks the service one thing and prints the search answer.
 protocol QueryCommand: ServiceCall where Answer == SearchResponse {
     var catalog: CatalogOptions { get }
+    var model: ModelOptions { get }
     var options: QueryOptions { get }
     var service: ServiceOptions { get }
     /// What the results page shows as the query.
@@ -106,7 +107,7 @@ extension QueryCommand {
 
     /// Runs the call locally or remotely and prints the answer.
     func runQuery() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, service: service, json: options.json)
+        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
         try await QueryOutput.print(response, query: resultsQuery, options: options, engine: engine)
     }
 }

@@ -85,11 +85,11 @@ extension ServiceCall {
 enum ServiceRunner {
     /// The answer, and the engine when the call ran locally (for sources of results).
     /// With `json`, a failure also prints the API's failure shape on stdout, so machine output is always JSON.
-    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, service: ServiceOptions, json: Bool) async throws
+    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, model: ModelOptions, service: ServiceOptions, json: Bool) async throws
         -> (answer: Call.Answer, engine: VisualSearchEngine?) {
         do {
             if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
-            let engine = try await catalog.engine(recommendations: call.recommendationBlend)
+            let engine = try await catalog.engine(model: model, recommendations: call.recommendationBlend)
             let schema = try await engine.catalog.schema()
             if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
                 throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())

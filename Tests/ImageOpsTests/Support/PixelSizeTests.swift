@@ -24,19 +24,6 @@ struct PixelSizeTests {
     }
 }
 
-@Suite("ImageFormat")
-struct ImageFormatTests {
-    @Test("formats are recognised from their magic bytes")
-    func sniffing() {
-        #expect(ImageFormat(sniffing: [0xFF, 0xD8, 0xFF, 0xE0]) == .jpeg)
-        #expect(ImageFormat(sniffing: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) == .png)
-        #expect(ImageFormat(sniffing: Array("GIF89a".utf8)) == .gif)
-        #expect(ImageFormat(sniffing: Array("RIFF\0\0\0\0WEBPVP8 ".utf8)) == .webp)
-        #expect(ImageFormat(sniffing: Array("hello".utf8)) == nil)
-        #expect(ImageFormat(sniffing: []) == nil)
-    }
-}
-
 @Suite("ImageLimits")
 struct ImageLimitsTests {
     @Test("an image exactly at the pixel limit passes and one pixel more is rejected")
