@@ -93,6 +93,10 @@ struct FirstUseCLITests {
                 #expect(remote.status == 0 && remote.stderr.contains("warning:") && remote.stderr.contains("Unknown field brnad"),
                         "\(flag): \(remote.stderr)")
             }
+            // Several typos: one warning naming them all, the declared fields listed once.
+            let two = try await CLI.run(["similar", "chelsea_cat", "--fl", "brnad", "--fl", "prise", "--fl", "brnad", "--endpoint", url])
+            #expect(two.stderr.components(separatedBy: "warning:").count == 2 && two.stderr.contains("Unknown field brnad, prise:")
+                        && two.stderr.components(separatedBy: "(fields:").count == 2, "\(two.stderr)")
         }
     }
 

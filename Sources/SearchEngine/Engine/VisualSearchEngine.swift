@@ -470,11 +470,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// Which of `names` the catalog does not hold (its vectors in memory, or the store that runs k-NN).
     func absentNames(_ names: [String]) async throws(VisualSearchError) -> Set<String> {
         if let neighbourStore {
-            var absent = Set<String>()
-            for name in Set(names) {
-                if try await neighbourStore.image(named: name) == nil { absent.insert(name) }
-            }
-            return absent
+            // One query for all the names (the store's `im_name = ANY(…)`), not one per name.
+            let present = try await neighbourStore.sources(of: Array(Set(names)))
+            return Set(names.filter { present[$0] == nil })
         }
         guard let index = try await snapshot().index else { return Set(names) }
         return Set(names.filter { index.row(named: $0) == nil })
@@ -668,9 +666,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         var response = shaper.searchResponse(method: method, ranked: candidates.ranked, rows: candidates.rows,
                                              valueMaps: maps, facets: facets, requestID: RequestID.make())
         // An `fl` naming no declared field returns no value for it: a warning, as an unknown facet field gets.
-        for field in parameters.fields where field != "*" && snapshot.schema.fields[field] == nil {
+        // One message for all of them, the declared fields listed once.
+        let unknown = parameters.fields.filter { $0 != "*" && snapshot.schema.fields[$0] == nil }
+        if !unknown.isEmpty {
             response.status = .warning
-            response.error.append("fl: " + VisualSearchError.unknownField(field, known: snapshot.schema.fields.keys.sorted()).message)
+            var seen = Set<String>()
+            let names = unknown.filter { seen.insert($0).inserted }
+            response.error.append("fl: " + VisualSearchError.unknownField(names.joined(separator: ", "), known: snapshot.schema.fields.keys.sorted()).message)
         }
         return response
     }

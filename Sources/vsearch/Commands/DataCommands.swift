@@ -48,7 +48,7 @@ struct InsertCommand: AsyncParsableCommand {
     func declareFields(in engine: VisualSearchEngine) async throws {
         let stored = try await engine.catalog.schema()
         let declared = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
-        let named = Set(fields.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
+        let named = Set(try fieldValues().keys)
         if let unknown = named.sorted().first(where: { stored.fields[$0] == nil && declared.fields[$0] == nil }) {
             let known = stored.fields.keys.sorted()
             throw VisualSearchError.invalidParameter(name: "field", reason: "\(unknown) is not a field of this catalog ("
@@ -58,13 +58,19 @@ struct InsertCommand: AsyncParsableCommand {
         if !declared.fields.isEmpty { try await engine.catalog.declare(declared) }
     }
 
-    /// The images to insert; with `local`, a relative path is read from the working directory.
-    func items(local: Bool = false) throws -> [InsertItem] {
+    /// --field's values by field name: one parse for the fields declared and the items inserted.
+    func fieldValues() throws -> [String: String] {
         var metadata: [String: String] = [:]
         for field in fields {
             guard let equals = field.firstIndex(of: "="), equals != field.startIndex else { throw ValidationError("--field \(field) is not field=value") }
             metadata[String(field[..<equals])] = String(field[field.index(after: equals)...])
         }
+        return metadata
+    }
+
+    /// The images to insert; with `local`, a relative path is read from the working directory.
+    func items(local: Bool = false) throws -> [InsertItem] {
+        let metadata = try fieldValues()
         return try images.map { text in
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex, text.index(after: equals) != text.endIndex else {
                 throw ValidationError("\(text) is not IM_NAME=URL")

@@ -25,6 +25,11 @@ enum CommandSuggestion {
         return table[a.count][b.count]
     }
 
+    /// The subcommand of `command` called `word`, by its name or an alias: the one step of every walk down a command line.
+    static func subcommand(of command: ParsableCommand.Type, named word: String) -> ParsableCommand.Type? {
+        command.configuration.subcommands.first { $0._commandName == word || $0.configuration.aliases.contains(word) }
+    }
+
     /// The first problem of `arguments` (without the program name) under
     /// `root`: an unknown command at any level, or an unknown `--option` of
     /// the command they name (hidden old spellings count as known); nil when
@@ -40,7 +45,7 @@ enum CommandSuggestion {
             let word = arguments[index]
             if word.hasPrefix("-") || word == "help" { break }
             let subcommands = command.configuration.subcommands
-            if let next = subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) {
+            if let next = subcommand(of: command, named: word) {
                 command = next
                 path.append(next._commandName)
                 index += 1

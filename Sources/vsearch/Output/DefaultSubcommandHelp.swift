@@ -12,8 +12,7 @@ enum DefaultSubcommandHelp {
         var command = root
         var path = [root._commandName]
         for word in arguments.dropLast() {
-            guard let next = command.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) })
-            else { return nil }
+            guard let next = CommandSuggestion.subcommand(of: command, named: word) else { return nil }
             command = next
             path.append(next._commandName)
         }
