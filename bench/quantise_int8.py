@@ -12,8 +12,11 @@
     taskset -c 1 bench/.venv/bin/python bench/quantise_int8.py check --model DIR/model.onnx --variant NAME
         # the hand-written int8 model (convert_efficientnet_lite0.py --int8-ranges) against onnxruntime's quantiser's
         # output for the same ranges: graph structure, initialisers, vectors and speed
-    taskset -c 1 bench/.venv/bin/python bench/quantise_int8.py held-out --variant NAME [--model DIR/model.onnx]
+    taskset -c 1 bench/.venv/bin/python bench/quantise_int8.py held-out --variant NAME --model DIR/model.onnx
         # the held-out parts, ONCE, after the variant is fixed (float32 beside it)
+    bench/.venv/bin/python bench/quantise_int8.py speed --vsearch PATH --int8-dir DIR [--fp32-dir DIR] [--runs 5]
+        # CPU ms per 1-MP JPEG on one core (--core 1): `vsearch model embed --batch 1` and the Python peer
+        # (bench/embedding.py's), each with the float32 and the int8 model, interleaved; equal-output checks first
 
 Needs bench/.venv with onnxruntime 1.23.2, numpy, Pillow and `onnx` (bench only; the quantiser imports it) and the
 float32 model from scripts/install-model.sh (.build-tools/models/efficientnet-lite0/, or --model-dir).
@@ -58,6 +61,8 @@ VARIANTS = {
           dict(ops=["Conv", "Clip"], exclude=("depthwise", "stem", "head"))),
     "a-conv-stemhead": ("every Conv QDQ'd except stem and head", dict(ops=["Conv", "Clip"], exclude=("stem", "head"))),
     "a-conv-head": ("every Conv QDQ'd except the head", dict(ops=["Conv", "Clip"], exclude=("head",))),
+    "a-conv-rr": ("every Conv QDQ'd, weights in 7 bits (reduce_range: [-64, 64], no u8s8 saturation without VNNI)",
+                  dict(ops=["Conv", "Clip"], exclude=(), reduce_range=True)),
 }
 
 
@@ -196,7 +201,7 @@ def excluded(model_path, parts):
     return out
 
 
-def ort_quantise(model_path, out_path, ranges, ops, exclude, per_channel=True):
+def ort_quantise(model_path, out_path, ranges, ops, exclude, per_channel=True, reduce_range=False):
     """onnxruntime.quantization's QDQ quantiser on the float32 model with the given ranges (what quantize_static does
     after calibrating): int8 symmetric weights (per channel), uint8 asymmetric activations, int32 biases."""
     from onnxruntime.quantization import QuantType
@@ -207,7 +212,7 @@ def ort_quantise(model_path, out_path, ranges, ops, exclude, per_channel=True):
     model = load_model_with_shape_infer(Path(model_path))
     if not ops:
         ops = list(set(QLinearOpsRegistry.keys()) | set(QDQRegistry.keys()))
-    q = QDQQuantizer(model, per_channel, False, QuantType.QInt8, QuantType.QUInt8, tensors_data(ranges),
+    q = QDQQuantizer(model, per_channel, reduce_range, QuantType.QInt8, QuantType.QUInt8, tensors_data(ranges),
                      [], list(exclude), ops, {})
     q.quantize_model()
     q.model.save_model_to_file(out_path, False)
@@ -321,7 +326,8 @@ def cmd_variants(a):
         desc, cfg = VARIANTS[base]
         desc = desc + ("" if per_channel else "; per-tensor weights") + ("" if method == "minmax" else f"; {method} ranges")
         out = os.path.join(WORK, f"variant-{name}.onnx")
-        ort_quantise(fp32_path, out, load_ranges(method), cfg["ops"], excluded(fp32_path, cfg["exclude"]), per_channel)
+        ort_quantise(fp32_path, out, load_ranges(method), cfg["ops"], excluded(fp32_path, cfg["exclude"]), per_channel,
+                     cfg.get("reduce_range", False))
         sess = session(out)
         t0 = time.time()
         f = tune.figures(tune.raw(sess), P)
@@ -362,7 +368,8 @@ def cmd_check(a):
     base, method = a.variant, "minmax"
     desc, cfg = VARIANTS[base]
     ort_path = os.path.join(WORK, f"check-ort-{a.variant}.onnx")
-    ort_quantise(fp32_path, ort_path, load_ranges(method), cfg["ops"], excluded(fp32_path, cfg["exclude"]), True)
+    ort_quantise(fp32_path, ort_path, load_ranges(method), cfg["ops"], excluded(fp32_path, cfg["exclude"]), True,
+                 cfg.get("reduce_range", False))
     g1, g2 = onnx.load(ort_path).graph, onnx.load(a.model).graph
     ops1 = [n.op_type for n in g1.node]
     ops2 = [n.op_type for n in g2.node]
@@ -419,16 +426,76 @@ def cmd_held_out(a):
         f = part.figures(part.raw(sess), P)
         rows.append((name, f))
     ref = rows[0][1]["projected"]
-    lines = ["| model | kinds p@10 | copies R@1 | R@10 | down25 R@1 | lowest R@1 (transform) | cosine to fp32 min / median |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| model | kinds p@10 (hits of 10 per query) | copies R@1 (hits) | R@10 | down25 R@1 | lowest R@1 (transform) | "
+             "cosine to fp32 min / median |", "|---|---|---|---|---|---|---|"]
+    nk, nq = len(part.sets.kinds), len(part.sets.queries)
     for name, f in rows:
         worst = min(f["per"], key=f["per"].get)
         c = cos_stats(ref, f["projected"])
-        lines.append(f"| {name} | {f['p10']:.3f} | {f['r1']:.3f} | {f['r10']:.3f} | {f['per']['down25']:.3f} | "
+        lines.append(f"| {name} | {f['p10']:.4f} ({round(f['p10'] * nk * 10)} of {nk * 10}) | {f['r1']:.4f} "
+                     f"({round(f['r1'] * nq)} of {nq}) | {f['r10']:.3f} | {f['per']['down25']:.3f} | "
                      f"{f['per'][worst]:.3f} ({worst}) | {c[0]:.4f} / {c[1]:.4f} |")
     per = "\n".join(f"  {t}: " + ", ".join(f"{n} {f['per'][t]:.3f}" for n, f in rows) for t in rows[0][1]["per"])
     out = "\n".join(lines) + "\n\nper transform R@1:\n" + per
     open(os.path.join(WORK, "held-out.md"), "w").write(out + "\n")
+    print(out)
+
+
+def cmd_speed(a):
+    """vsearch `model embed --batch 1` and the Python peer (bench/embedding.py's, here with bench/.venv's PyPI Pillow),
+    each with the float32 and the int8 model, interleaved on one core: CPU ms per 1-MP JPEG (bench/work/peer-1mp/),
+    startup subtracted as bench/embedding.py does (the same files once and --repeat times), median of --runs."""
+    import embed_peer
+    import embedding
+    files = embed_peer.make_inputs(a.count)
+    os.makedirs(WORK, exist_ok=True)
+    single, multi = os.path.join(WORK, "speed-1x.json"), os.path.join(WORK, f"speed-{a.repeat}x.json")
+    json.dump(files, open(single, "w"))
+    json.dump(files * a.repeat, open(multi, "w"))
+    py = sys.executable
+    dirs = {"fp32": a.fp32_dir, "int8": a.int8_dir}
+    # equal output first: vsearch's raw vectors against the peer's, each model (20 files)
+    first = os.path.join(WORK, "speed-20.json")
+    json.dump(files[:20], open(first, "w"))
+    checks, raws = [], {}
+    for m, d in dirs.items():
+        dump = os.path.join(WORK, f"speed-peer-{m}.npy")
+        embedding.run(embedding.peer_cmd(py, first, 1, d, dump), core=a.core)
+        _, _, raw = embedding.run([a.vsearch, "model", "embed", "--raw", "--model-dir", d] + files[:20], core=a.core,
+                                  stdout=None)
+        v = sl.l2n(np.array([json.loads(line)["vector"] for line in raw.splitlines()], np.float32))
+        raws[m] = v
+        c = np.sum(v * np.load(dump), axis=1)
+        checks.append(f"{m}: vsearch --raw vs the peer, cosine min {c.min():.5f} median {np.median(c):.5f}")
+    c = np.sum(raws["fp32"] * raws["int8"], axis=1)
+    checks.append(f"vsearch int8 vs vsearch fp32 (raw 1280-d): cosine min {c.min():.4f} median {np.median(c):.4f}")
+    print("\n".join(checks), file=sys.stderr, flush=True)
+    configs = {}
+    for m, d in dirs.items():
+        configs[f"vsearch {m}"] = (lambda d: lambda js, lst: [a.vsearch, "model", "embed", "--batch", "1", "--model-dir", d] + lst)(d)
+        configs[f"peer {m}"] = (lambda d: lambda js, lst: embedding.peer_cmd(py, js, 1, d))(d)
+    per = {k: [] for k in configs}
+    load0 = open("/proc/loadavg").read().split()[:3]
+    embedding.OTHERS["a"].clear()
+    for rep in range(a.runs):
+        for name, make in configs.items():
+            cpu = {}
+            for key, lst, js in (("1x", files, single), ("kx", files * a.repeat, multi)):
+                cpu[key] = embedding.run(make(js, lst), core=a.core)[0]
+            per[name].append(1000 * (cpu["kx"] - cpu["1x"]) / ((a.repeat - 1) * len(files)))
+        print(f"run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in per.items()), file=sys.stderr, flush=True)
+    load1 = open("/proc/loadavg").read().split()[:3]
+    others = embedding.OTHERS["a"]
+    lines = [f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; core {a.core}; {machine()}; load before "
+             f"{' '.join(load0)}, after {' '.join(load1)}; other processes' CPU during the runs median "
+             f"{statistics.median(others):.2f} cores, highest {max(others):.2f}; {a.count} JPEGs 1280x800; "
+             f"vsearch `{a.vsearch}`; peer {py} (PyPI Pillow)", "", *checks, "",
+             "| pipeline | model | CPU ms / image (median) | runs |", "|---|---|---|---|"]
+    for name, v in per.items():
+        who, m = name.split()
+        lines.append(f"| {who} | {m} | **{statistics.median(v):.2f}** | {', '.join(f'{x:.2f}' for x in v)} |")
+    out = "\n".join(lines)
+    open(os.path.join(WORK, "speed.md"), "w").write(out + "\n")
     print(out)
 
 
@@ -448,8 +515,17 @@ def main():
     h = sub.add_parser("held-out")
     h.add_argument("--variant", required=True)
     h.add_argument("--model", required=True)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--vsearch", required=True)
+    sp.add_argument("--fp32-dir", default=os.path.join(ROOT, ".build-tools", "models", "efficientnet-lite0"))
+    sp.add_argument("--int8-dir", required=True)
+    sp.add_argument("--count", type=int, default=100)
+    sp.add_argument("--repeat", type=int, default=3)
+    sp.add_argument("--runs", type=int, default=5)
+    sp.add_argument("--core", type=int, default=1)
     a = ap.parse_args()
-    {"ranges": cmd_ranges, "variants": cmd_variants, "check": cmd_check, "held-out": cmd_held_out}[a.cmd](a)
+    {"ranges": cmd_ranges, "variants": cmd_variants, "check": cmd_check, "held-out": cmd_held_out,
+     "speed": cmd_speed}[a.cmd](a)
 
 
 if __name__ == "__main__":

