@@ -107,6 +107,9 @@ def session(path_or_bytes):
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # exact U8U8 instead of possibly saturating U8S8 on x86 without VNNI; a no-op where VNNI exists (measured: same
+    # outputs, same speed on this AVX-512 VNNI CPU)
+    so.add_session_config_entry("session.x64quantprecision", "1")
     return ort.InferenceSession(path_or_bytes, so, providers=["CPUExecutionProvider"])
 
 
