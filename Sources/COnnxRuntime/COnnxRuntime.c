@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-// The index of every typed member of OrtApi, as the C API's version-1 table fixes it. A wrong placeholder count
+// The index of every typed member of OrtApi, as the C API's tables (versions 1-5) fix it. A wrong placeholder count
 // in the header fails the build here instead of calling the wrong function at run time.
 #define VS_ORT_INDEX(member, index) \
     _Static_assert(offsetof(OrtApi, member) == (index) * sizeof(void *), #member " must be entry " #index)
@@ -54,7 +54,8 @@ VS_ORT_INDEX(ReleaseValue, 96);
 VS_ORT_INDEX(ReleaseTypeInfo, 98);
 VS_ORT_INDEX(ReleaseTensorTypeAndShapeInfo, 99);
 VS_ORT_INDEX(ReleaseSessionOptions, 100);
-_Static_assert(sizeof(OrtApi) == 101 * sizeof(void *), "OrtApi is declared through entry 100");
+VS_ORT_INDEX(AddSessionConfigEntry, 130);
+_Static_assert(sizeof(OrtApi) == 131 * sizeof(void *), "OrtApi is declared through entry 130");
 _Static_assert(sizeof(void (*)(void)) == sizeof(void *), "function pointers are pointer-sized");
 
 static void vs_copy(char *out, size_t capacity, const char *text) {

@@ -31,6 +31,10 @@ public final class InferenceSession: @unchecked Sendable {
         try runtime.check(api.pointee.SetIntraOpNumThreads(options, Int32(self.threads)), "SetIntraOpNumThreads")
         try runtime.check(api.pointee.SetInterOpNumThreads(options, 1), "SetInterOpNumThreads")
         try runtime.check(api.pointee.SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "SetSessionGraphOptimizationLevel")
+        // int8 models (QDQ, full-range int8 weights): on x86 without AVX-512 VNNI / AVX-VNNI the fast u8s8 kernels
+        // can saturate their 16-bit intermediate sums; this key makes ONNX Runtime use exact kernels there. With
+        // VNNI it changes nothing (same outputs, same speed: bench/RESULTS.md, issue 40 item 1); float models ignore it.
+        try runtime.check(api.pointee.AddSessionConfigEntry(options, "session.x64quantprecision", "1"), "AddSessionConfigEntry")
         var session: OpaquePointer?
         let status = model.withUnsafeBytes { bytes in
             api.pointee.CreateSessionFromArray(runtime.environment, bytes.baseAddress, bytes.count, options, &session)

@@ -16,8 +16,8 @@
 //
 // Only what vsearch calls is declared with its type. Every member before the last one we use is present, in
 // order, so the offsets are right: the ones we do not call are `void *` placeholders named after the function
-// they stand for. Every member declared with a type here belongs to C API version 1 (ONNX Runtime 1.0, table
-// indices 0-101), so VS_ORT_API_VERSION is 1 and any ONNX Runtime from 1.0 on serves it. COnnxRuntime.c checks
+// they stand for. The last typed member, AddSessionConfigEntry (index 130), came with C API version 5 (ONNX
+// Runtime 1.5), so VS_ORT_API_VERSION is 5 and any ONNX Runtime from 1.5 on serves it. COnnxRuntime.c checks
 // each typed member's index with a static assertion; the numbers in the comments below are those indices.
 //
 // The struct is shorter than the library's table: use it only through the pointer vs_ort_load returns; never
@@ -38,8 +38,9 @@
 extern "C" {
 #endif
 
-/// The C API version vsearch asks for: the lowest that has every function declared below (all are version 1).
-#define VS_ORT_API_VERSION 1u
+/// The C API version vsearch asks for: the lowest that has every function declared below (AddSessionConfigEntry
+/// is version 5's; every other one version 1's).
+#define VS_ORT_API_VERSION 5u
 
 // ---------------------------------------------------------------------------------------------------------
 // Enumerations (values as documented; the library may return values newer than those listed, so code that
@@ -306,7 +307,44 @@ typedef struct OrtApi {
     /* 98 */ void (*ReleaseTypeInfo)(OrtTypeInfo *input);
     /* 99 */ void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo *input);
     /* 100 */ void (*ReleaseSessionOptions)(OrtSessionOptions *input);
-    // 101 ReleaseCustomOpDomain ends version 1; later members are not declared.
+    /* 101 */ void *unused_ReleaseCustomOpDomain;
+    // Version 2 (ONNX Runtime 1.2)
+    /* 102 */ void *unused_GetDenotationFromTypeInfo;
+    /* 103 */ void *unused_CastTypeInfoToMapTypeInfo;
+    /* 104 */ void *unused_CastTypeInfoToSequenceTypeInfo;
+    /* 105 */ void *unused_GetMapKeyType;
+    /* 106 */ void *unused_GetMapValueType;
+    /* 107 */ void *unused_GetSequenceElementType;
+    /* 108 */ void *unused_ReleaseMapTypeInfo;
+    /* 109 */ void *unused_ReleaseSequenceTypeInfo;
+    /* 110 */ void *unused_SessionEndProfiling;
+    /* 111 */ void *unused_SessionGetModelMetadata;
+    /* 112 */ void *unused_ModelMetadataGetProducerName;
+    /* 113 */ void *unused_ModelMetadataGetGraphName;
+    /* 114 */ void *unused_ModelMetadataGetDomain;
+    /* 115 */ void *unused_ModelMetadataGetDescription;
+    /* 116 */ void *unused_ModelMetadataLookupCustomMetadataMap;
+    /* 117 */ void *unused_ModelMetadataGetVersion;
+    /* 118 */ void *unused_ReleaseModelMetadata;
+    // Version 3
+    /* 119 */ void *unused_CreateEnvWithGlobalThreadPools;
+    /* 120 */ void *unused_DisablePerSessionThreads;
+    /* 121 */ void *unused_CreateThreadingOptions;
+    /* 122 */ void *unused_ReleaseThreadingOptions;
+    /* 123 */ void *unused_ModelMetadataGetCustomMetadataMapKeys;
+    /* 124 */ void *unused_AddFreeDimensionOverrideByName;
+    // Version 4
+    /* 125 */ void *unused_GetAvailableProviders;
+    /* 126 */ void *unused_ReleaseAvailableProviders;
+    // Version 5 (ONNX Runtime 1.5)
+    /* 127 */ void *unused_GetStringTensorElementLength;
+    /* 128 */ void *unused_GetStringTensorElement;
+    /* 129 */ void *unused_FillStringTensorElement;
+    /// Sets a session configuration key (e.g. "session.x64quantprecision" = "1"); copied, so the strings may be
+    /// freed after the call. Unknown keys are accepted and ignored by the runtime.
+    /* 130 */ OrtStatus *(*AddSessionConfigEntry)(OrtSessionOptions *options, const char *config_key,
+                                                  const char *config_value);
+    // Later members are not declared.
 } OrtApi;
 
 /// What OrtGetApiBase returns.

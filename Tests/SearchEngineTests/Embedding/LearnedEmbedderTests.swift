@@ -28,7 +28,16 @@ struct LearnedEmbedderTests {
         return dot / norms
     }
 
-    /// Golden embeddings: a 224×224 PNG's model output equals PyTorch's (Tests/Fixtures/embeddings/README.md).
+    /// What the installed int8 model gives through Python's onnxruntime (the same library), for one model file.
+    struct QuantizedReference: Decodable {
+        var image: String
+        var model_sha256: String
+        var embedding: [Float]
+    }
+
+    /// Golden embeddings (Tests/Fixtures/embeddings/README.md): a 224×224 PNG's model output is, within int8's
+    /// rounding, PyTorch's float32 output of the original weights (cosine 0.9976 and 0.9948 measured), and —
+    /// for the model file it was computed with — exactly what onnxruntime from Python computes with the same file.
     @Test(arguments: ["chelsea_cat", "coffee_cup"])
     func goldenEmbedding(_ name: String) throws {
         let embedder = try LearnedModel.embedder()
@@ -36,9 +45,16 @@ struct LearnedEmbedderTests {
         let pixels = try ImageDecoder.decode(fileAt: "\(Self.fixtures)/\(reference.image)").pixels
         let output = try embedder.modelOutputs([pixels])[0]
         #expect(output.count == 1280)
-        #expect(Self.cosine(output, reference.embedding) >= 0.999)
-        let largest = zip(output, reference.embedding).map { abs($0 - $1) }.max() ?? 1
-        #expect(largest < 1e-3, "largest difference \(largest)")
+        #expect(Self.cosine(output, reference.embedding) >= 0.99)
+        let quantized = try JSONDecoder().decode(QuantizedReference.self, from: try #require(
+            FileManager.default.contents(atPath: "\(Self.fixtures)/reference-int8-\(name).json")))
+        if quantized.model_sha256 == embedder.manifest.sha256 {
+            #expect(Self.cosine(output, quantized.embedding) >= 0.99999)
+            let largest = zip(output, quantized.embedding).map { abs($0 - $1) }.max() ?? 1
+            #expect(largest < 1e-3, "largest difference \(largest)")
+        } else {
+            Issue.record("reference-int8-\(name).json was computed with model \(quantized.model_sha256.prefix(12)), not the installed \(embedder.manifest.sha256.prefix(12)): regenerate it (Tests/Fixtures/embeddings/README.md)")
+        }
         // The catalog's vector of the same file: the same output, normalised (and projected when the model ships a projection).
         let item = try ImageFeatures.catalogItem(named: name, bytes: try FileIO.read("\(Self.fixtures)/\(reference.image)"),
                                                  source: name, metadata: [:], learned: embedder)
