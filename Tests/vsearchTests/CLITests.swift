@@ -89,6 +89,20 @@ struct CLITests {
         #expect(files.contains("manifest.jsonl"))
     }
 
+    @Test("thumbs: a memory budget that fits one source at a time makes the same files as the default")
+    func thumbsMemoryBudget() async throws {
+        let input = try Self.makeInput(), tight = Self.temporaryDirectory() + "/tight", roomy = Self.temporaryDirectory() + "/roomy"
+        let one = try await Self.run(["thumbs", input, tight, "--jobs", "2", "--memory-budget-mb", "1"])
+        let other = try await Self.run(["thumbs", input, roomy, "--jobs", "2"])
+        #expect(one.status == 1 && other.status == 1, "the broken file fails in both")
+        #expect(one.stderr.contains("4 sources: 3 processed, 0 up to date, 1 failed"), "\(one.stderr)")
+        let files = Self.files(under: tight).filter { !$0.hasPrefix("manifest") }
+        #expect(files == Self.files(under: roomy).filter { !$0.hasPrefix("manifest") })
+        for file in files {
+            #expect(FileManager.default.contents(atPath: tight + "/" + file) == FileManager.default.contents(atPath: roomy + "/" + file), "\(file)")
+        }
+    }
+
     @Test("thumbs: a re-run skips up-to-date sources; --json reports them")
     func thumbsResume() async throws {
         let input = try Self.makeInput(), output = Self.temporaryDirectory() + "/out"
@@ -118,6 +132,8 @@ struct CLITests {
         #expect(run.status == 64)
         #expect(run.stderr.contains("--sizes"))
         #expect(try await Self.run(["thumbs", "a", "b", "--quality", "150"]).status == 64)
+        let budget = try await Self.run(["thumbs", "a", "b", "--memory-budget-mb", "0"])
+        #expect(budget.status == 64 && budget.stderr.contains("--memory-budget-mb"), "\(budget.stderr)")
         let missing = try await Self.run(["thumbs", "/nonexistent/in", Self.temporaryDirectory()])
         #expect(missing.status == 66, "a missing input is EX_NOINPUT, as everywhere")
         #expect(missing.stderr.contains("/nonexistent/in"))

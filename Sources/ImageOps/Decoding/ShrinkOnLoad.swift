@@ -46,4 +46,15 @@ public enum ShrinkOnLoad {
         let width = scaled(header.storedSize.width, denominator), height = scaled(header.storedSize.height, denominator)
         return width.multipliedReportingOverflow(by: height).overflow ? Int.max : width * height
     }
+
+    /// What decoding `bytes` (whose header is `header`) to `minimumSize`
+    /// holds in memory at its peak, known before it starts: the decoded
+    /// pixels (4 bytes each) and, for a progressive JPEG, the whole image's
+    /// DCT coefficients, which its decoder keeps whatever the output scale
+    /// (a 20-MP progressive 4:4:4 JPEG: 120 MB for a 20 MB half-size output).
+    public static func decodeBytes(of bytes: [UInt8], header: ImageHeader, minimumSize: PixelSize?) -> Int {
+        let pixels = decodedPixelCount(of: header, minimumSize: minimumSize)
+        let coefficients = header.format == .jpeg ? bytes.withUnsafeBytes { JPEGSegments.progressiveCoefficientBytes(in: $0) } : 0
+        return pixels.multipliedReportingOverflow(by: 4).overflow ? Int.max : pixels * 4 + coefficients
+    }
 }

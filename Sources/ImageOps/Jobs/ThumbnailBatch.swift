@@ -16,7 +16,8 @@ import Foundation
 /// - **Resumable**: a source whose planned outputs all exist and are at least
 ///   as new as the source is skipped (``Configuration/skipsUpToDate``).
 /// - **Bounded memory**: ``Configuration/jobs`` worker threads, each holding
-///   one image at a time.
+///   one image at a time, and together no more than ``Configuration/memoryBudget``
+///   (a large source waits for another to finish).
 /// - **Never stops on a bad file**: it is reported with its reason and skipped.
 ///
 /// ```swift
@@ -72,6 +73,16 @@ public struct ThumbnailBatch: Sendable {
         public var filter: ResamplingFilter = .lanczos3
         /// Worker threads. The number of active processors by default.
         public var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// Bytes the workers' sources may hold at once (``MemoryBudget``): the
+        /// file, the decoder's buffers (``ShrinkOnLoad/decodeBytes(of:header:minimumSize:)``)
+        /// and the first resample's. A source that would not fit waits for
+        /// another to finish; one alone always runs. By default 120 MB per
+        /// worker, which keeps `--jobs 2` on 20-MP sources under 300 MB
+        /// (bench/RESULTS.md, issue 40): two 20-MP sources at once otherwise
+        /// peak above it, and smaller ones are never held back.
+        public var memoryBudget: Int? = nil
+        /// The budget in force: ``memoryBudget``, or 120 MB per worker.
+        public var effectiveMemoryBudget: Int { memoryBudget ?? max(1, jobs) * ThumbnailBatch.memoryPerWorker }
         /// Skip sources whose outputs are all present and newer. `true` by default.
         public var skipsUpToDate = true
         /// Also copy each original into the output tree, so the output is
@@ -95,6 +106,9 @@ public struct ThumbnailBatch: Sendable {
         /// Creates the default configuration.
         public init() {}
     }
+
+    /// The default memory budget's share per worker thread (120 MB).
+    public static let memoryPerWorker = 120_000_000
 
     /// One output file.
     public struct Output: Sendable, Hashable, Codable {
@@ -205,10 +219,11 @@ public struct ThumbnailBatch: Sendable {
         let total = sources.count
         onEvent(.started(total: total))
 
+        let budget = MemoryBudget(bytes: configuration.effectiveMemoryBudget)
         let results = WorkerPool(workers: configuration.jobs).map(
             count: total, isCancelled: isCancelled,
             onResult: { _, result, completed in onEvent(.finished(result, completed: completed, total: total)) },
-            { index in process(sources[index]) }
+            { index in process(sources[index], budget: budget) }
         ).compactMap { $0 }
         let manifestPath = (output as NSString).appendingPathComponent(configuration.manifestName)
         try writeManifest(results, to: manifestPath)
@@ -225,10 +240,10 @@ public struct ThumbnailBatch: Sendable {
     }
 
     /// Processes one source; never throws, a failure is a result.
-    func process(_ relativePath: String) -> SourceResult {
+    func process(_ relativePath: String, budget: MemoryBudget? = nil) -> SourceResult {
         var result = SourceResult(source: relativePath, status: .failed, thumbnails: [])
         do {
-            try process(relativePath, into: &result)
+            try process(relativePath, budget: budget, into: &result)
         } catch {
             result.status = .failed
             result.thumbnails = []
@@ -238,9 +253,9 @@ public struct ThumbnailBatch: Sendable {
         return result
     }
 
-    private func process(_ relativePath: String, into result: inout SourceResult) throws(ImageOpsError) {
+    private func process(_ relativePath: String, budget: MemoryBudget?, into result: inout SourceResult) throws(ImageOpsError) {
         let sourcePath = ImageFiles.isDirectory(input) ? (input as NSString).appendingPathComponent(relativePath) : input
-        let bytes = try FileIO.read(sourcePath, maxBytes: configuration.limits.maxInputBytes)
+        var bytes = try FileIO.read(sourcePath, maxBytes: configuration.limits.maxInputBytes)
         let header = try ImageDecoder.readHeader(bytes, source: sourcePath)
         result.width = header.size.width
         result.height = header.size.height
@@ -275,7 +290,16 @@ public struct ThumbnailBatch: Sendable {
         options.failurePolicy = configuration.failurePolicy
         options.colorHandling = configuration.colorHandling
         options.defersColorConversion = true  // converted once, after the first (largest) resample
+        // The file, the decode and the first resample's output (at most a quarter of the decode on a reduction).
+        let decodeBytes = ShrinkOnLoad.decodeBytes(of: bytes, header: header, minimumSize: options.minimumSize)
+        let reservation = budget?.reserve(bytes.count + decodeBytes + decodeBytes / 4) ?? 0
+        defer { budget?.release(reservation) }
         var decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
+        // The encoded source is needed again only when it is kept as is: otherwise it is freed
+        // before the resampling, whose buffers peak beside the decoded pixels (a 20-MP PNG's
+        // file is ~18 MB of the job's peak; bench/RESULTS.md, issue 40).
+        let original = originalCopy == nil ? [] : bytes
+        bytes = []
         let metadata = OutputMetadata(colorProfile: decoded.colorProfile,
                                       rights: configuration.metadata == .copyright ? decoded.metadata : .none)
         var encoded: [(path: String, size: PixelSize, bytes: [UInt8])] = []
@@ -310,7 +334,7 @@ public struct ThumbnailBatch: Sendable {
                 let final = absolute(originalCopy)
                 let temporary = FileIO.temporaryPath(for: final)
                 temporaries.append((temporary, final))
-                try FileIO.write(bytes, to: temporary)
+                try FileIO.write(original, to: temporary)
             }
             for (temporary, final) in temporaries { try FileIO.commit(temporary, to: final) }
         } catch {

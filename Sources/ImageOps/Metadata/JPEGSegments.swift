@@ -94,6 +94,36 @@ enum JPEGSegments {
         return false
     }
 
+    /// The DCT coefficients a decoder holds at once for a progressive JPEG
+    /// (SOF2, SOF6, SOF10, SOF14): every block of every component, 64 × 2
+    /// bytes each, for the whole image, whatever the output scale; 0 for a
+    /// sequential JPEG, whose decoder keeps one row of blocks, and for
+    /// streams whose frame header cannot be read.
+    static func progressiveCoefficientBytes(in bytes: UnsafeRawBufferPointer) -> Int {
+        var total = 0
+        forEach(in: bytes) { marker, payload in
+            guard (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC else { return true }
+            guard [0xC2, 0xC6, 0xCA, 0xCE].contains(marker), payload.count >= 6 else { return false }
+            let height = Int(payload[1]) << 8 | Int(payload[2]), width = Int(payload[3]) << 8 | Int(payload[4])
+            let components = Int(payload[5])
+            guard payload.count >= 6 + 3 * components, components > 0 else { return false }
+            var horizontal: [Int] = [], vertical: [Int] = []
+            for component in 0..<components {
+                let sampling = Int(payload[7 + 3 * component])
+                horizontal.append(sampling >> 4)
+                vertical.append(sampling & 0x0F)
+            }
+            let maxH = max(1, horizontal.max() ?? 1), maxV = max(1, vertical.max() ?? 1)
+            for component in 0..<components {
+                let columns = (width * horizontal[component] + maxH * 8 - 1) / (maxH * 8)
+                let rows = (height * vertical[component] + maxV * 8 - 1) / (maxV * 8)
+                total += columns * rows * 128
+            }
+            return false
+        }
+        return total
+    }
+
     /// `jpeg` with `segments` (each a marker and payload) inserted after SOI
     /// and a leading JFIF APP0, where EXIF and ICC segments belong.
     static func inserting(_ segments: [(marker: UInt8, payload: [UInt8])], into jpeg: [UInt8]) -> [UInt8] {

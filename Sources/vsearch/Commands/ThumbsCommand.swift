@@ -60,6 +60,10 @@ struct Make: ParsableCommand {
     var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
+    @Option(name: .customLong("memory-budget-mb"),
+            help: "Megabytes the workers' sources may hold at once (file, decode, first resample); a large source waits for another to finish, one alone always runs. Default 120 per job.")
+    var memoryBudgetMB: Int?
+
     @Option(help: ArgumentHelp("Comma-separated thumbnail sizes in pixels.", valueName: "n,n,..."))
     var sizes: String = ThumbnailRule.defaultSizes.map(String.init).joined(separator: ",")
 
@@ -129,6 +133,7 @@ struct Make: ParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if let memoryBudgetMB, memoryBudgetMB < 1 { throw ValidationError("--memory-budget-mb must be at least 1") }
         guard (0...12).contains(pngLevel) else { throw ValidationError("--png-level must be 0...12") }
         if let maxImageMegapixels, !(maxImageMegapixels > 0) || !maxImageMegapixels.isFinite {
             throw ValidationError("--max-image-megapixels must be above 0")
@@ -163,6 +168,7 @@ struct Make: ParsableCommand {
         configuration.colorHandling = keepProfile ? .keepSourceProfile : .convertToSRGB
         configuration.metadata = keepMetadata
         configuration.jobs = jobs
+        configuration.memoryBudget = memoryBudgetMB.map { $0.multipliedReportingOverflow(by: 1_000_000).overflow ? Int.max : $0 * 1_000_000 }
         configuration.skipsUpToDate = !force
         configuration.copiesOriginals = copyOriginals
         configuration.limits.maxPixels = maxPixels
