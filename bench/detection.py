@@ -4,12 +4,14 @@
     /usr/bin/python3 bench/detection.py --split held-out --markdown   # the figures reported, once
     /usr/bin/python3 bench/detection.py --quick                       # the small set (made when missing)
     /usr/bin/python3 bench/detection.py --binary PATH --json out.json
+    /usr/bin/python3 bench/detection.py --model-dir /tmp/fp32-models   # another installation of the model
 
 The set is made when missing (`bench/detection_set.py`, or `--quick`). Its catalog is indexed with the learned
 model (`vsearch index catalog --metadata catalog.csv --catalog <set>/catalog.sqlite --jobs 1`; unchanged images
-are not recomputed, so this is a no-op after the first run of a binary), then one `vsearch serve --no-web-page`
-runs on loopback pinned to core 1 (`benchlib.start_server`, per-client limits off) and this process sends, one
-at a time:
+are not recomputed, so this is a no-op after the first run of a binary; with `--model-dir DIR` the catalog is
+`<set>/catalog-<model.onnx sha256, 12 digits>.sqlite`, one per model, and DIR is passed to index and serve), then
+one `vsearch serve --no-web-page` runs on loopback pinned to core 1 (`benchlib.start_server`, per-client limits off)
+and this process sends, one at a time:
 - each scene and each single-object picture to `POST /discoversearch` (multipart `image`, `result_limit=10`,
   `detection_limit` left to its default; `--detection-limit N` sends one);
 - each ground-truth object's crop of its scene (the tight box, cut from the scene's JPEG and saved as PNG in
@@ -166,12 +168,29 @@ def ensure_set(quick):
     return detection_set.load(quick), os.path.dirname(path)
 
 
+def model_dir():
+    """The model's folder: --model-dir (an installation folder like .build-tools, or its models/efficientnet-lite0)
+    or .build-tools/models/efficientnet-lite0."""
+    d = ARGS_MODEL_DIR or MODEL_DIR
+    nested = os.path.join(d, "models", "efficientnet-lite0")
+    return nested if os.path.exists(os.path.join(nested, "model.json")) else d
+
+
 def model_flags():
-    return ["--model-dir", MODEL_DIR] if os.path.exists(os.path.join(MODEL_DIR, "model.json")) else []
+    return ["--model-dir", model_dir()] if os.path.exists(os.path.join(model_dir(), "model.json")) else []
+
+
+def model_sha256():
+    path = os.path.join(model_dir(), "model.onnx")
+    return hashlib.sha256(open(path, "rb").read()).hexdigest() if os.path.exists(path) else None
+
+
+ARGS_MODEL_DIR = None
 
 
 def index(binary, folder, log):
-    catalog = os.path.join(folder, "catalog.sqlite")
+    sha = model_sha256()
+    catalog = os.path.join(folder, f"catalog-{sha[:12]}.sqlite" if ARGS_MODEL_DIR and sha else "catalog.sqlite")
     with open(log, "a") as f:
         subprocess.run(["nice", "-n", "10", binary, "index", os.path.join(folder, "catalog"), "--metadata",
                         os.path.join(folder, "catalog.csv"), "--catalog", catalog, "--jobs", "1", "--quiet",
@@ -266,7 +285,8 @@ def run(args):
     mtime = datetime.datetime.utcfromtimestamp(os.path.getmtime(args.binary))
     meta = {"split": args.split, "quick": args.quick, "binary": args.binary, "version": version,
             "binary_time": f"{mtime:%Y-%m-%d %H:%M} UTC", "work_tree": benchlib.git_rev(),
-            "model": bool(model_flags()), "run": f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
+            "model": bool(model_flags()), "model_dir": model_dir(), "model_sha256": model_sha256(),
+            "run": f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
             "machine": benchlib.machine(), "detection_limit": args.detection_limit,
             "set_sha256": hashlib.sha256(open(os.path.join(folder, "set.json"), "rb").read()).hexdigest()}
     result = {"meta": meta, "figures": figures,
@@ -280,10 +300,13 @@ def run(args):
 
 def report(meta, figures, args):
     f3 = lambda v: "–" if v != v else f"{v:.3f}"  # noqa: E731  (nan → dash)
-    cmd = "/usr/bin/python3 bench/detection.py --split " + meta["split"] + (" --quick" if meta["quick"] else "")
+    cmd = "/usr/bin/python3 bench/detection.py --split " + meta["split"] + (" --quick" if meta["quick"] else "") + \
+        (f" --model-dir {args.model_dir}" if args.model_dir else "")
     lines = [f"Run {meta['run']}, `{cmd}`, vsearch `{os.path.relpath(meta['binary'], ROOT)}` ({meta['version']}, "
              f"binary of {meta['binary_time']}; work tree at {meta['work_tree']}), learned model "
-             f"{'installed' if meta['model'] else 'absent'}, server pinned to core {args.core}; {meta['machine']}. "
+             f"{'installed' if meta['model'] else 'absent'}"
+             f"{' (model.onnx ' + meta['model_sha256'][:12] + '…)' if meta['model_sha256'] else ''}, "
+             f"server pinned to core {args.core}; {meta['machine']}. "
              f"Set: set.json sha256 {meta['set_sha256'][:12]}.", ""]
     hdr = ["group", "pictures", "objects", "found (IoU ≥ 0.5)", "type ok", "own first", "kind p@10",
            "crop upload kind p@10 (found / all)", "crop upload own first", "p@10 ceiling", "extra / scene",
@@ -326,7 +349,10 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="the small set (bench/work/detection-quick)")
     ap.add_argument("--detection-limit", type=int, help="send detection_limit (default: not sent)")
     ap.add_argument("--core", type=int, default=1, help="the core the server is pinned to (default 1)")
+    ap.add_argument("--model-dir", help="the model's installation (default .build-tools/models/efficientnet-lite0); "
+                    "its own catalog file")
     a = ap.parse_args()
+    ARGS_MODEL_DIR = a.model_dir
     if not os.path.exists(a.binary):
         sys.exit(f"no vsearch binary at {a.binary} (build it, or --binary PATH)")
     run(a)
