@@ -240,7 +240,7 @@ public struct ThumbnailBatch: Sendable {
     }
 
     /// Processes one source; never throws, a failure is a result.
-    func process(_ relativePath: String, budget: MemoryBudget? = nil) -> SourceResult {
+    func process(_ relativePath: String, budget: MemoryBudget) -> SourceResult {
         var result = SourceResult(source: relativePath, status: .failed, thumbnails: [])
         do {
             try process(relativePath, budget: budget, into: &result)
@@ -253,7 +253,7 @@ public struct ThumbnailBatch: Sendable {
         return result
     }
 
-    private func process(_ relativePath: String, budget: MemoryBudget?, into result: inout SourceResult) throws(ImageOpsError) {
+    private func process(_ relativePath: String, budget: MemoryBudget, into result: inout SourceResult) throws(ImageOpsError) {
         let sourcePath = ImageFiles.isDirectory(input) ? (input as NSString).appendingPathComponent(relativePath) : input
         var bytes = try FileIO.read(sourcePath, maxBytes: configuration.limits.maxInputBytes)
         let header = try ImageDecoder.readHeader(bytes, source: sourcePath)
@@ -292,8 +292,8 @@ public struct ThumbnailBatch: Sendable {
         options.defersColorConversion = true  // converted once, after the first (largest) resample
         // The file, the decode and the first resample's output (at most a quarter of the decode on a reduction).
         let decodeBytes = ShrinkOnLoad.decodeBytes(of: bytes, header: header, minimumSize: options.minimumSize)
-        let reservation = budget?.reserve(bytes.count + decodeBytes + decodeBytes / 4) ?? 0
-        defer { budget?.release(reservation) }
+        let reservation = budget.reserve(bytes.count + decodeBytes + decodeBytes / 4)
+        defer { budget.release(reservation) }
         var decoded = try ImageDecoder.decode(bytes, source: sourcePath, options: options)
         // The encoded source is needed again only when it is kept as is: otherwise it is freed
         // before the resampling, whose buffers peak beside the decoded pixels (a 20-MP PNG's

@@ -73,6 +73,11 @@ enum JPEGSegments {
         var reason: String
     }
 
+    /// Whether `marker` starts a frame header: SOF0...SOF15, not DHT, JPG or DAC.
+    static func isFrameHeader(_ marker: UInt8) -> Bool {
+        (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
+    }
+
     /// Whether a JPEG stream contains a frame header (SOF0...SOF15, not DHT/JPG/DAC)
     /// before its data ends, walking the marker segments with bounds checks.
     static func hasFrameHeader(in bytes: UnsafeRawBufferPointer) -> Bool {
@@ -82,7 +87,7 @@ enum JPEGSegments {
             guard bytes[offset] == 0xFF else { return false }
             let marker = bytes[offset + 1]
             if marker == 0xFF { offset += 1; continue }
-            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+            if isFrameHeader(marker) {
                 return offset + 2 + 8 <= bytes.count  // the SOF segment's fixed part is present
             }
             if marker == 0xDA || marker == 0xD9 { return false }
@@ -102,7 +107,7 @@ enum JPEGSegments {
     static func progressiveCoefficientBytes(in bytes: UnsafeRawBufferPointer) -> Int {
         var total = 0
         forEach(in: bytes) { marker, payload in
-            guard (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC else { return true }
+            guard isFrameHeader(marker) else { return true }
             guard [0xC2, 0xC6, 0xCA, 0xCE].contains(marker), payload.count >= 6 else { return false }
             let height = Int(payload[1]) << 8 | Int(payload[2]), width = Int(payload[3]) << 8 | Int(payload[4])
             let components = Int(payload[5])
