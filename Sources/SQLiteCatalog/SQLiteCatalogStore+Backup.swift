@@ -58,6 +58,8 @@ extension SQLiteCatalogStore: CatalogBackup {
         try reader.backup(to: copy, pagesPerStep: backupPagesPerStep) { step in
             progress(BackupProgress(completed: step.completedPageCount, total: step.totalPageCount, unit: "pages"))
         }
+        // The copy's log of changes starts at its version: an engine that read another state never catches up from it.
+        try copy.write { db in if try db.tableExists("image_changes") { try resetChanges(db) } }
         try copy.close()
 
         let checking = try DatabaseQueue(path: temporary)

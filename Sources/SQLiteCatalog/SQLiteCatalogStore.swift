@@ -235,6 +235,16 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 CREATE INDEX tracking_events_pid_time ON tracking_events(pid, action, ts);
                 """)
         }
+        migrator.registerMigration("v6: image changes") { db in
+            // Which images each version changed (added, replaced or removed), for engines to catch up
+            // without reading every row (``changes(since:)``); complete from `changes_since` on.
+            try db.execute(sql: """
+                CREATE TABLE image_changes (version INTEGER NOT NULL, image_id INTEGER NOT NULL);
+                CREATE INDEX image_changes_version ON image_changes(version);
+                ALTER TABLE catalog_state ADD COLUMN changes_since INTEGER NOT NULL DEFAULT 0;
+                UPDATE catalog_state SET changes_since = version;
+                """)
+        }
         return migrator
     }
 
@@ -293,6 +303,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         let now = Date().timeIntervalSince1970
         try await write { db in
             let learnedDimension = try SQLiteCatalogStore.learnedModel(db)?.dimension
+            var changed: [Int64] = []
             for item in items {
                 if let learned = item.learned, learned.count != learnedDimension {
                     throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
@@ -310,9 +321,10 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                     RETURNING id
                     """, arguments: [item.imageName, item.source, item.width, item.height, item.contentHash, blob, learnedBlob, palette, now, now])
                 guard let id else { continue }
+                changed.append(id)
                 try SQLiteCatalogStore.replaceValues(of: id, with: item.metadata, schema: schema, in: db)
             }
-            try SQLiteCatalogStore.bumpVersion(db)
+            try SQLiteCatalogStore.bumpVersion(db, changing: changed)
         }
     }
 
@@ -349,15 +361,16 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     @discardableResult
     public func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int {
         try await write { db in
-            var removed = 0
+            var removedIDs: [Int64] = []
             for name in imageNames {
                 guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM images WHERE im_name = ?", arguments: [name]) else { continue }
                 try db.execute(sql: "DELETE FROM image_text WHERE rowid IN (SELECT id FROM image_values WHERE image_id = ?)", arguments: [id])
                 try db.execute(sql: "DELETE FROM image_values WHERE image_id = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM images WHERE id = ?", arguments: [id])
-                removed += 1
+                removedIDs.append(id)
             }
-            if removed > 0 { try SQLiteCatalogStore.bumpVersion(db) }
+            if !removedIDs.isEmpty { try SQLiteCatalogStore.bumpVersion(db, changing: removedIDs) }
+            let removed = removedIDs.count
             return removed
         }
     }
@@ -393,8 +406,45 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         try await read { db in try Int.fetchOne(db, sql: "SELECT version FROM catalog_state WHERE id = 1") ?? 0 }
     }
 
-    static func bumpVersion(_ db: Database) throws {
+    /// Moves the version, logging the images `changing` changed (``changes(since:)``) and
+    /// forgetting what changed more than ``changesKept`` versions ago.
+    static func bumpVersion(_ db: Database, changing ids: [Int64] = []) throws {
         try db.execute(sql: "UPDATE catalog_state SET version = version + 1 WHERE id = 1")
+        guard !ids.isEmpty else { return }
+        let version = try Int.fetchOne(db, sql: "SELECT version FROM catalog_state WHERE id = 1") ?? 0
+        let statement = try db.cachedStatement(sql: "INSERT INTO image_changes (version, image_id) VALUES (?, ?)")
+        for id in ids { try statement.execute(arguments: [version, id]) }
+        if version % 64 == 0 {  // now and then: a version's worth of deletes is cheap, one per write is waste
+            try db.execute(sql: "DELETE FROM image_changes WHERE version <= ?", arguments: [version - changesKept])
+            try db.execute(sql: "UPDATE catalog_state SET changes_since = MAX(changes_since, ?) WHERE id = 1", arguments: [version - changesKept])
+        }
+    }
+
+    /// Versions of changes kept: an engine further behind loads every row again.
+    static let changesKept = 1000
+    /// Changed images past which ``changes(since:)`` says "load again": reading that many rows by id is no faster.
+    static let largestChanges = 200_000
+
+    /// Forgets every logged change: what happened before now cannot be told as changes (a new model).
+    static func resetChanges(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM image_changes")
+        try db.execute(sql: "UPDATE catalog_state SET changes_since = version WHERE id = 1")
+    }
+
+    /// The images added, replaced or removed after `version`, in one read: nil when the log does not reach back
+    /// that far (or the version went back: another catalog file, a restored copy) or holds more than ``largestChanges``.
+    public func changes(since version: Int) async throws(VisualSearchError) -> CatalogChanges? {
+        try await read { db in
+            guard let state = try Row.fetchOne(db, sql: "SELECT version, changes_since FROM catalog_state WHERE id = 1") else { return nil }
+            let current: Int = state[0], since: Int = state[1]
+            guard version >= since, version <= current else { return nil }
+            let ids = try Int64.fetchAll(db, sql: "SELECT DISTINCT image_id FROM image_changes WHERE version > ? LIMIT ?",
+                                         arguments: [version, Self.largestChanges + 1])
+            guard ids.count <= Self.largestChanges else { return nil }
+            let rows = try Self.loadIndex(db, learned: .compact, ids: ids)
+            let present = Set(rows.ids)
+            return CatalogChanges(version: current, rows: rows, removed: ids.filter { !present.contains($0) })
+        }
     }
 
     /// Loads every image's vectors into a ``FeatureIndex``: the learned ones
@@ -406,30 +456,39 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// them) and its palette decoded by ``DominantColors/init(json:)``. A blob counts
     /// as its whole `Float`s, as a `Float` array bound over it would.
     public func loadIndex(learned loading: LearnedVectorLoading = .compact) async throws(VisualSearchError) -> FeatureIndex {
-        try await read { db in
-            let learnedDimension = loading != .none ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
-            var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension, keepsExactLearned: loading == .exact)
-            index.reserveCapacity(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0)
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, features, \(learnedDimension > 0 ? "learned" : "NULL"), palette FROM images ORDER BY id")
-            let floatSize = MemoryLayout<Float>.size
-            while let row = try rows.next() {
-                try row.withUnsafeData(atIndex: 3) { features in
-                    guard let features, features.count / floatSize == index.dimensions else { return }
-                    try row.withUnsafeData(atIndex: 4) { learned in
-                        try row.withUnsafeData(atIndex: 5) { palette in
-                            features.withUnsafeBytes { features in
-                                Self.withWholeFloats(of: learned) { learned in
-                                    let palette = palette.flatMap { $0.withUnsafeBytes(DominantColors.init(json:)) } ?? DominantColors(entries: [])
-                                    index.append(id: row[0], name: row[1], source: row[2], vectorBytes: UnsafeRawBufferPointer(rebasing: features[..<(index.dimensions * floatSize)]),
-                                                 learnedBytes: learned, palette: palette)
-                                }
+        try await read { db in try SQLiteCatalogStore.loadIndex(db, learned: loading, ids: nil) }
+    }
+
+    /// The images of `ids` as ``loadIndex(learned:)`` loads them (unknown ids left out), by their primary key.
+    public func loadIndex(ids: [Int64]) async throws(VisualSearchError) -> FeatureIndex {
+        try await read { db in try SQLiteCatalogStore.loadIndex(db, learned: .compact, ids: ids) }
+    }
+
+    /// Every image (or those of `ids`) into a ``FeatureIndex``, in one read.
+    static func loadIndex(_ db: Database, learned loading: LearnedVectorLoading, ids: [Int64]?) throws -> FeatureIndex {
+        let learnedDimension = loading != .none ? try SQLiteCatalogStore.learnedModel(db)?.dimension ?? 0 : 0
+        var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension, keepsExactLearned: loading == .exact)
+        let selected = ids.map { " WHERE id IN (" + $0.map(String.init).joined(separator: ",") + ")" } ?? ""
+        index.reserveCapacity(try ids?.count ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, im_name, source, features, \(learnedDimension > 0 ? "learned" : "NULL"), palette FROM images\(selected) ORDER BY id")
+        let floatSize = MemoryLayout<Float>.size
+        while let row = try rows.next() {
+            try row.withUnsafeData(atIndex: 3) { features in
+                guard let features, features.count / floatSize == index.dimensions else { return }
+                try row.withUnsafeData(atIndex: 4) { learned in
+                    try row.withUnsafeData(atIndex: 5) { palette in
+                        features.withUnsafeBytes { features in
+                            Self.withWholeFloats(of: learned) { learned in
+                                let palette = palette.flatMap { $0.withUnsafeBytes(DominantColors.init(json:)) } ?? DominantColors(entries: [])
+                                index.append(id: row[0], name: row[1], source: row[2], vectorBytes: UnsafeRawBufferPointer(rebasing: features[..<(index.dimensions * floatSize)]),
+                                             learnedBytes: learned, palette: palette)
                             }
                         }
                     }
                 }
             }
-            return index
         }
+        return index
     }
 
     /// `body` given the bytes of a blob's whole `Float`s (nil for NULL).
@@ -456,6 +515,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
             try db.execute(sql: "INSERT INTO catalog_models (role, descriptor) VALUES ('learned', ?) ON CONFLICT (role) DO UPDATE SET descriptor = excluded.descriptor",
                            arguments: [text])
             try SQLiteCatalogStore.bumpVersion(db)
+            try SQLiteCatalogStore.resetChanges(db)
         }
     }
 

@@ -94,6 +94,8 @@ public struct ServerConfiguration: Sendable {
     /// (``VisualSearchEngine/Configuration/graphReports``); nil by default.
     public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
     public var graphProgress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
+    /// Told where the engine's in-memory index came from (``VisualSearchEngine/Configuration/indexReports``).
+    public var indexReports: (@Sendable (IndexLoad) -> Void)?
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,

@@ -206,6 +206,7 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         engine.similarity = configuration.similarity
         engine.nearestNeighbours = configuration.nearestNeighbours
         engine.graphReports = configuration.graphReports
+        engine.indexReports = configuration.indexReports
         engine.graphPolicy.progress = configuration.graphProgress
         return engine
     }

@@ -154,6 +154,28 @@ struct HNSWCLITests {
         #expect(postgres.status == 64 && postgres.stderr.contains("PostgreSQL") && postgres.stderr.contains("pgvector"), "\(postgres.stderr)")
     }
 
+    @Test("serve reads the vectors catalog hnsw saved beside the index instead of every row, and says so; after another process's change it reads the rows and says why")
+    func servesFromSavedVectors() async throws {
+        let (catalog, _) = try await Self.makeCatalog()
+        try await Self.hnsw(catalog)
+        let vectors = Self.object(try String(contentsOfFile: Self.indexFolder(catalog) + "/vectors.json", encoding: .utf8))
+        #expect(vectors["count"] as? Int == Self.catalogSize, "\(vectors)")
+        func started() async throws -> String {
+            let arguments = ["serve", "--catalog", catalog, "--port", "0", "--no-web-page"]
+            return try await CLI.withRunning(arguments) { child in
+                let line = try await child.line { $0.contains("catalog index: ") }
+                child.signal(SIGTERM)
+                return line
+            }.0
+        }
+        let saved = try await started()
+        #expect(saved.contains("images from the saved vectors"), "\(saved)")
+        let name = try #require(try await SQLiteCatalogStore(path: catalog).loadIndex().names.first)
+        #expect(try await CLI.run(["catalog", "remove", name, "--catalog", catalog]).status == 0)
+        let reread = try await started()
+        #expect(reread.contains("read from the catalog") && reread.contains("saved vectors not used: saved at catalog version"), "\(reread)")
+    }
+
     // MARK: - 2. Answers
 
     @Test("--knn approximate (ef 200) finds ≥ 98% of the exact top 10 for 50 held-out queries, ≥ 95% under --fq brand:b3 with every page full; --knn exact equals the scan with no index at all")
@@ -579,7 +601,8 @@ struct HNSWCLITests {
         try await Self.hnsw(catalog)
         let left = try FileManager.default.contentsOfDirectory(atPath: indexFolder).sorted()
         let renamed = Self.object(try String(contentsOfFile: indexFolder + "/color.json", encoding: .utf8))["file"] as? String
-        #expect(Set(left.filter { !$0.contains(".partial-") }) == ["color.json", renamed ?? "?"], "\(left)")
+        let vectors = Self.object(try String(contentsOfFile: indexFolder + "/vectors.json", encoding: .utf8))["file"] as? String
+        #expect(Set(left.filter { !$0.contains(".partial-") }) == ["color.json", renamed ?? "?", "vectors.json", vectors ?? "?"], "\(left)")
         #expect(!left.contains { $0.contains(".partial-") }, "\(left)")
     }
 }

@@ -106,6 +106,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var graphPolicy = ApproximateIndex.Policy(builds: true, saves: true)
         /// Told what each graph update did (loaded, built, caught up, why a saved graph was unusable, a failure).
         public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
+        /// Told where the in-memory index came from each time it is loaded or caught up (``IndexLoad``).
+        public var indexReports: (@Sendable (IndexLoad) -> Void)?
         /// Told, on the thread describing them, after each object of a discover
         /// search is described: how many so far, of how many. Nil by default
         /// (progress; tests watch work stop once its request has ended).
@@ -127,6 +129,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public let candidates: CandidateSource
     /// The HNSW graphs of an in-memory catalog (nil with a store running k-NN itself).
     public let approximate: ApproximateIndex?
+    /// The in-memory index saved beside the graphs, when they are saved (``VectorFiles``).
+    public let vectorFiles: VectorFiles?
+    let indexLoads = Mutex<IndexLoad?>(nil)
     /// The collector's events that recommendations blend in; nil: visual only.
     public let engagementSource: (any CollectorStore)?
     public let configuration: Configuration
@@ -166,6 +171,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         self.journal = journal
         self.candidates = candidates
         approximate = candidates.neighbourStore == nil ? ApproximateIndex(files: configuration.graphFiles) : nil
+        vectorFiles = candidates.neighbourStore == nil ? configuration.graphFiles.map(VectorFiles.init(beside:)) : nil
         self.engagementSource = engagement
         self.configuration = configuration
         let cacheDirectory = configuration.queryCacheDirectory
@@ -196,9 +202,25 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let version = try await catalog.version()
         versionCheck.record(now)
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
-        let fresh = Snapshot(version: version, schema: try await catalog.schema(), learnedModel: try await catalog.learnedModel(),
-                             index: needsIndex ? try await catalog.loadIndex() : nil)
-        if let index = fresh.index, neighbourStore == nil { await updateGraphs(to: index, version: version, model: fresh.learnedModel?.tag) }
+        let learnedModel = try await catalog.learnedModel()
+        var index: FeatureIndex?
+        var freshVersion = version
+        var applied: (changes: CatalogChanges, base: Int)?
+        if needsIndex {
+            // Caught up by the catalog's changes when it logs them (an insert into a large catalog then
+            // costs its own rows, not a reload of every one), else loaded again.
+            if let current = state.withLock({ $0 }), let old = current.index, current.learnedModel == learnedModel,
+               let caughtUp = try await applyingChanges(to: old, since: current.version) {
+                (index, freshVersion) = (caughtUp.index, caughtUp.changes.version)
+                applied = (caughtUp.changes, current.version)
+            } else {
+                index = try await loadIndex(version: version, model: learnedModel)
+            }
+        }
+        let fresh = Snapshot(version: freshVersion, schema: try await catalog.schema(), learnedModel: learnedModel, index: index)
+        if let index = fresh.index, neighbourStore == nil {
+            await updateGraphs(to: index, version: freshVersion, model: fresh.learnedModel?.tag, changes: applied)
+        }
         state.withLock { $0 = fresh }
         return fresh
     }
@@ -207,13 +229,14 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// answers (``ApproximateIndex/update(to:version:model:policy:)``), when
     /// the catalog is one `auto` or `approximate` would use them on, or has
     /// graphs saved. A failure is reported and leaves the queries exact.
-    func updateGraphs(to index: FeatureIndex, version: Int, model: String?) async {
+    func updateGraphs(to index: FeatureIndex, version: Int, model: String?, changes: (changes: CatalogChanges, base: Int)? = nil) async {
         guard let approximate else { return }
         let settings = configuration.nearestNeighbours
         let wanted = settings.mode == .approximate || (settings.mode == .auto && index.count > settings.exactBelow)
         guard wanted || approximate.version != nil || approximate.files?.manifest(.color) != nil else { return }
         do {
-            let report = try await approximate.update(to: index, version: version, model: model, policy: configuration.graphPolicy)
+            let report = try await approximate.update(to: index, version: version, model: model, policy: configuration.graphPolicy,
+                                                      changes: changes?.changes, from: changes?.base)
             configuration.graphReports?(.success(report))
         } catch {
             configuration.graphReports?(.failure(error))
@@ -231,6 +254,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         } catch {
             throw .storage(reason: "cannot save the HNSW index in \(approximate.files?.directory ?? "memory"): \(error.message)", sql: nil)
         }
+        try await saveVectors()
     }
 
     /// Where a catalog image came from (its indexed path or URL).

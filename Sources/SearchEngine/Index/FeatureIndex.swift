@@ -13,20 +13,20 @@ public enum VectorSpace: Sendable, Hashable {
 public struct FeatureIndex: Sendable {
     /// Floats per vector (a multiple of 16 for the SIMD scan).
     public let dimensions: Int
-    public private(set) var ids: [Int64] = []
-    public private(set) var names: [String] = []
-    public private(set) var sources: [String] = []
-    public private(set) var palettes: [DominantColors] = []
+    public internal(set) var ids: [Int64] = []
+    public internal(set) var names: [String] = []
+    public internal(set) var sources: [String] = []
+    public internal(set) var palettes: [DominantColors] = []
     /// `count × dimensions` floats, row after row.
-    public private(set) var vectors: [Float] = []
+    public internal(set) var vectors: [Float] = []
     /// The learned vectors, when the index holds them.
-    public private(set) var learned: QuantizedMatrix?
+    public internal(set) var learned: QuantizedMatrix?
     /// Floats per learned vector; 0 when the index holds none.
     public var learnedDimensions: Int { learned?.dimensions ?? 0 }
     /// How many rows hold a learned vector.
     public var learnedCount: Int { learned?.filled ?? 0 }
-    private(set) var rowByName: [String: Int] = [:]
-    private(set) var rowByID: [Int64: Int] = [:]
+    var rowByName: [String: Int] = [:]
+    var rowByID: [Int64: Int] = [:]
 
     /// An empty index; with `learnedDimensions`, one that holds learned vectors too
     /// (and, with `keepsExactLearned`, those vectors exactly as given, beside their `Int8` form).
@@ -47,6 +47,24 @@ public struct FeatureIndex: Sendable {
         sources = Array(repeating: "", count: count)
         palettes = Array(repeating: DominantColors(entries: []), count: count)
         self.vectors = vectors
+    }
+
+    /// An index of rows read back whole (``VectorFiles``): the lookups by name and id are rebuilt.
+    init(dimensions: Int, ids: [Int64], names: [String], sources: [String], palettes: [DominantColors], vectors: [Float],
+         learned: QuantizedMatrix?) {
+        precondition(names.count == ids.count && sources.count == ids.count && palettes.count == ids.count
+                     && vectors.count == ids.count * dimensions && (learned?.count ?? ids.count) == ids.count)
+        self.dimensions = dimensions
+        self.ids = ids
+        self.names = names
+        self.sources = sources
+        self.palettes = palettes
+        self.vectors = vectors
+        self.learned = learned
+        rowByName.reserveCapacity(ids.count)
+        rowByID.reserveCapacity(ids.count)
+        for (row, name) in names.enumerated() { rowByName[name] = row }
+        for (row, id) in ids.enumerated() { rowByID[id] = row }
     }
 
     /// The number of images.
@@ -205,5 +223,36 @@ public struct FeatureIndex: Sendable {
             guard let start = base.baseAddress else { return 0 }
             return DotProduct.of(start + a * dimensions, start + b * dimensions, dimensions)
         }
+    }
+}
+
+extension FeatureIndex {
+    /// Whether `row` holds what `other`'s `otherRow` holds: id, name, source, palette, the colour vector
+    /// bit for bit, the learned one as the same `Int8`s and inverse length (or neither has one).
+    func sameRow(_ row: Int, as other: FeatureIndex, row otherRow: Int) -> Bool {
+        guard ids[row] == other.ids[otherRow], names[row] == other.names[otherRow], sources[row] == other.sources[otherRow],
+              palettes[row] == other.palettes[otherRow], dimensions == other.dimensions,
+              learnedDimensions == other.learnedDimensions else { return false }
+        let colour = vectors[(row * dimensions)..<((row + 1) * dimensions)]
+        guard colour.elementsEqual(other.vectors[(otherRow * dimensions)..<((otherRow + 1) * dimensions)], by: { $0.bitPattern == $1.bitPattern }) else {
+            return false
+        }
+        guard let learned, let theirs = other.learned else { return true }
+        let width = learned.dimensions
+        return learned.inverseNorms[row].bitPattern == theirs.inverseNorms[otherRow].bitPattern
+            && learned.values[(row * width)..<((row + 1) * width)].elementsEqual(theirs.values[(otherRow * width)..<((otherRow + 1) * width)])
+    }
+
+    /// The rows of `ids` (unknown ids left out), in the order given, as this index holds them.
+    public func subset(ids wanted: [Int64]) -> FeatureIndex {
+        let rows = wanted.compactMap { row(id: $0) }
+        let learnedSubset = learned.map { learned in
+            let width = learned.dimensions
+            return QuantizedMatrix(dimensions: width, values: rows.flatMap { learned.values[($0 * width)..<(($0 + 1) * width)] },
+                                   inverseNorms: rows.map { learned.inverseNorms[$0] })
+        }
+        return FeatureIndex(dimensions: dimensions, ids: rows.map { ids[$0] }, names: rows.map { names[$0] },
+                            sources: rows.map { sources[$0] }, palettes: rows.map { palettes[$0] },
+                            vectors: rows.flatMap { vectors[($0 * dimensions)..<(($0 + 1) * dimensions)] }, learned: learnedSubset)
     }
 }

@@ -11,18 +11,28 @@ public struct QuantizedMatrix: Sendable {
     /// Values per row (a multiple of 16 for the SIMD scan).
     public let dimensions: Int
     /// `count × dimensions` values, row after row.
-    public private(set) var values: [Int8] = []
+    public internal(set) var values: [Int8] = []
     /// 1 / ‖row‖ of each row's `Int8` values; 0 for a row without a vector.
-    public private(set) var inverseNorms: [Float] = []
+    public internal(set) var inverseNorms: [Float] = []
     /// The rows as given, when kept.
-    public private(set) var exact: [[Float]?]?
+    public internal(set) var exact: [[Float]?]?
     /// How many rows hold a vector.
-    public private(set) var filled = 0
+    public internal(set) var filled = 0
 
     public init(dimensions: Int, keepsExact: Bool = false) {
         precondition(dimensions > 0)
         self.dimensions = dimensions
         exact = keepsExact ? [] : nil
+    }
+
+    /// Rows read back as they were held (``VectorFiles``): `values` and `inverseNorms` of equal row counts.
+    init(dimensions: Int, values: [Int8], inverseNorms: [Float]) {
+        precondition(dimensions > 0 && values.count == inverseNorms.count * dimensions)
+        self.dimensions = dimensions
+        self.values = values
+        self.inverseNorms = inverseNorms
+        exact = nil
+        filled = inverseNorms.reduce(0) { $0 + ($1 > 0 ? 1 : 0) }
     }
 
     /// The number of rows.

@@ -23,6 +23,12 @@ public protocol CatalogReader: Sendable {
     /// with the learned vectors of the ``learnedModel()`` too, as `learned`
     /// says, when the catalog has them.
     func loadIndex(learned: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex
+    /// The images of `ids` as ``loadIndex(learned:)`` loads them with `.compact` (unknown ids left out):
+    /// what saved vectors are compared with before they answer (``VectorFiles``).
+    func loadIndex(ids: [Int64]) async throws(VisualSearchError) -> FeatureIndex
+    /// What changed in the images after `version`, up to the version now; nil when the store
+    /// cannot say (it keeps no log, or not back that far, or the version went back): load again.
+    func changes(since version: Int) async throws(VisualSearchError) -> CatalogChanges?
     /// What made the catalog's learned vectors (``LearnedEmbedder``); nil when it has none.
     func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor?
 

@@ -110,6 +110,15 @@ extension CatalogReader {
         try await loadIndex(learned: .compact)
     }
 
+    /// The images of `ids`, from the whole index: a store that keeps no saved
+    /// vectors never asks for a few rows often enough to need its own query.
+    public func loadIndex(ids: [Int64]) async throws(VisualSearchError) -> FeatureIndex {
+        try await loadIndex(learned: .compact).subset(ids: ids)
+    }
+
+    /// No log of changes: an engine loads the index again when the version moves.
+    public func changes(since version: Int) async throws(VisualSearchError) -> CatalogChanges? { nil }
+
     /// How many images hold a learned vector of the catalog's ``learnedModel()``.
     public func learnedVectorCount() async throws(VisualSearchError) -> Int {
         guard let model = try await learnedModel() else { return 0 }

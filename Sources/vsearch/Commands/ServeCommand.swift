@@ -169,6 +169,7 @@ struct ServeCommand: AsyncParsableCommand {
                 if line.hasPrefix("warning: ") { announcer.warning(String(line.dropFirst(9))) } else { announcer.info(line) }
             }
         }
+        settings.indexReports = { load in announcer.info(GraphReporting.describe(load)) }
         // A missing or damaged model leaves the server colour-only: it starts, and says so.
         var modelProblem: String?
         var detectionProblem: String?

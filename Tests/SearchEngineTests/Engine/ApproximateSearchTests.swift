@@ -24,13 +24,13 @@ struct ApproximateSearchTests {
     }
 
     /// A SQLite catalog of `count` images (brand b0…b9, `rare` on 1 in 100).
-    static func catalog(_ count: Int = 3000) async throws -> SQLiteCatalogStore {
+    static func catalog(_ count: Int = 3000, shift: Int = 0) async throws -> SQLiteCatalogStore {
         let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("approximate") + "/catalog.sqlite", creating: true)
         try await store.declare(schema)
         let items = (0..<count).map { seed in
             var item = Items.item(String(format: "v%07d", seed), seed: seed,
                                   metadata: ["brand": "b\(seed % 10)"] + (seed % 100 == 7 ? ["rare": "yes"] : [:]))
-            item.features = vector(seed)
+            item.features = vector(seed + shift)
             return item
         }
         for start in stride(from: 0, to: count, by: 500) { try await store.upsert(Array(items[start..<min(count, start + 500)]), schema: schema) }
@@ -178,6 +178,85 @@ struct ApproximateSearchTests {
             #expect(response.result.allSatisfy { !removed.contains($0.imageName) } && response.result.count == 10)
         }
         #expect(engine.approximate?.graphs[.color]?.count == 2000)
+    }
+
+    @Test("saved vectors: an engine reopening the catalog reads them, not its rows, and answers byte for byte the same; after another process's change they are stale and never used")
+    func savedVectors() async throws {
+        let store = try await Self.catalog(2000)
+        let first = try await Self.engine(store, mode: .approximate)
+        #expect(first.lastIndexLoad?.fromSavedVectors == false && first.lastIndexLoad?.count == 2000)
+        try await first.saveGraphs()
+        let manifest = try #require(first.vectorFiles?.manifest())
+        let version = try await store.version()
+        #expect(manifest.count == 2000 && manifest.catalogVersion == version)
+
+        let second = try await Self.engine(store, mode: .approximate)
+        #expect(second.lastIndexLoad?.fromSavedVectors == true, "\(String(describing: second.lastIndexLoad))")
+        for parameters in try Self.variants() {
+            for seed in [3, 777, 1999, 5000] {
+                let expected = try Self.bytes(try await first.vectorSearch(Self.vector(seed), parameters: parameters))
+                #expect(try Self.bytes(try await second.vectorSearch(Self.vector(seed), parameters: parameters)) == expected)
+            }
+            let recommendation = RecommendationsRequest(imageName: "v0000042", parameters: parameters)
+            #expect(try Self.bytes(try await second.recommendations(recommendation)) == Self.bytes(try await first.recommendations(recommendation)))
+        }
+
+        let writer = try await SQLiteCatalogStore(path: store.path)  // another process
+        var added = Items.item("added", seed: 90_000, metadata: ["brand": "b2"])
+        added.features = Self.vector(90_000)
+        try await writer.upsert([added], schema: Self.schema)
+        let third = try await Self.engine(store, mode: .approximate)
+        #expect(third.lastIndexLoad?.fromSavedVectors == false && third.lastIndexLoad?.notUsed?.contains("version") == true,
+                "\(String(describing: third.lastIndexLoad))")
+        #expect(try await third.vectorSearch(added.features, parameters: SearchParameters()).result.first?.imageName == "added")
+        try await third.saveGraphs()  // saved again at the new version: the next engine reads them
+        #expect(try await Self.engine(store, mode: .approximate).lastIndexLoad?.fromSavedVectors == true)
+    }
+
+    @Test("another process's writes reach a running engine as changes, not a reload of every row: it answers byte for byte what a fresh engine answers")
+    func changesApplied() async throws {
+        let store = try await Self.catalog(2000)
+        let engine = try await Self.engine(store, mode: .approximate)
+        let writer = try await SQLiteCatalogStore(path: store.path)  // another process
+        let added = (0..<40).map { seed in
+            var item = Items.item("added\(seed)", seed: 60_000 + seed, metadata: ["brand": "b3"])
+            item.features = Self.vector(60_000 + seed)
+            return item
+        }
+        try await writer.upsert(added, schema: Self.schema)
+        try await writer.remove((0..<30).map { String(format: "v%07d", $0 * 11) })
+        var moved = Items.item(String(format: "v%07d", 1500), seed: 61_000, metadata: ["brand": "b0"])
+        moved.features = Self.vector(61_000)
+        try await writer.upsert([moved], schema: Self.schema)
+
+        let first = try await engine.vectorSearch(added[0].features, parameters: SearchParameters())
+        #expect(first.result.first?.imageName == "added0")
+        let load = try #require(engine.lastIndexLoad)
+        #expect(load.source == .changes && load.changed == 71 && load.count == 2010, "\(load)")
+        let fresh = try await Self.engine(store, mode: .approximate)
+        for var parameters in try Self.variants() {
+            parameters.nearestNeighbours = .exact  // the index's rows decide, not the graphs' build order
+            for query in [added[5].features, moved.features, Self.vector(11), Self.vector(4242)] {
+                #expect(try Self.bytes(try await engine.vectorSearch(query, parameters: parameters))
+                        == Self.bytes(try await fresh.vectorSearch(query, parameters: parameters)))
+            }
+        }
+    }
+
+    @Test("another catalog's saved vectors at the same version and size are caught by the rows read back, never answered from")
+    func anotherCatalogsVectors() async throws {
+        let original = try await Self.catalog(1500)
+        try await Self.engine(original, mode: .approximate).saveGraphs()
+        let other = try await Self.catalog(1500, shift: 400_000)  // the same names, ids and writes; other vectors
+        #expect(try await other.version() == (try await original.version()))
+        try FileManager.default.copyItem(atPath: original.graphFiles.directory, toPath: other.graphFiles.directory)
+        let engine = try await Self.engine(other, mode: .approximate)
+        let load = try #require(engine.lastIndexLoad)
+        #expect(!load.fromSavedVectors && load.notUsed?.contains("not the one saved") == true, "\(load)")
+        for seed in [5, 500, 1400] {
+            let response = try await engine.vectorSearch(Self.vector(seed + 400_000), parameters: SearchParameters())
+            #expect(response.result.first?.imageName == String(format: "v%07d", seed))
+        }
     }
 }
 

@@ -35,6 +35,35 @@ public final class ApproximateIndex: Sendable {
         /// Each graph's vectors' fingerprint (``FeatureIndex/fingerprint(of:)``) as last compared.
         var fingerprints: [VectorSpace: UInt64] = [:]
         var savedAt = ContinuousClock.now
+        /// Saved graphs read ahead (``preload(_:capacity:)``), for the next update.
+        var preloaded: [SpaceKey: GraphFiles.Loaded] = [:]
+    }
+
+    /// A space with the vectors and model its graph must have.
+    public struct SpaceKey: Sendable, Hashable {
+        public var space: VectorSpace
+        public var dimensions: Int
+        public var model: String?
+
+        public init(space: VectorSpace, dimensions: Int, model: String?) {
+            self.space = space
+            self.dimensions = dimensions
+            self.model = model
+        }
+    }
+
+    /// Reads the saved graphs of `spaces` on a thread of its own, with room
+    /// for `capacity` vectors, for the next update to use instead of reading
+    /// them then: an engine opening a catalog reads them while it reads the vectors.
+    public func preload(_ spaces: [SpaceKey], capacity: Int) async {
+        guard let files else { return }
+        _ = try? await Self.onOwnThread { () throws(HNSWGraphError) in
+            for key in spaces {
+                let loaded = files.load(key.space, dimensions: key.dimensions, model: key.model, capacity: capacity)
+                if case .missing = loaded { continue }
+                self.state.withLock { $0.preloaded[key] = loaded }
+            }
+        }
     }
 
     /// When an update may build a graph that is missing or unusable.
@@ -93,17 +122,27 @@ public final class ApproximateIndex: Sendable {
     /// A space without a graph afterwards (none saved and `builds` false) answers exactly.
     /// - Throws: ``HNSWGraphError`` when a graph cannot be built (memory) or
     ///   the progress callback stopped it; saving failures are reported, not thrown.
-    public func update(to index: FeatureIndex, version: Int, model: String?, policy: Policy) async throws(HNSWGraphError) -> Report {
-        try await Self.onOwnThread { () throws(HNSWGraphError) in try self.updateNow(to: index, version: version, model: model, policy: policy) }
+    ///
+    /// With `changes` — what brought the index from the catalog at version `base` to `version`
+    /// (``CatalogChanges``) — graphs in step with `base` touch only the changed rows: no row-by-row comparison.
+    public func update(to index: FeatureIndex, version: Int, model: String?, policy: Policy,
+                       changes: CatalogChanges? = nil, from base: Int? = nil) async throws(HNSWGraphError) -> Report {
+        try await Self.onOwnThread { () throws(HNSWGraphError) in
+            try self.updateNow(to: index, version: version, model: model, policy: policy, changes: changes, from: base)
+        }
     }
 
-    /// ``update(to:version:model:policy:)`` on the caller's thread.
-    func updateNow(to index: FeatureIndex, version: Int, model: String?, policy: Policy) throws(HNSWGraphError) -> Report {
+    /// ``update(to:version:model:policy:changes:from:)`` on the caller's thread.
+    func updateNow(to index: FeatureIndex, version: Int, model: String?, policy: Policy,
+                   changes: CatalogChanges? = nil, from base: Int? = nil) throws(HNSWGraphError) -> Report {
         updating.lock()
         defer { updating.unlock() }
         var report = Report()
         var spaces: [(VectorSpace, Int, String?)] = [(.color, index.dimensions, nil)]
         if index.learnedDimensions > 0 && index.learnedCount > 0 { spaces.append((.learned, index.learnedDimensions, model)) }
+        if let changes, let base, let caughtUp = try applyNow(changes, to: index, spaces: spaces, from: base, version: version, policy: policy) {
+            return caughtUp
+        }
         var graphs = state.withLock { $0.graphs }
         var fingerprints: [VectorSpace: UInt64] = [:]
         var recordsFingerprint = false
@@ -113,8 +152,9 @@ public final class ApproximateIndex: Sendable {
             var graph = graphs[space].flatMap { $0.dimensions == dimensions ? $0 : nil }
             let fingerprint = index.fingerprint(of: space)
             var compared = graph != nil ? state.withLock { $0.fingerprints[space] } : nil
+            let preloaded = state.withLock { $0.preloaded.removeValue(forKey: SpaceKey(space: space, dimensions: dimensions, model: spaceModel)) }
             if graph == nil, let files {
-                switch files.load(space, dimensions: dimensions, model: spaceModel, capacity: index.count) {
+                switch preloaded ?? files.load(space, dimensions: dimensions, model: spaceModel, capacity: index.count) {
                 case .graph(let loaded, let manifest):
                     graph = loaded
                     compared = manifest.vectors
@@ -170,6 +210,7 @@ public final class ApproximateIndex: Sendable {
         }
         let kept = Set(spaces.map(\.0))
         graphs = graphs.filter { kept.contains($0.key) }
+        state.withLock { $0.preloaded = [:] }  // read ahead for other vectors or model: not used
         let built = report.spaces.contains(where: \.built)
         let changed = built || recordsFingerprint || report.spaces.contains { $0.added + $0.replaced + $0.removed > 0 }
         let due = state.withLock { state in
@@ -181,6 +222,63 @@ public final class ApproximateIndex: Sendable {
         }
         if policy.saves, let files, due {
             report.saved = (try? save(graphs, to: files, version: version, model: model)) != nil
+        }
+        return report
+    }
+
+    /// Applies `changes` to graphs in step with the catalog at `base` (every space of `spaces` has one of
+    /// its dimension): removed ids and rows without a vector in a space are removed, the changed rows added
+    /// (replacing their old vectors). Nil, touching nothing, when the graphs are not in step with `base`.
+    func applyNow(_ changes: CatalogChanges, to index: FeatureIndex, spaces: [(VectorSpace, Int, String?)], from base: Int,
+                  version: Int, policy: Policy) throws(HNSWGraphError) -> Report? {
+        let (graphs, current) = state.withLock { ($0.graphs, $0.version) }
+        guard current == base, spaces.allSatisfy({ graphs[$0.0]?.dimensions == $0.1 }), graphs.count == spaces.count else { return nil }
+        var report = Report()
+        var fingerprints: [VectorSpace: UInt64] = [:]
+        for (space, dimensions, _) in spaces {
+            let started = ContinuousClock.now
+            guard let graph = graphs[space] else { return nil }
+            var entry = Report.Space(space: space)
+            let rows = changes.rows
+            var labels: [Int64] = []
+            var gone = changes.removed
+            var vectors: [Float] = []
+            var scratch = [Float](repeating: 0, count: dimensions)
+            for row in 0..<rows.count {
+                let id = rows.ids[row]
+                guard rows.hasVector(at: row, space: space) else {
+                    gone.append(id)  // no vector in this space any more
+                    continue
+                }
+                switch rows.withVector(at: row, space: space, into: &scratch, { graph.presence(of: id, vector: $0) }) {
+                case .same?: continue
+                case .different?: entry.replaced += 1
+                default: entry.added += 1
+                }
+                labels.append(id)
+                let start = vectors.count
+                vectors.append(contentsOf: repeatElement(0, count: dimensions))
+                vectors.withUnsafeMutableBufferPointer { rows.copyVector(at: row, space: space, to: $0.baseAddress! + start) }
+            }
+            entry.removed = graph.remove(gone)
+            try vectors.withUnsafeBufferPointer { buffer throws(HNSWGraphError) in
+                try graph.add(labels: labels, vectors: buffer, threads: policy.threads, progress: nil)
+            }
+            fingerprints[space] = index.fingerprint(of: space)
+            entry.count = graph.count
+            entry.memoryBytes = graph.memoryBytes
+            entry.seconds = Self.seconds(ContinuousClock.now - started)
+            report.spaces.append(entry)
+        }
+        let changed = report.spaces.contains { $0.added + $0.replaced + $0.removed > 0 }
+        let due = state.withLock { state in
+            state.fingerprints = fingerprints
+            state.version = version
+            state.dirty = state.dirty || changed
+            return state.dirty && ContinuousClock.now - state.savedAt >= policy.saveInterval
+        }
+        if policy.saves, let files, due {
+            report.saved = (try? save(graphs, to: files, version: version, model: spaces.first { $0.0 == .learned }?.2)) != nil
         }
         return report
     }
