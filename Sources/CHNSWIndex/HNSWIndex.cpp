@@ -429,6 +429,19 @@ size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, cons
     return mismatches;
 }
 
+size_t vshnsw_mismatches_rounded(const vshnsw_index *index, const uint64_t *labels, const int8_t *values, size_t count) {
+    std::shared_lock<std::shared_mutex> reading(index->layout);
+    const Graph &g = *index->graph;
+    const size_t dimensions = index->space.dimensions();
+    size_t mismatches = 0;
+    for (size_t i = 0; i < count; i++) {
+        auto found = g.label_lookup_.find(labels[i]);
+        if (found == g.label_lookup_.end() || g.isMarkedDeleted(found->second)
+            || memcmp(values + i * dimensions, g.getDataByInternalId(found->second), dimensions) != 0) mismatches++;
+    }
+    return mismatches;
+}
+
 size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacity) {
     std::shared_lock<std::shared_mutex> reading(index->layout);
     const Graph &g = *index->graph;

@@ -245,6 +245,11 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 UPDATE catalog_state SET changes_since = version;
                 """)
         }
+        migrator.registerMigration("v7: covering index for content hashes") { db in
+            // `contentHashes()` (what `vsearch index` skips, what `serve` and `info` count) reads this index,
+            // not every row: at a million learned rows of a page each, the table scan was seconds of a start.
+            try db.execute(sql: "CREATE INDEX images_content_hash ON images(im_name, content_hash)")
+        }
         return migrator
     }
 

@@ -118,6 +118,13 @@ vshnsw_presence vshnsw_compare(const vshnsw_index *index, uint64_t label, const 
  */
 size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, const float *vectors, size_t count);
 
+/**
+ * `vshnsw_mismatches` for rows already rounded: `count × dimensions` Int8
+ * values (largest magnitude 127, as `vshnsw_add` rounds a vector), compared
+ * with the graph's rows byte for byte — no rounding, a memcmp each.
+ */
+size_t vshnsw_mismatches_rounded(const vshnsw_index *index, const uint64_t *labels, const int8_t *values, size_t count);
+
 /** Writes up to `capacity` labels present and not removed, in no order; returns how many were written. */
 size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacity);
 

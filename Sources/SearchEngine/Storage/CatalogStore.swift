@@ -121,8 +121,19 @@ extension CatalogReader {
 
     /// How many images hold a learned vector of the catalog's ``learnedModel()``.
     public func learnedVectorCount() async throws(VisualSearchError) -> Int {
-        guard let model = try await learnedModel() else { return 0 }
-        return try await contentHashes().values.filter { ImageFeatures.hasLearned($0, of: model) }.count
+        try await featureCensus().learned
+    }
+
+    /// How many images hold a learned vector of the catalog's ``learnedModel()`` and how
+    /// many an older vsearch's features computed (``staleFeatureCount()``), from one read of the hashes.
+    public func featureCensus() async throws(VisualSearchError) -> (learned: Int, stale: Int) {
+        let model = try await learnedModel()
+        var learned = 0, stale = 0
+        for hash in try await contentHashes().values {
+            if let model, ImageFeatures.hasLearned(hash, of: model) { learned += 1 }
+            if !ImageFeatures.isCurrent(hash) { stale += 1 }
+        }
+        return (learned, stale)
     }
 
     /// How many images an older vsearch's features computed (their stored

@@ -202,12 +202,12 @@ struct CatalogCommand: AsyncParsableCommand {
                 if case .sqlite(let path) = catalog.location {
                     bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
                 }
-                let stale = try await store.staleFeatureCount()
+                let census = try await store.featureCensus()
                 let installed = (try? model.learnedEmbedder()) ?? nil
                 let report = Report(location: catalog.location.description, images: try await store.count(),
                                     fields: try await store.schema().fields.mapValues(\.rawValue),
-                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: stale,
-                                    learnedModel: try await store.learnedModel(), learnedImages: try await store.learnedVectorCount(),
+                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: census.stale,
+                                    learnedModel: try await store.learnedModel(), learnedImages: census.learned,
                                     installedModel: installed?.descriptor.tag)
                 if json { Terminal.json(report); return }
                 Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
@@ -218,8 +218,8 @@ struct CatalogCommand: AsyncParsableCommand {
                 } else {
                     Terminal.out("learned   none: colour similarity only" + (installed != nil ? "; run `vsearch index` again to add learned vectors" : ""))
                 }
-                if stale > 0 {
-                    Terminal.out("features  \(stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
+                if census.stale > 0 {
+                    Terminal.out("features  \(census.stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
                 }
                 for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(TerminalText.escaped(name)): \(type)") }
             } catch {

@@ -197,10 +197,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError.report(error)
         }
         let images = (try? await server.catalog.count()) ?? 0
-        let stale = (try? await server.catalog.staleFeatureCount()) ?? 0
+        let census = (try? await server.catalog.featureCensus()) ?? (learned: 0, stale: 0)
+        let stale = census.stale
         let catalogModel = try? await server.catalog.learnedModel()
-        let similarityLine = await Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.learned,
-                                                       problem: modelProblem, images: images)
+        let similarityLine = Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.learned,
+                                                 problem: modelProblem, images: images, learnedImages: census.learned)
         let host = self.host
         let path = catalog.location.description
         let auth = configuration.credentials.isOpen
@@ -233,8 +234,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// What serve says at start about similarity: which one answers by
     /// default, what the catalog holds, and what is missing.
     static func similarityLine(server: VisualSearchServer<VisualSearchEngine>, catalogModel: EmbeddingDescriptor?, installed: (any ImageEmbedder)?,
-                               problem: String?, images: Int) async -> (info: String, warning: String?) {
-        let learnedImages = (try? await server.catalog.learnedVectorCount()) ?? 0
+                               problem: String?, images: Int, learnedImages: Int) -> (info: String, warning: String?) {
         let holds = catalogModel.map { "the catalog holds learned vectors of \($0.tag) for \(learnedImages) of \(Terminal.count(images, "image"))" }
             ?? "the catalog holds colour vectors only"
         let defaultMode = server.service.defaultSimilarity(catalogModel: catalogModel)

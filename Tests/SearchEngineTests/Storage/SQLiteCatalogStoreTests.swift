@@ -107,7 +107,7 @@ struct SQLiteCatalogStoreTests {
         #expect(try await reopened.count() == 1)
         #expect(try await run("sqlite3", [path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'tracking_migrations';"]) == "0")
         #expect(try await run("sqlite3", [path, "SELECT identifier FROM grdb_migrations ORDER BY identifier;"])
-            == "v1: images, fields, values, full-text\nv2: collector events\nv3: insert transactions\nv4: learned vectors\nv5: covering indexes for event stats\nv6: image changes")
+            == "v1: images, fields, values, full-text\nv2: collector events\nv3: insert transactions\nv4: learned vectors\nv5: covering indexes for event stats\nv6: image changes\nv7: covering index for content hashes")
         #expect(try await run("sqlite3", [path, "PRAGMA application_id;"]) == String(SQLiteCatalogStore.applicationID))
         // Opening again applies nothing twice.
         _ = try await SQLiteCatalogStore(path: path)

@@ -342,25 +342,26 @@ public final class ApproximateIndex: Sendable {
                 }
             }
         } else {
-            let chunk = 16_384
-            var labels: [Int64] = []
-            var vectors: [Float] = []
-            labels.reserveCapacity(chunk)
-            vectors.reserveCapacity(chunk * dimensions)
-            func flush() {
-                mismatched += labels.withUnsafeBufferPointer { l in vectors.withUnsafeBufferPointer { graph.mismatches(labels: l, vectors: $0) } }
-                labels.removeAll(keepingCapacity: true)
-                vectors.removeAll(keepingCapacity: true)
+            // The learned rows are the graph's own rounding already (``FeatureIndex/copyVector(at:space:to:)``
+            // gives their unit form, which rounds back to the same Int8s): compared as bytes, in runs of rows
+            // that hold a vector.
+            guard let learned = index.learned, dimensions == learned.dimensions else {
+                return "it holds \(dimensions)-float vectors, the catalog \(index.learnedDimensions)-float ones"
             }
-            for row in 0..<index.count where index.hasVector(at: row, space: space) {
-                rows += 1
-                labels.append(index.ids[row])
-                let start = vectors.count
-                vectors.append(contentsOf: repeatElement(0, count: dimensions))
-                vectors.withUnsafeMutableBufferPointer { index.copyVector(at: row, space: space, to: $0.baseAddress! + start) }
-                if labels.count == chunk { flush() }
+            learned.values.withUnsafeBufferPointer { values in
+                index.ids.withUnsafeBufferPointer { ids in
+                    var row = 0
+                    while row < index.count {
+                        guard learned.hasVector(at: row) else { row += 1; continue }
+                        var end = row + 1
+                        while end < index.count && learned.hasVector(at: end) { end += 1 }
+                        rows += end - row
+                        mismatched += graph.mismatches(labels: UnsafeBufferPointer(rebasing: ids[row..<end]),
+                                                       rounded: UnsafeBufferPointer(rebasing: values[(row * dimensions)..<(end * dimensions)]))
+                        row = end
+                    }
+                }
             }
-            flush()
         }
         if mismatched > 0 {
             return "its manifest says it reflects the catalog's vectors, but \(mismatched) of the catalog's \(rows) rows are not in it "

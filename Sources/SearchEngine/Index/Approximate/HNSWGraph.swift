@@ -110,6 +110,14 @@ public final class HNSWGraph: @unchecked Sendable {
         return labels.withMemoryRebound(to: UInt64.self) { vshnsw_mismatches(handle, $0.baseAddress, base, $0.count) }
     }
 
+    /// ``mismatches(labels:vectors:)`` for rows already rounded to the graph's `Int8`s
+    /// (a ``QuantizedMatrix``'s rows): compared byte for byte, no rounding.
+    public func mismatches(labels: UnsafeBufferPointer<Int64>, rounded values: UnsafeBufferPointer<Int8>) -> Int {
+        precondition(values.count == labels.count * dimensions, "\(values.count) values for \(labels.count) vectors of \(dimensions)")
+        guard let base = values.baseAddress, !labels.isEmpty else { return 0 }
+        return labels.withMemoryRebound(to: UInt64.self) { vshnsw_mismatches_rounded(handle, $0.baseAddress, base, $0.count) }
+    }
+
     /// Every label present, in no order.
     public func labels() -> [Int64] {
         let capacity = count

@@ -86,6 +86,9 @@ struct ApproximateIndexTests {
         let index = Self.index(Array(0..<1100), learned: true)
         let report = try await ApproximateIndex(files: files).update(to: index, version: 2, model: "test-model@5e5e", policy: Self.policy)
         #expect(try Self.space(report, .learned).count == 1100 && files.manifest(.learned)?.model == "test-model@5e5e")
+        // Opened again with the same model: loaded and compared (as Int8 rows, byte for byte), nothing rebuilt or caught up.
+        let same = try Self.space(try await ApproximateIndex(files: files).update(to: index, version: 2, model: "test-model@5e5e", policy: Self.policy), .learned)
+        #expect(same.loaded && !same.built && same.unusable == nil && same.added + same.replaced + same.removed == 0, "\(same)")
         let other = try await ApproximateIndex(files: files).update(to: index, version: 2, model: "other@0000", policy: Self.policy)
         let learned = try Self.space(other, .learned)
         #expect(learned.built && learned.unusable?.contains("model") == true)
