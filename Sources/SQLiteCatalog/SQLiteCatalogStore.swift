@@ -383,6 +383,16 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     // MARK: - Reading
 
     /// `im_name` → content hash, for skipping unchanged files.
+    /// One pass over the content hashes (the covering index `images_content_hash`), counted as they are read.
+    public func featureCensus() async throws(VisualSearchError) -> (learned: Int, stale: Int) {
+        try await read { db in
+            var census = FeatureCensus(model: try SQLiteCatalogStore.learnedModel(db))
+            let hashes = try String.fetchCursor(db, sql: "SELECT content_hash FROM images")
+            while let hash = try hashes.next() { census.count(hash) }
+            return (census.learned, census.stale)
+        }
+    }
+
     public func contentHashes() async throws(VisualSearchError) -> [String: String] {
         try await read { db in
             var hashes: [String: String] = [:]

@@ -29,6 +29,9 @@ public protocol CatalogReader: Sendable {
     /// What changed in the images after `version`, up to the version now; nil when the store
     /// cannot say (it keeps no log, or not back that far, or the version went back): load again.
     func changes(since version: Int) async throws(VisualSearchError) -> CatalogChanges?
+    /// How many images hold a learned vector of the catalog's ``learnedModel()`` and how many an
+    /// older vsearch's features computed (their content hashes say so), in one read.
+    func featureCensus() async throws(VisualSearchError) -> (learned: Int, stale: Int)
     /// What made the catalog's learned vectors (``LearnedEmbedder``); nil when it has none.
     func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor?
 

@@ -124,16 +124,12 @@ extension CatalogReader {
         try await featureCensus().learned
     }
 
-    /// How many images hold a learned vector of the catalog's ``learnedModel()`` and how
-    /// many an older vsearch's features computed (``staleFeatureCount()``), from one read of the hashes.
+    /// ``CatalogReader/featureCensus()`` from ``contentHashes()``.
     public func featureCensus() async throws(VisualSearchError) -> (learned: Int, stale: Int) {
         let model = try await learnedModel()
-        var learned = 0, stale = 0
-        for hash in try await contentHashes().values {
-            if let model, ImageFeatures.hasLearned(hash, of: model) { learned += 1 }
-            if !ImageFeatures.isCurrent(hash) { stale += 1 }
-        }
-        return (learned, stale)
+        var census = FeatureCensus(model: model)
+        for hash in try await contentHashes().values { census.count(hash) }
+        return (census.learned, census.stale)
     }
 
     /// How many images an older vsearch's features computed (their stored
@@ -141,5 +137,22 @@ extension CatalogReader {
     /// they answer with their old vectors until `vsearch index` runs again.
     public func staleFeatureCount() async throws(VisualSearchError) -> Int {
         try await contentHashes().values.filter { !ImageFeatures.isCurrent($0) }.count
+    }
+}
+
+/// Counts content hashes as ``CatalogReader/featureCensus()`` does: those carrying the
+/// learned model's tag, and those an older vsearch's colour features made.
+public struct FeatureCensus: Sendable {
+    let tag: String?
+    public private(set) var learned = 0
+    public private(set) var stale = 0
+
+    public init(model: EmbeddingDescriptor?) {
+        tag = model.map(ImageFeatures.learnedTag(of:))
+    }
+
+    public mutating func count(_ hash: String) {
+        if let tag, hash.hasSuffix(tag) { learned += 1 }
+        if !ImageFeatures.isCurrent(hash) { stale += 1 }
     }
 }
