@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite("HTTPClient: the retry matrix against a real loopback server", .timeLimit(.minutes(1)))
+@Suite("HTTPClient: the retry matrix against a real loopback server", .timeLimit(.minutes(10)))
 struct HTTPClientTests {
     /// The client's default attempts and ceilings, without jitter so waits are exact.
     static let exact = RetryPolicy(maxAttempts: 3, baseDelay: 0.5, maxDelay: 8, maxRetryAfter: 30, jitter: 0)

@@ -4,7 +4,7 @@ import Networking
 import TestSupport
 import Testing
 
-@Suite("URLSessionTransport against a real loopback server", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport against a real loopback server", .timeLimit(.minutes(10)))
 struct URLSessionTransportTests {
 
     func send(_ transport: URLSessionTransport, _ request: HTTPClientRequest) async -> Result<HTTPClientResponse, HTTPClientError> {

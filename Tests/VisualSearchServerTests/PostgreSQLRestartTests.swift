@@ -9,7 +9,7 @@ import PostgreSQLCatalog
 
 /// `vsearch serve` on a PostgreSQL catalog while the database stops and
 /// starts again: 503 meanwhile, the process stays up, and it recovers by itself.
-@Suite("Serving through a PostgreSQL restart", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(5)))
+@Suite("Serving through a PostgreSQL restart", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(10)))
 struct PostgreSQLRestartTests {
     @Test("requests answer 503 while PostgreSQL is down and 200 again once it is back, with no restart of the server")
     func restart() async throws {

@@ -11,7 +11,7 @@ import PostgreSQLCatalog
 /// Several `vsearch serve` replicas on one PostgreSQL catalog behave as one
 /// service: what is inserted or removed through one is seen through the
 /// others within seconds, and any of them answers an insert's status.
-@Suite("Replicas on one PostgreSQL catalog", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(5)))
+@Suite("Replicas on one PostgreSQL catalog", .serialized, .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(10)))
 struct ReplicaTests {
     /// A PostgreSQL catalog of the corpus; returns its URL.
     static func corpusCatalog() async throws -> String {

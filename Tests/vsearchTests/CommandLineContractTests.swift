@@ -120,7 +120,7 @@ struct CommandLineContractTests {
         }
     }
 
-    @Test("discover, product search/recommend and the remote data API exist and work", .timeLimit(.minutes(3)))
+    @Test("discover, product search/recommend and the remote data API exist and work", .timeLimit(.minutes(10)))
     func newCommands() async throws {
         let discover = try await CLI.run(["discover", "--image", CLI.repository + "/corpus/images/astronaut.jpg", "--point", "100,100",
                                     "--point", "300,200", "--result-limit", "2", "--catalog", Self.catalog, "--json"])

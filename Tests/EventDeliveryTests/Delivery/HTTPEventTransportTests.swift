@@ -6,7 +6,7 @@ import Testing
 @testable import EventDelivery
 import Tracking
 
-@Suite("HTTPEventTransport over the Networking layer", .timeLimit(.minutes(1)))
+@Suite("HTTPEventTransport over the Networking layer", .timeLimit(.minutes(10)))
 struct HTTPEventTransportTests {
     /// Events as the tracker hands them over: validated and filled.
     static func events(_ count: Int) -> [TrackingEvent] {

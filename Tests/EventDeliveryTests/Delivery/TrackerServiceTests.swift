@@ -7,7 +7,7 @@ import Testing
 @testable import EventDelivery
 import Tracking
 
-@Suite("Tracker as a service: run, shutdown, retry policy, logging", .timeLimit(.minutes(1)))
+@Suite("Tracker as a service: run, shutdown, retry policy, logging", .timeLimit(.minutes(10)))
 struct TrackerServiceTests {
     static let quiet = Logger(label: "test.tracking") { _ in SwiftLogNoOpLogHandler() }
 

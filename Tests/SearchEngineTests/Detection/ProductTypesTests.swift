@@ -1,7 +1,7 @@
 @testable import SearchEngine
 import Testing
 
-@Suite("ProductTypes", .timeLimit(.minutes(1)))
+@Suite("ProductTypes", .timeLimit(.minutes(10)))
 struct ProductTypesTests {
     /// The class id of the ImageNet class named `name`.
     static func id(_ name: String) throws -> Int {

@@ -13,7 +13,7 @@ import PostgreSQLCatalog
 /// searches the object under it — the same on the embedded store and on
 /// PostgreSQL; without a detector the whole image is one object and the answer says why.
 @Suite("Discover search with object detection", .enabled(if: LearnedModel.isRequired, "the learned model is not installed (scripts/install-model.sh)"),
-       .timeLimit(.minutes(5)))
+       .timeLimit(.minutes(10)))
 struct DiscoverDetectionTests {
     static func detector() throws -> ObjectDetector { try ObjectDetector(embedder: try LearnedModel.embedder()) }
 

@@ -11,7 +11,7 @@ import PostgreSQLCatalog
 /// The engine on a ``NearestNeighbourStore`` (PostgreSQL runs k-NN itself):
 /// with `knn=exact` it answers exactly as on SQLite (the in-memory scan), and
 /// with the HNSW index filtered pages are still full and nearly the same.
-@Suite("The engine with k-NN in PostgreSQL", .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(5)))
+@Suite("The engine with k-NN in PostgreSQL", .enabled(if: PostgreSQLTestDatabase.isRequired), .timeLimit(.minutes(10)))
 struct EngineOnPostgreSQLTests {
     static let schema = FieldSchema(fields: ["brand": .string, "title": .text, "price": .float])
     static let words = ["red", "blue", "shoe", "mug", "café", "bag", "linen", "wool"]

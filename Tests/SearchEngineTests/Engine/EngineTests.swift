@@ -8,7 +8,7 @@ import SQLiteCatalog
 
 /// Every ViSearch and ProductSearch endpoint of the offline engine, through
 /// the ``VisualSearchService`` API, over the corpus (102 images with metadata).
-@Suite("VisualSearchEngine over the corpus", .timeLimit(.minutes(5)))
+@Suite("VisualSearchEngine over the corpus", .timeLimit(.minutes(10)))
 struct EngineTests {
     static func engine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async -> VisualSearchEngine {
         await Corpus.engine(configure)
@@ -450,7 +450,7 @@ struct EngineTests {
 }
 
 /// The engine over catalogs of its own: missing ones, and ones another instance changes.
-@Suite("VisualSearchEngine and its catalog", .timeLimit(.minutes(3)))
+@Suite("VisualSearchEngine and its catalog", .timeLimit(.minutes(10)))
 struct EngineCatalogTests {
     @Test("a missing catalog is catalogNotFound: opening never creates one")
     func missingCatalog() async throws {

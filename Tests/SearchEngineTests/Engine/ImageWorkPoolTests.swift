@@ -8,7 +8,7 @@ import VisualSearch
 /// The image work pool: work runs off the cooperative pool, within the
 /// decoded-pixel budget, first come first served (clients taking turns), and a full queue or a long
 /// wait is refused as `overloaded` rather than waited out.
-@Suite("Image work pool", .timeLimit(.minutes(2)))
+@Suite("Image work pool", .timeLimit(.minutes(10)))
 struct ImageWorkPoolTests {
     /// A gate the test opens; work blocks on it (on the pool's thread, never on Swift's).
     final class Gate: Sendable {

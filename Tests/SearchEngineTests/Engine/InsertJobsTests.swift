@@ -10,7 +10,7 @@ import SQLiteCatalog
 /// The data API of the engine: `/insert` starts a transaction that fetches
 /// and indexes images in the background, `/insert/status` reports it,
 /// `/remove` takes images out. Each test has a catalog of its own.
-@Suite("Data API: insert, insert status, remove", .timeLimit(.minutes(3)))
+@Suite("Data API: insert, insert status, remove", .timeLimit(.minutes(10)))
 struct InsertJobsTests {
     /// An engine over a fresh catalog of two images, reading local images only from `uploads`.
     struct Fixture {

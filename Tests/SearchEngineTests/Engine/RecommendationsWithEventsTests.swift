@@ -9,7 +9,7 @@ import VisualSearch
 /// today's visual answers when there are no events (cold start), co-engaged
 /// items first when there are, popularity for a new item, filters and score
 /// ranges kept.
-@Suite("Recommendations blended with events", .timeLimit(.minutes(5)))
+@Suite("Recommendations blended with events", .timeLimit(.minutes(10)))
 struct RecommendationsWithEventsTests {
     /// 60 items with unrelated vectors, metadata `group` g0/g1.
     static let schema = FieldSchema(fields: ["group": .string])

@@ -3,7 +3,7 @@ import SearchEngine
 import TestSupport
 import Testing
 
-@Suite("ColorFeatures", .timeLimit(.minutes(1)))
+@Suite("ColorFeatures", .timeLimit(.minutes(10)))
 struct ColorFeaturesTests {
     static func norm(_ vector: [Float]) -> Float { vector.reduce(0) { $0 + $1 * $1 }.squareRoot() }
 

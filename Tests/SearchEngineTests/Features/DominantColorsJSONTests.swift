@@ -5,7 +5,7 @@ import Testing
 
 /// ``DominantColors/init(json:)`` decodes what `JSONDecoder` decodes, bit for bit, and
 /// refuses what it refuses.
-@Suite("DominantColors JSON", .timeLimit(.minutes(1)))
+@Suite("DominantColors JSON", .timeLimit(.minutes(10)))
 struct DominantColorsJSONTests {
     /// `JSONDecoder`'s reading of `text`: what a catalog load did before.
     static func decoded(_ text: String) -> DominantColors? {

@@ -2,7 +2,7 @@ import ImageOps
 import SearchEngine
 import Testing
 
-@Suite("DominantColors", .timeLimit(.minutes(1)))
+@Suite("DominantColors", .timeLimit(.minutes(10)))
 struct DominantColorsTests {
     /// Left half red, right half blue.
     static let half = PixelBuffer(width: 40, height: 40, hasAlpha: false, initializingWith: { out in

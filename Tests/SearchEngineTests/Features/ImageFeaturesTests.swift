@@ -4,7 +4,7 @@ import ImageOps
 import TestSupport
 import Testing
 
-@Suite("ImageFeatures", .timeLimit(.minutes(1)))
+@Suite("ImageFeatures", .timeLimit(.minutes(10)))
 struct ImageFeaturesTests {
     static func png(_ pixels: PixelBuffer) throws -> [UInt8] { try ImageEncoders.PNG().encode(pixels) }
 

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("LabColor", .timeLimit(.minutes(1)))
+@Suite("LabColor", .timeLimit(.minutes(10)))
 struct LabColorTests {
     @Test("hex colours in their ViSearch and CSS forms are the same colour", arguments: ["ff00ff", "#FF00FF", "#f0f", "f0f"])
     func hex(text: String) throws {

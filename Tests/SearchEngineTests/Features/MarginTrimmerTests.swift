@@ -3,7 +3,7 @@ import ImageOps
 import TestSupport
 import Testing
 
-@Suite("MarginTrimmer", .timeLimit(.minutes(1)))
+@Suite("MarginTrimmer", .timeLimit(.minutes(10)))
 struct MarginTrimmerTests {
     static func cat() throws -> PixelBuffer {
         try ImageDecoder.decode(fileAt: Repository.images + "/chelsea_cat.jpg").pixels

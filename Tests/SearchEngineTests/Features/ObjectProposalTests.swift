@@ -3,7 +3,7 @@ import ImageOps
 import TestSupport
 import Testing
 
-@Suite("ObjectProposal", .timeLimit(.minutes(1)))
+@Suite("ObjectProposal", .timeLimit(.minutes(10)))
 struct ObjectProposalTests {
     /// A 3:1 banner: the picture on the left, a headline (white bars) on the right.
     static func banner(_ picture: PixelBuffer) -> (PixelBuffer, PixelRect) {

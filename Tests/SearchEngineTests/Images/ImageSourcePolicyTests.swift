@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("ImageSourcePolicy", .timeLimit(.minutes(1)))
+@Suite("ImageSourcePolicy", .timeLimit(.minutes(10)))
 struct ImageSourcePolicyTests {
     static let secret = "TOP-SECRET-CONTENT-7f3a"
 

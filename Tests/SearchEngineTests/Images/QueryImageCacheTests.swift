@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("QueryImageCache", .timeLimit(.minutes(1)))
+@Suite("QueryImageCache", .timeLimit(.minutes(10)))
 struct QueryImageCacheTests {
     static func blob(_ index: Int, size: Int = 300) -> [UInt8] {
         (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 7 &+ index) } + [UInt8(index)]

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("QueryImageLoader", .timeLimit(.minutes(2)))
+@Suite("QueryImageLoader", .timeLimit(.minutes(10)))
 struct QueryImageLoaderTests {
     static func loader(_ policy: ImageSourcePolicy) -> QueryImageLoader {
         QueryImageLoader(policy: policy, cache: QueryImageCache(directory: Repository.temporaryDirectory("loader-cache")))

@@ -2,7 +2,7 @@ import SearchEngine
 import TestSupport
 import Testing
 
-@Suite("FeatureIndex", .timeLimit(.minutes(1)))
+@Suite("FeatureIndex", .timeLimit(.minutes(10)))
 struct FeatureIndexTests {
     @Test("dot products over all rows or chosen rows equal the plain sums, for any dimension")
     func dotProducts() {

@@ -2,7 +2,7 @@ import SearchEngine
 import TestSupport
 import Testing
 
-@Suite("QuantizedMatrix", .timeLimit(.minutes(1)))
+@Suite("QuantizedMatrix", .timeLimit(.minutes(10)))
 struct QuantizedMatrixTests {
     /// The quantization as first written — `Int8((x * scale).rounded())` and the inverse
     /// length of those — which every faster form must match bit for bit.

@@ -2,7 +2,7 @@ import SearchEngine
 import TestSupport
 import Testing
 
-@Suite("ContentHash", .timeLimit(.minutes(1)))
+@Suite("ContentHash", .timeLimit(.minutes(10)))
 struct ContentHashTests {
     @Test("32 lower-case hex digits, the FNV-1a 128 offset basis for no bytes")
     func format() {

@@ -7,7 +7,7 @@ import Testing
 import VisualSearch
 import SQLiteCatalog
 
-@Suite("Indexer", .timeLimit(.minutes(3)))
+@Suite("Indexer", .timeLimit(.minutes(10)))
 struct IndexerTests {
     /// A folder of three corpus images (two in `food/`) and one file that is not an image.
     static func folder() throws -> String {

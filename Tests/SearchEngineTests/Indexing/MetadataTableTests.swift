@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("MetadataTable", .timeLimit(.minutes(1)))
+@Suite("MetadataTable", .timeLimit(.minutes(10)))
 struct MetadataTableTests {
     @Test("CSV: quoted fields with commas, doubled quotes and newlines; CRLF or LF")
     func csv() throws {

@@ -2,7 +2,7 @@ import SearchEngine
 import Testing
 import VisualSearch
 
-@Suite("FacetShaper", .timeLimit(.minutes(1)))
+@Suite("FacetShaper", .timeLimit(.minutes(10)))
 struct FacetShaperTests {
     static let schema = FieldSchema(fields: ["brand": .string, "price": .float, "title": .text, "count": .int])
 

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 
-@Suite("Ranking", .timeLimit(.minutes(1)))
+@Suite("Ranking", .timeLimit(.minutes(10)))
 struct RankingTests {
     static func parameters(_ configure: (inout SearchParameters) -> Void = { _ in }) -> SearchParameters {
         var parameters = SearchParameters()

@@ -2,7 +2,7 @@
 import Testing
 import VisualSearch
 
-@Suite("ResponseShaper", .timeLimit(.minutes(1)))
+@Suite("ResponseShaper", .timeLimit(.minutes(10)))
 struct ResponseShaperTests {
     static let rows = ResponseShaper.Rows(names: ["a", "b", "c"], ids: [10, 20, 30])
     static let ranked = Ranking.Ranked(page: [Ranking.Entry(row: 2, score: 0.123_456_78), Ranking.Entry(row: 0, score: 0.5)],

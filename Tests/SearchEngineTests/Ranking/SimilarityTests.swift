@@ -2,7 +2,7 @@ import SearchEngine
 import TestSupport
 import Testing
 
-@Suite("Similarity", .timeLimit(.minutes(1)))
+@Suite("Similarity", .timeLimit(.minutes(10)))
 struct SimilarityTests {
     @Test("score = 1 − ‖a − b‖ / 2 for unit vectors, from their dot product, clamped to [0, 1]", arguments: [
         (Float(1), Float(1)),                  // identical

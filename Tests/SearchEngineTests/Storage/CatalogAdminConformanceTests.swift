@@ -7,7 +7,7 @@ import VisualSearch
 
 /// The ``CatalogAdmin`` contract: a store reports itself healthy, new and after
 /// writes of every kind — run once per ``StoreFactory`` in ``StoreFactory/all``.
-@Suite("CatalogAdmin conformance", .timeLimit(.minutes(5)))
+@Suite("CatalogAdmin conformance", .timeLimit(.minutes(10)))
 struct CatalogAdminConformanceTests {
     @Test("a new store is empty, healthy, and declares no fields", arguments: StoreFactory.all)
     func empty(factory: StoreFactory) async throws {

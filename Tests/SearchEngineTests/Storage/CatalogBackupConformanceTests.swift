@@ -10,7 +10,7 @@ import VisualSearch
 /// `vsearch` opens a catalog): the copy holds one whole state of the catalog,
 /// restores to the same catalog, appears whole or not at all, and replaces
 /// an existing file only when asked.
-@Suite("CatalogBackup conformance", .timeLimit(.minutes(5)))
+@Suite("CatalogBackup conformance", .timeLimit(.minutes(10)))
 struct CatalogBackupConformanceTests {
     /// PostgreSQL backups run the server's own pg_dump (the wheel scripts/postgres.sh
     /// installs): the system's may be older than the server, which pg_dump refuses.

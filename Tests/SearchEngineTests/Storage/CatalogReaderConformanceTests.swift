@@ -8,7 +8,7 @@ import VisualSearch
 /// The ``CatalogReader`` contract: counts, names, vectors, export, `fq` filters,
 /// value maps and facets over ``ConformanceSample``, written only against
 /// `any CatalogStore` and run once per ``StoreFactory`` in ``StoreFactory/all``.
-@Suite("CatalogReader conformance", .timeLimit(.minutes(5)))
+@Suite("CatalogReader conformance", .timeLimit(.minutes(10)))
 struct CatalogReaderConformanceTests {
     struct FilterCase: Sendable, CustomTestStringConvertible {
         let filters: [Filter]

@@ -10,7 +10,7 @@ import VisualSearch
 /// snapshot's reads all see the catalog as it was when it began, whatever
 /// is committed meanwhile; its store refuses writes; and a ``CatalogCopy``
 /// from a snapshot of a catalog being written holds exactly the snapshot.
-@Suite("CatalogSnapshots conformance", .timeLimit(.minutes(5)))
+@Suite("CatalogSnapshots conformance", .timeLimit(.minutes(10)))
 struct CatalogSnapshotsConformanceTests {
     static let extra = (0..<7).map { Items.item("late\($0)", seed: 50 + $0, metadata: ["brand": "late"]) }
 

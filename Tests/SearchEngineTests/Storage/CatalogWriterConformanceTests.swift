@@ -9,7 +9,7 @@ import VisualSearch
 /// vectors, metadata updates, removal, what is refused before anything is
 /// written, and the version every committed change moves — run once per
 /// ``StoreFactory`` in ``StoreFactory/all``.
-@Suite("CatalogWriter conformance", .timeLimit(.minutes(5)))
+@Suite("CatalogWriter conformance", .timeLimit(.minutes(10)))
 struct CatalogWriterConformanceTests {
     @Test("declare adds fields; declaring one again with its type is fine; another type retypes a field no image has a value for, and is an error for one with values", arguments: StoreFactory.all)
     func declare(factory: StoreFactory) async throws {

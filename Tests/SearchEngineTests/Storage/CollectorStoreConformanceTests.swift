@@ -7,7 +7,7 @@ import Tracking
 /// The ``CollectorStore`` contract of every catalog store, run once per
 /// ``StoreFactory``: per-event validation, at-most-once storage per event id,
 /// content ids for events without one, and the engagement statistics.
-@Suite("CollectorStore conformance", .timeLimit(.minutes(3)))
+@Suite("CollectorStore conformance", .timeLimit(.minutes(10)))
 struct CollectorStoreConformanceTests {
     static func click(_ index: Int, id: String? = nil) -> TrackingEvent {
         var event = TrackingEvent.productClick(queryId: "q\(index)", pid: "p\(index)", imgUrl: "https://cdn.example/p\(index).jpg", pos: 1 + index % 4)

@@ -7,7 +7,7 @@ import VisualSearch
 
 /// The ``InsertJournal`` contract: insert progress saved, replaced, shared with
 /// another instance on the same location — run once per ``StoreFactory`` in ``StoreFactory/all``.
-@Suite("InsertJournal conformance", .timeLimit(.minutes(5)))
+@Suite("InsertJournal conformance", .timeLimit(.minutes(10)))
 struct InsertJournalConformanceTests {
     @Test("insert transactions: saved progress round-trips, later saves replace it, another instance sees it, unknown ids are nil",
           arguments: StoreFactory.all)

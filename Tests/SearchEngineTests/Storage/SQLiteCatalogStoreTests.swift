@@ -10,7 +10,7 @@ import SQLiteCatalog
 /// What only the SQLite store does: files, folders, foreign and corrupt
 /// files, its migrations. The contract it shares with every store is in
 /// ``CatalogStoreConformanceTests`` and ``CollectorStoreConformanceTests``.
-@Suite("SQLiteCatalogStore", .timeLimit(.minutes(2)))
+@Suite("SQLiteCatalogStore", .timeLimit(.minutes(10)))
 struct SQLiteCatalogStoreTests {
     @Test("creating makes the catalog and its folders; it reopens with what was written")
     func createAndReopen() async throws {

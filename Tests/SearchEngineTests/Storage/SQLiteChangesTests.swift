@@ -8,7 +8,7 @@ import VisualSearch
 /// ``SQLiteCatalogStore/changes(since:)``: every write logs the images it
 /// changed, and an index caught up by them (``FeatureIndex/applying(_:)``)
 /// is row for row the index a fresh load makes.
-@Suite("SQLiteCatalogStore.changes", .timeLimit(.minutes(2)))
+@Suite("SQLiteCatalogStore.changes", .timeLimit(.minutes(10)))
 struct SQLiteChangesTests {
     static let schema = FieldSchema(fields: ["brand": .string])
 

@@ -9,7 +9,7 @@ import VisualSearch
 /// rows in id order, each appended as `[Float]`s with its palette through `JSONDecoder`
 /// and its learned vector quantized as `Int8((x × scale).rounded())` — whatever the
 /// blobs' alignment in SQLite's pages and whatever the palettes.
-@Suite("SQLiteCatalogStore.loadIndex", .timeLimit(.minutes(2)))
+@Suite("SQLiteCatalogStore.loadIndex", .timeLimit(.minutes(10)))
 struct SQLiteLoadIndexTests {
     static let dimension = 64
 

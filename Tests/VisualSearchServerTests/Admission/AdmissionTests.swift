@@ -11,7 +11,7 @@ import VisualSearch
 /// here waits on the wall clock. (swift-clocks' `TestClock` yields through
 /// background-priority tasks on every advance; in a busy test process those ran
 /// last, and three of these tests hit their minute's limit in CI.)
-@Suite("Admission", .timeLimit(.minutes(1)))
+@Suite("Admission", .timeLimit(.minutes(10)))
 struct AdmissionTests {
     /// A limiter whose lanes (64 slots each) are contended: another client holds half the slots.
     static func busy(_ limits: ClientLimits, clock: any Clock<Duration> = SteppedClock()) -> ClientLimiter {

@@ -8,7 +8,7 @@ import Testing
 /// Issue 37, item 1, in pieces: the allowance bodies without a credential in
 /// the head are read under, and the reader that lets such a body go once it
 /// stops arriving. Time is a ``SteppedClock``: nothing waits on the wall clock.
-@Suite("Unverified bodies", .timeLimit(.minutes(1)))
+@Suite("Unverified bodies", .timeLimit(.minutes(10)))
 struct UnverifiedBodiesTests {
     @Test("the allowance: a few per address (429), a few in all (503); a place given back is taken again")
     func allowance() {

@@ -7,7 +7,7 @@ import Testing
 /// The accept gate: how many connections get a pipeline, from one address
 /// and in all, and that the rest are closed the moment they are accepted —
 /// with no answer, while other addresses are served.
-@Suite("Accept gate", .timeLimit(.minutes(5)))
+@Suite("Accept gate", .timeLimit(.minutes(10)))
 struct AcceptGateTests {
     @Test("an address gets its connections plus the polite refusals; beyond, it is refused at accept while another address is admitted")
     func perAddress() {

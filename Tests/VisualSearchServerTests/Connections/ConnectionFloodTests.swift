@@ -9,7 +9,7 @@ import VisualSearch
 /// answer in 68, `/health` none). Now the connection idle longest makes room
 /// for a newcomer, a network (/24, /64) holds at most its share, and a reserve
 /// keeps `/health` reachable when every connection is busy.
-@Suite("Connection floods", .timeLimit(.minutes(5)))
+@Suite("Connection floods", .timeLimit(.minutes(10)))
 struct ConnectionFloodTests {
     static let attackers = (2...21).map { "127.0.0.\($0)" }
     static let connectionsEach = 30

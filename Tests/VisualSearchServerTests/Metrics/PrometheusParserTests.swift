@@ -12,7 +12,7 @@ import Testing
 /// Needs prometheus-client in `.build-tools/venv` (`scripts/install-deps.sh`
 /// installs it). Without it the suite is skipped — except in CI (`CI=true`),
 /// where it fails naming the command.
-@Suite("/metrics read by prometheus_client's parser", .timeLimit(.minutes(5)),
+@Suite("/metrics read by prometheus_client's parser", .timeLimit(.minutes(10)),
        .enabled(if: PrometheusParser.runs, "needs prometheus-client in .build-tools/venv: run scripts/install-deps.sh"))
 struct PrometheusParserTests {
     @Test("a live server's /metrics parses, every family with help, the same families, types and samples as the Swift reading")

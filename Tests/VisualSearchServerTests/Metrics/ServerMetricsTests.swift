@@ -9,7 +9,7 @@ import Testing
 /// counters ending in `_total`), label values escaped, and the standard
 /// process families beside the server's own. Every family is defined once,
 /// in `MetricFamily.all`; the server reports nothing else.
-@Suite("/metrics: families, help, names", .timeLimit(.minutes(5)))
+@Suite("/metrics: families, help, names", .timeLimit(.minutes(10)))
 struct ServerMetricsTests {
     /// A name as the format allows it.
     static var validName: Regex<Substring> { #/^[a-zA-Z_:][a-zA-Z0-9_:]*$/# }

@@ -10,7 +10,7 @@ import VisualSearch
 /// made-up or wrong key is refused from the head (issue 37), every spelling of an upload
 /// path is an image request, and a client that keeps to one request at a
 /// time is never refused while the server has room.
-@Suite("Admission on loopback", .timeLimit(.minutes(5)))
+@Suite("Admission on loopback", .timeLimit(.minutes(10)))
 struct AdmissionOnLoopbackTests {
     static let attacker = "127.0.0.2"
 

@@ -7,7 +7,7 @@ import VisualSearch
 
 /// `/catalog` (fields and names, for the page's browser and facets) and
 /// `/v3/stats` (the analytics page's numbers): their answers and their keys.
-@Suite("Catalog and stats routes", .timeLimit(.minutes(3)))
+@Suite("Catalog and stats routes", .timeLimit(.minutes(10)))
 struct CatalogAndStatsRoutesTests {
     @Test("/catalog gives the image count, every declared field with its type, and names page by page in name order")
     func catalog() async throws {

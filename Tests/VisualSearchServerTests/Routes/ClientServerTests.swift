@@ -11,7 +11,7 @@ import VisualSearch
 /// the server's errors as the client reports them, and the data API's
 /// asynchronous inserts. (That every endpoint answers exactly as the engine
 /// does is ``ParityTests``.)
-@Suite("Client ⇄ server over loopback", .timeLimit(.minutes(5)))
+@Suite("Client ⇄ server over loopback", .timeLimit(.minutes(10)))
 struct ClientServerTests {
     @Test("an app key (access_key) and an access key with its secret (Basic) reach a server with keys; a wrong key is a 401 saying so")
     func credentials() async throws {

@@ -12,7 +12,7 @@ import Tracking
 /// flooding is refused whole (429, Retry-After, nothing stored) while the
 /// other is still served; the total rate and the cap on stored bytes hold;
 /// statistics count exactly what was stored.
-@Suite("Collector limits on loopback", .timeLimit(.minutes(5)))
+@Suite("Collector limits on loopback", .timeLimit(.minutes(10)))
 struct CollectorLimitsTests {
     /// `count` valid product views with ids `prefix0`… as a tracker's batch body.
     static func batch(_ count: Int, prefix: String) -> [UInt8] {

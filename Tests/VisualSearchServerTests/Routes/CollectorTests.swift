@@ -10,7 +10,7 @@ import EventDelivery
 /// The local collector in `vsearch serve`: the tracker's real HTTP
 /// transport against a server on loopback (the socket is the point), and
 /// the routes' answers to bodies no tracker sends, in process.
-@Suite("Tracking collector", .timeLimit(.minutes(5)))
+@Suite("Tracking collector", .timeLimit(.minutes(10)))
 struct CollectorTests {
     @Test("the tracker's HTTP transport delivers batches; a bad event is rejected alone; resends are deduplicated")
     func batches() async throws {

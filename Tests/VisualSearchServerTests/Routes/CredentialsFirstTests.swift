@@ -8,7 +8,7 @@ import VisualSearch
 /// before its credentials are checked (item 1), refusals for credentials
 /// count (item 2), and keys have roles (item 3). Attackers send from
 /// 127.0.0.2 and up; the client they must not hurt from 127.0.0.1.
-@Suite("Credentials first, on loopback", .timeLimit(.minutes(5)))
+@Suite("Credentials first, on loopback", .timeLimit(.minutes(10)))
 struct CredentialsFirstTests {
     static let form = "Content-Type: application/x-www-form-urlencoded\r\n"
     static func basic(_ pair: String) -> String { "Basic " + Data(pair.utf8).base64EncodedString() }

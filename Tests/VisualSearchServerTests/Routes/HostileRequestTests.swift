@@ -292,7 +292,7 @@ struct HostileRequestTests {
 }
 
 /// Parameters arrive wherever an SDK puts them (docs/wire-protocol.md §1.5).
-@Suite("Parameter merging", .timeLimit(.minutes(5)))
+@Suite("Parameter merging", .timeLimit(.minutes(10)))
 struct ParameterMergingTests {
     @Test("Java: a form-urlencoded POST body")
     func formBody() async throws {

@@ -9,7 +9,7 @@ import SQLiteCatalog
 
 /// `/images/{im_name}`: originals and the Rezolve thumbnails, made on first
 /// request, kept on disk, revalidated with ETags — and only catalog images.
-@Suite("Image routes", .timeLimit(.minutes(5)))
+@Suite("Image routes", .timeLimit(.minutes(10)))
 struct ImageRoutesTests {
     /// A catalog of a few corpus images copied to a folder the test may change, plus a PNG; and a thumbnail folder.
     struct Fixture {

@@ -12,7 +12,7 @@ import VisualSearch
 /// PNG took 787 MB), nothing capped concurrent insert transactions, and an
 /// animated WebP was charged as a still shrunk on load (a 5600×5600 canvas:
 /// 1/64 of it, while decoding held four canvases) and answered 200.
-@Suite("Inserts and animations under the server's image limits", .timeLimit(.minutes(5)))
+@Suite("Inserts and animations under the server's image limits", .timeLimit(.minutes(10)))
 struct InsertLimitsTests {
     /// A folder the server may read inserts from, holding the bombs and a photo.
     struct Layout {

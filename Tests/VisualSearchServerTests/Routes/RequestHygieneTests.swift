@@ -10,7 +10,7 @@ import VisualSearch
 /// on loopback: names and values with control characters, too many filters,
 /// server paths in answers, headers on every answer, HTTP/1.0, log lines a
 /// client could forge.
-@Suite("Request hygiene: names, filters, paths, headers, HTTP/1.0, log lines", .timeLimit(.minutes(5)))
+@Suite("Request hygiene: names, filters, paths, headers, HTTP/1.0, log lines", .timeLimit(.minutes(10)))
 struct RequestHygieneTests {
     static let form = [("Content-Type", "application/x-www-form-urlencoded")]
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The web page's routes: the built-in files, their types and security
 /// headers, and nothing else reachable through them.
-@Suite("Web page routes", .timeLimit(.minutes(3)))
+@Suite("Web page routes", .timeLimit(.minutes(10)))
 struct WebPageRoutesTests {
     static let folder = Repository.root + "/Sources/VisualSearchServer/WebPage"
 

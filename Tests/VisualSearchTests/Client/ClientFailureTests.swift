@@ -8,7 +8,7 @@ import Testing
 
 /// The client's failure matrix against a real loopback socket: what is
 /// retried, how often, with which waits, and which error comes out.
-@Suite("Client failure matrix (scripted loopback stub)", .timeLimit(.minutes(5)))
+@Suite("Client failure matrix (scripted loopback stub)", .timeLimit(.minutes(10)))
 struct ClientFailureTests {
     /// Records the backoff waits instead of sleeping.
     final class Waits: Sendable {
