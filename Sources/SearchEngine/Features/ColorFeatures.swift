@@ -36,10 +36,13 @@ public enum ColorFeatures {
     /// The version of the features pipeline (``ImageFeatures``): 1 computed
     /// the vector of the whole image; 2 trims uniform margins first; 3 sees
     /// colour-managed pixels (embedded profiles converted to sRGB — untagged and
-    /// sRGB sources give the same vectors as 2, tagged ones change). A catalog
-    /// row records the version that computed it (``ImageFeatures/fingerprint(of:)``),
-    /// so `vsearch serve` and `catalog stats` report rows to re-index.
-    public static let version = 3
+    /// sRGB sources give the same vectors as 2, tagged ones change); 4 decodes
+    /// a whole image at the size the features need (``decodeSide`` on its
+    /// longer side, ``decodeShortSide`` on its shorter, where 3 kept
+    /// ``workingSide`` on the shorter side and reduced twice). A catalog row records the version that computed it
+    /// (``ImageFeatures/fingerprint(of:)``), so `vsearch serve` and
+    /// `catalog stats` report rows to re-index.
+    public static let version = 4
     /// Histogram part length.
     static let histogramBins = 64
     /// Weights of the two parts.
@@ -47,6 +50,15 @@ public enum ColorFeatures {
     static let histogramWeight: Float = (1 - layoutWeight * layoutWeight).squareRoot()
     /// The longest side features are computed at.
     public static let workingSide = 128
+    /// The longer side a whole image is decoded to at least (JPEG's DCT
+    /// scaling, WebP's scaled decode): three quarters of ``workingSide``, so a
+    /// 1000 × 750 photo decodes at 1/8 (125 × 94) and is described as it comes,
+    /// not at 1/4 and reduced. Chosen a priori, not tuned on a benchmark set.
+    public static let decodeSide = 96
+    /// The shorter side a whole image is decoded to at least: half of
+    /// ``workingSide``, for wide banners (a 1200 × 300 banner decodes at 1/4,
+    /// 300 × 75, not 1/8). Chosen a priori, like ``decodeSide``.
+    public static let decodeShortSide = 64
 
     /// The feature vector of an image (any size; it is reduced to ``workingSide`` first).
     public static func vector(of image: PixelBuffer) -> [Float] {

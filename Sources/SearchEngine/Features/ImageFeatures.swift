@@ -3,7 +3,8 @@ import ImageOps
 /// Features of an encoded image, the same way for what is indexed and what
 /// is queried — the visible stages of the features pipeline:
 ///
-/// 1. **decode** with shrink-on-load to what the features need;
+/// 1. **decode** with shrink-on-load to what the features need
+///    (``wholeImageScale(of:)``);
 /// 2. **reduce** to a ≤ ``ColorFeatures/workingSide`` px copy;
 /// 3. **trim** uniform margins (``MarginTrimmer``): borders, bars, white page;
 /// 4. **describe** the content (``ColorFeatures``), from the decoded pixels
@@ -72,16 +73,24 @@ public enum ImageFeatures {
         try catalogDecode(bytes, source: source, limits: limits, learned: learned).pixels
     }
 
+    /// The scale a whole image of upright size `full` is decoded at (at
+    /// least; shrink-on-load rounds up to the next DCT or WebP scale), catalog
+    /// image and query without a box alike: ``ColorFeatures/decodeSide`` on
+    /// its longer side and ``ColorFeatures/decodeShortSide`` on its shorter
+    /// (a product proposed on a wide banner keeps pixels for its own vector).
+    static func wholeImageScale(of full: PixelSize) -> Double {
+        let longer = Double(max(1, max(full.width, full.height))), shorter = Double(max(1, min(full.width, full.height)))
+        return min(1, max(Double(ColorFeatures.decodeSide) / longer, Double(ColorFeatures.decodeShortSide) / shorter))
+    }
+
     /// A catalog image's one decode: shrink-on-load to what the colour side
-    /// needs (``ColorFeatures/workingSide`` on each side) and, with a learned
-    /// embedder, to what its input needs too.
+    /// needs (``wholeImageScale(of:)``) and, with a learned embedder, to what
+    /// its input needs too.
     static func catalogDecode(_ bytes: [UInt8], source: String, limits: ImageLimits,
                               learned: (any ImageEmbedder)?) throws(ImageOpsError) -> DecodedImage {
-        var minimumSize = PixelSize(width: ColorFeatures.workingSide, height: ColorFeatures.workingSide)
-        if let learned {
-            let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
-            minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full)))
-        }
+        let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
+        var minimumSize = full.scaled(by: wholeImageScale(of: full))
+        if let learned { minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full))) }
         return try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimumSize, limits: limits))
     }
 
@@ -108,13 +117,12 @@ public enum ImageFeatures {
         let header = try ImageDecoder.readHeader(bytes, source: source, limits: limits)
         let full = header.size
         let region = try box?.region(in: full) ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
-        // Decode just large enough that the region keeps ColorFeatures.workingSide pixels: on its
-        // shorter side without a box, as catalog images are decoded (a product proposed on a wide
-        // banner then still has pixels for its own vector); on its longer side inside a box, so a
-        // thin box never asks for a full-size decode.
-        let side = box == nil ? min(region.width, region.height) : max(region.width, region.height)
-        let scale = max(min(1, Double(ColorFeatures.workingSide) / Double(max(1, side))),
-                        learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
+        // Without a box, decoded as catalog images are (``wholeImageScale(of:)``): the same bytes give
+        // the same vector indexed and searched. Inside a box, just large enough that the box keeps
+        // ColorFeatures.workingSide pixels on its longer side (a thin box never asks for a full-size decode).
+        let colourScale = box == nil ? wholeImageScale(of: full)
+            : min(1, Double(ColorFeatures.workingSide) / Double(max(1, max(region.width, region.height))))
+        let scale = max(colourScale, learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
         let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
                                 height: max(1, Int((Double(full.height) * scale).rounded(.up))))
         return QueryPlan(header: header, region: region, minimumSize: minimum)
