@@ -236,8 +236,14 @@ struct HostileRequestTests {
         return connection
     }
 
+    /// The server still serves: a /health answers 200. On a loaded machine /health itself can outlast a test's
+    /// short request deadline (CI saw one take 6 s beside a 5-s deadline: 503 "timed out"); such an answer is
+    /// the deadline working, so it is asked again, a few times, and only a timeout is forgiven.
     func expectAnswering(_ running: ServerFixture.Live) async throws {
-        let health = try await ServerFixture.reply(running.url.appending(path: "health"))
+        var health = try await ServerFixture.reply(running.url.appending(path: "health"))
+        for _ in 0..<4 where health.status == 503 && health.errors.first?.hasPrefix("Request timed out") == true {
+            health = try await ServerFixture.reply(running.url.appending(path: "health"))
+        }
         #expect(health.status == 200 && health.json["status"] as? String == "OK")
     }
 
