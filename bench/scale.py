@@ -1330,12 +1330,7 @@ def bench_startup(binary, n, starts, timeout=300):
                 raise RuntimeError(f"vsearch serve on {catalog} did not answer {SEARCH_PATH} in {timeout} s")
             hwm, rss = proc_status_mib(process.pid, "VmHWM"), proc_status_mib(process.pid, "VmRSS")
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_server(process, timeout=30)
         runs.append({"page_s": page, "search_s": search, "results": got, "hwm_mib": hwm, "rss_mib": rss})
         log(f"  serve start {i + 1}: GET / {page:.2f} s, {SEARCH_PATH} {search:.2f} s ({got} results), VmHWM {hwm:.0f} MiB")
         time.sleep(1)

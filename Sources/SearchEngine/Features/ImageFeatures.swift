@@ -83,15 +83,13 @@ public enum ImageFeatures {
         return min(1, max(Double(ColorFeatures.decodeSide) / longer, Double(ColorFeatures.decodeShortSide) / shorter))
     }
 
-    /// A catalog image's one decode: shrink-on-load to what the colour side
-    /// needs (``wholeImageScale(of:)``) and, with a learned embedder, to what
-    /// its input needs too.
+    /// A catalog image's one decode, planned as a query without a box is
+    /// (``plan(_:box:source:limits:learned:)``): shrink-on-load to what the
+    /// colour side needs and, with a learned embedder, to what its input needs too.
     static func catalogDecode(_ bytes: [UInt8], source: String, limits: ImageLimits,
                               learned: (any ImageEmbedder)?) throws(ImageOpsError) -> DecodedImage {
-        let full = try ImageDecoder.readHeader(bytes, source: source, limits: limits).size
-        var minimumSize = full.scaled(by: wholeImageScale(of: full))
-        if let learned { minimumSize = minimumSize.covering(full.scaled(by: learned.decodeScale(for: full))) }
-        return try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: minimumSize, limits: limits))
+        let plan = try plan(bytes, box: nil, source: source, limits: limits, learned: learned)
+        return try ImageDecoder.decode(bytes, source: source, options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
     }
 
     /// What decoding a query image will take, read from its header alone:
@@ -123,9 +121,7 @@ public enum ImageFeatures {
         let colourScale = box == nil ? wholeImageScale(of: full)
             : min(1, Double(ColorFeatures.workingSide) / Double(max(1, max(region.width, region.height))))
         let scale = max(colourScale, learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
-        let minimum = PixelSize(width: max(1, Int((Double(full.width) * scale).rounded(.up))),
-                                height: max(1, Int((Double(full.height) * scale).rounded(.up))))
-        return QueryPlan(header: header, region: region, minimumSize: minimum)
+        return QueryPlan(header: header, region: region, minimumSize: full.scaled(by: scale))
     }
 
     /// The query vectors of an encoded image, inside `box` when given (in the
