@@ -56,12 +56,16 @@ KNN_TARGET = 1.2
 HIST_BINS = [8, 12, 3]
 WORKING_SIDE = 128  # vsearch's colour features version 3 decoded with shrink-on-load to >= 128 px on both sides
 DECODE_SIDE, DECODE_SHORT_SIDE = 96, 64  # version 4 (issue 40): >= 96 px on the longer side and >= 64 on the shorter
+WIDE_ASPECT = 2  # version 5: an image longer than twice its shorter side keeps WORKING_SIDE on its shorter side
 
 
 def vsearch_denominator(w, h):
-    """The DCT scale vsearch's colour features (version 4) decode a w x h JPEG at: ImageFeatures.wholeImageScale,
+    """The DCT scale vsearch's colour features (version 5) decode a w x h JPEG at: ImageFeatures.wholeImageScale,
     rounded up to a size, then the largest of 1/8, 1/4, 1/2 that keeps both sides at least that large."""
-    scale = min(1.0, max(DECODE_SIDE / max(w, h), DECODE_SHORT_SIDE / min(w, h)))
+    if max(w, h) > WIDE_ASPECT * min(w, h):
+        scale = min(1.0, WORKING_SIDE / min(w, h))
+    else:
+        scale = min(1.0, max(DECODE_SIDE / max(w, h), DECODE_SHORT_SIDE / min(w, h)))
     mw, mh = max(1, math.ceil(w * scale)), max(1, math.ceil(h * scale))
     for f in (8, 4, 2):
         if -(-w // f) >= mw and -(-h // f) >= mh:
@@ -230,7 +234,7 @@ def _hist_of(args):
     import cv2
     if mode == "r4":
         img = cv2.imread(path, cv2.IMREAD_REDUCED_COLOR_4)
-    else:  # "fit": the reduction vsearch's shrink-on-load picks (version 4); "fit3": both sides >= 128 px (version 3)
+    else:  # "fit": the reduction vsearch's shrink-on-load picks (versions 4 and 5); "fit3": both sides >= 128 px (version 3)
         from PIL import Image
         with Image.open(path) as im:
             w, h = im.size
@@ -765,7 +769,7 @@ def main():
                  f"`calcHist` {'x'.join(map(str, HIST_BINS))} bins, `normalize(NORM_L1)`, rows (name, size, histogram "
                  "blob) into SQLite (WAL) with one transaction per 64 rows. `opencv fit` reads the header with "
                  "Pillow and decodes with the `IMREAD_REDUCED_COLOR_2/4/8` vsearch's shrink-on-load picks (colour features "
-                 "version 4: >= 96 px on the longer side and >= 64 on the shorter, the same decode size as vsearch's); "
+                 "version 5: >= 96 px on the longer side and >= 64 on the shorter, >= 128 on the shorter beyond 2:1, the same decode size as vsearch's); "
                  "`opencv fit3` keeps both sides >= 128 px (version 3's decode); `opencv r4` always uses `IMREAD_REDUCED_COLOR_4`. For PNG, "
                  "OpenCV decodes in full and then resizes. The peer computes less per image than vsearch (no "
                  "layout features, palette or content hash). CPU = user+sys of the process and its waited-for "

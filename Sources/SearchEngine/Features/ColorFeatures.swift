@@ -39,10 +39,13 @@ public enum ColorFeatures {
     /// sRGB sources give the same vectors as 2, tagged ones change); 4 decodes
     /// a whole image at the size the features need (``decodeSide`` on its
     /// longer side, ``decodeShortSide`` on its shorter, where 3 kept
-    /// ``workingSide`` on the shorter side and reduced twice). A catalog row records the version that computed it
+    /// ``workingSide`` on the shorter side and reduced twice); 5 keeps version
+    /// 3's decode for images longer than ``wideAspect`` times their shorter side
+    /// (version 4 halved a banner's product: held-out `banner` recall@1 0.922 →
+    /// 0.823). A catalog row records the version that computed it
     /// (``ImageFeatures/fingerprint(of:)``), so `vsearch serve` and
     /// `catalog stats` report rows to re-index.
-    public static let version = 4
+    public static let version = 5
     /// Histogram part length.
     static let histogramBins = 64
     /// Weights of the two parts.
@@ -56,9 +59,16 @@ public enum ColorFeatures {
     /// not at 1/4 and reduced. Chosen a priori, not tuned on a benchmark set.
     public static let decodeSide = 96
     /// The shorter side a whole image is decoded to at least: half of
-    /// ``workingSide``, for wide banners (a 1200 × 300 banner decodes at 1/4,
-    /// 300 × 75, not 1/8). Chosen a priori, like ``decodeSide``.
+    /// ``workingSide``, for images up to ``wideAspect``:1 (a 1200 × 600 picture
+    /// decodes to ≥ 128 × 64). Chosen a priori, like ``decodeSide``.
     public static let decodeShortSide = 64
+    /// The aspect beyond which a whole image is decoded as version 3 did
+    /// (``workingSide`` on its shorter side): a product proposed on a 3:1
+    /// banner is at most its height square, and at ``decodeShortSide`` it
+    /// kept too few pixels for its own vectors. 2:1 was chosen from that
+    /// geometry (a proposal is at most half of such an image), not tuned on a
+    /// benchmark set; photos (4:3, 3:2, 16:9) keep the smaller decode.
+    public static let wideAspect: Double = 2
 
     /// The feature vector of an image (any size; it is reduced to ``workingSide`` first).
     public static func vector(of image: PixelBuffer) -> [Float] {

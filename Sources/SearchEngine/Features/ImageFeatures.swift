@@ -76,10 +76,14 @@ public enum ImageFeatures {
     /// The scale a whole image of upright size `full` is decoded at (at
     /// least; shrink-on-load rounds up to the next DCT or WebP scale), catalog
     /// image and query without a box alike: ``ColorFeatures/decodeSide`` on
-    /// its longer side and ``ColorFeatures/decodeShortSide`` on its shorter
-    /// (a product proposed on a wide banner keeps pixels for its own vector).
+    /// its longer side and ``ColorFeatures/decodeShortSide`` on its shorter;
+    /// an image longer than ``ColorFeatures/wideAspect`` times its shorter
+    /// side (a banner, a strip) keeps ``ColorFeatures/workingSide`` on its
+    /// shorter side, because a product proposed on it is at most that side
+    /// square and needs its own pixels for its vectors, colour and learned.
     static func wholeImageScale(of full: PixelSize) -> Double {
         let longer = Double(max(1, max(full.width, full.height))), shorter = Double(max(1, min(full.width, full.height)))
+        if longer > ColorFeatures.wideAspect * shorter { return min(1, Double(ColorFeatures.workingSide) / shorter) }
         return min(1, max(Double(ColorFeatures.decodeSide) / longer, Double(ColorFeatures.decodeShortSide) / shorter))
     }
 

@@ -56,6 +56,26 @@ struct ImageFeaturesTests {
         }
     }
 
+    @Test("a whole image decodes at the size the features need; wider than 2:1 its shorter side keeps the working side")
+    func wholeImageDecodeSize() throws {
+        // A photo: 96 px on its longer side, 64 on its shorter, whichever asks more.
+        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1000, height: 750)) == 96.0 / 1000)
+        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1000, height: 500)) == 64.0 / 500)
+        // A banner or a strip (either way up): a product proposed on it is at most its shorter side square.
+        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1599, height: 533)) == 128.0 / 533)
+        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 533, height: 1599)) == 128.0 / 533)
+        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 60, height: 20)) == 1)
+        // A 1536 × 512 JPEG banner: its DCT-scaled decode keeps 128 px of height (at 64 the product halved).
+        let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
+        let (banner, _) = ObjectProposalTests.banner(photo)
+        let large = try ImageProcessors.Resize(to: PixelSize(width: 1536, height: 512)).process(banner)
+        let jpeg = try ImageEncoders.JPEG(quality: JPEGQuality(0.97)).encode(large)
+        let plan = try ImageFeatures.plan(jpeg, box: nil)
+        #expect(plan.minimumSize == PixelSize(width: 384, height: 128))
+        #expect(try ImageDecoder.decode(jpeg, source: "banner", options: DecodingOptions(minimumSize: plan.minimumSize)).pixels.size
+                == PixelSize(width: 384, height: 128))
+    }
+
     @Test("a box query has one vector: the box is the user's region, nothing is proposed inside it")
     func boxQuery() throws {
         let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
