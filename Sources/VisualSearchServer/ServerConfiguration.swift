@@ -94,6 +94,10 @@ public struct ServerConfiguration: Sendable {
     /// (``VisualSearchEngine/Configuration/graphReports``); nil by default.
     public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
     public var graphProgress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
+    /// How often the server looks for HNSW graphs holding more removed rows
+    /// than the engine's policy allows and rebuilds them in the background
+    /// (``GraphCompaction``); nil: never (`vsearch catalog hnsw --rebuild` still does).
+    public var graphCompactionInterval: Duration? = .seconds(60)
     /// Told where the engine's in-memory index came from (``VisualSearchEngine/Configuration/indexReports``).
     public var indexReports: (@Sendable (IndexLoad) -> Void)?
 

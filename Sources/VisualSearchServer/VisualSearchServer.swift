@@ -176,7 +176,9 @@ extension VisualSearchServer where Service == VisualSearchEngine {
     public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
         let opened = try await configuration.catalog.openCatalog(creating: false)
         let engine = try await opened.engine(configuration: Self.engineConfiguration(for: configuration))
-        self.init(configuration: configuration, engine: engine, store: opened.store, services: opened.services, logger: logger)
+        let compaction = configuration.graphCompactionInterval.map { GraphCompaction(engine: engine, interval: $0) }
+        self.init(configuration: configuration, engine: engine, store: opened.store,
+                  services: opened.services + (compaction.map { [$0] } ?? []), logger: logger)
     }
 
     /// Serves an engine you made over `store` (its catalog and collector).

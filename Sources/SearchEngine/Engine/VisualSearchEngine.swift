@@ -243,6 +243,33 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         }
     }
 
+    /// Rebuilds the HNSW graphs that hold more removed rows than
+    /// ``Configuration/graphPolicy`` allows (``ApproximateIndex/compact(policy:)``):
+    /// searches go on with the old graphs meanwhile. Reported to
+    /// ``Configuration/graphReports`` when something was due. Cancelling the
+    /// calling task stops a rebuild within about a thousand rows (the old graph stays).
+    /// - Returns: what was rebuilt; nil when nothing was due, the store runs k-NN itself, or it failed.
+    @discardableResult
+    public func compactGraphs() async -> ApproximateIndex.Report? {
+        guard let approximate, !approximate.spacesToCompact(policy: configuration.graphPolicy).isEmpty else { return nil }
+        let stop = StopSignal()
+        var policy = configuration.graphPolicy
+        let progress = policy.progress
+        policy.progress = { space, done, total in !stop.isRaised && (progress?(space, done, total) ?? true) }
+        let result: Result<ApproximateIndex.Report, HNSWGraphError> = await withTaskCancellationHandler {
+            do throws(HNSWGraphError) { return .success(try await approximate.compact(policy: policy)) } catch { return .failure(error) }
+        } onCancel: { stop.raise() }
+        switch result {
+        case .success(let report):
+            guard !report.spaces.isEmpty else { return nil }
+            configuration.graphReports?(.success(report))
+            return report
+        case .failure(let error):
+            if !stop.isRaised { configuration.graphReports?(.failure(error)) }  // stopped: not a failure to report
+            return nil
+        }
+    }
+
     /// Saves the HNSW graphs when they changed since last saved (a server's
     /// shutdown, the end of `vsearch index`): between saves a server keeps
     /// them caught up in memory, and a restart catches the saved ones up.

@@ -30,12 +30,19 @@ enum GraphReporting {
 
     /// "HNSW index (color): loaded, 1,000,000 vectors; caught up +3 ~1 -2; 1.2 s, 250 MB in memory".
     static func describe(_ space: ApproximateIndex.Report.Space) -> String {
+        let footprint = String(format: "; %.1f s, %.0f MB in memory", space.seconds, Double(space.memoryBytes) / 1e6)
+        if space.compacted {
+            var text = "HNSW index (\(space.space.fileName)): compacted, \(Terminal.count(space.count, "vector")); "
+                + "\(Terminal.count(space.removed, "removed row")) dropped"
+            if space.added + space.replaced > 0 { text += ", \(space.added) added and \(space.replaced) replaced meanwhile" }
+            return text + footprint
+        }
         let how = space.built ? "built" : (space.loaded ? "loaded" : "kept")
         var text = "HNSW index (\(space.space.fileName)): \(how), \(Terminal.count(space.count, "vector"))"
         if !space.built, space.added + space.replaced + space.removed > 0 {
             text += "; caught up: \(space.added) added, \(space.replaced) replaced, \(space.removed) removed"
         }
-        return text + String(format: "; %.1f s, %.0f MB in memory", space.seconds, Double(space.memoryBytes) / 1e6)
+        return text + footprint
     }
 
     /// "catalog index: 1,000,000 images from the saved vectors in 1.1 s" (or from the catalog's rows, saying why

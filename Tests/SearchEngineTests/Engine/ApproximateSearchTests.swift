@@ -1,6 +1,7 @@
 import Foundation
 import SQLiteCatalog
 import SearchEngine
+import Synchronization
 import TestSupport
 import Testing
 import VisualSearch
@@ -256,6 +257,37 @@ struct ApproximateSearchTests {
         for seed in [5, 500, 1400] {
             let response = try await engine.vectorSearch(Self.vector(seed + 400_000), parameters: SearchParameters())
             #expect(response.result.first?.imageName == String(format: "v%07d", seed))
+        }
+    }
+
+    @Test("a catalog that lost a third of its images gets its graph compacted while it answers: no holes, removed images never returned, saved")
+    func compaction() async throws {
+        let store = try await Self.catalog(3000)
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.nearestNeighbours.mode = .approximate
+        configuration.nearestNeighbours.efSearch = 200
+        configuration.versionCheckInterval = .zero
+        configuration.graphPolicy.compactionMinimum = 100
+        let reports = Mutex<[ApproximateIndex.Report]>([])
+        configuration.graphReports = { result in if case .success(let report) = result { reports.withLock { $0.append(report) } } }
+        let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+        #expect(await engine.compactGraphs() == nil)  // no holes: nothing due
+        let removed = (0..<1000).map { String(format: "v%07d", $0 * 3) }
+        _ = try await store.remove(removed)
+        _ = try await engine.vectorSearch(Self.vector(1), parameters: SearchParameters())  // the engine sees the removals
+        let holed = try #require(engine.approximate?.graphs[.color])
+        #expect(holed.nodes == 3000 && holed.count == 2000)
+
+        let report = try #require(await engine.compactGraphs())
+        #expect(report.spaces.map(\.space) == [.color] && report.spaces[0].compacted && report.spaces[0].removed == 1000 && report.saved)
+        #expect(reports.withLock { $0.last?.spaces.first?.compacted } == true)
+        let graph = try #require(engine.approximate?.graphs[.color])
+        #expect(graph.nodes == 2000 && graph.count == 2000)
+        #expect(try #require(store.graphFiles.manifest(.color)).count == 2000)
+        for seed in stride(from: 1, to: 3000, by: 3).prefix(40) {  // kept images are found first by their own vectors
+            let response = try await engine.vectorSearch(Self.vector(seed), parameters: SearchParameters())
+            #expect(response.result.first?.imageName == String(format: "v%07d", seed))
+            #expect(response.result.allSatisfy { !removed.contains($0.imageName) } && response.result.count == 10)
         }
     }
 }

@@ -37,6 +37,11 @@ public final class ApproximateIndex: Sendable {
         var savedAt = ContinuousClock.now
         /// Saved graphs read ahead (``preload(_:capacity:)``), for the next update.
         var preloaded: [SpaceKey: GraphFiles.Loaded] = [:]
+        /// The index the graphs reflect (at ``version``), for ``compact(policy:)`` to rebuild from;
+        /// the engine's own snapshot, shared: holding it copies nothing.
+        var index: FeatureIndex?
+        /// The learned model the graphs reflect.
+        var model: String?
     }
 
     /// A space with the vectors and model its graph must have.
@@ -77,6 +82,14 @@ public final class ApproximateIndex: Sendable {
         public var threads: Int = ProcessInfo.processInfo.activeProcessorCount
         /// Called now and then while vectors are added: the space, done, total; false stops.
         public var progress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
+        /// The share of a graph's nodes that may be removed rows (holes: hnswlib only marks them)
+        /// before ``ApproximateIndex/compact(policy:)`` rebuilds it; a tenth, as pgvector's docs
+        /// suggest reindexing once a good part of an HNSW index is dead tuples.
+        public var compactionShare = 0.1
+        /// Fewer removed rows than this never call for a rebuild: a small catalog's holes cost nothing.
+        public var compactionMinimum = 1_000
+        /// Threads a compaction adds vectors with: one, so a server's searches keep the other cores.
+        public var compactionThreads = 1
 
         public init(builds: Bool, saves: Bool) {
             self.builds = builds
@@ -92,6 +105,9 @@ public final class ApproximateIndex: Sendable {
             public var loaded = false
             /// Built from scratch.
             public var built = false
+            /// Rebuilt without its removed rows by ``ApproximateIndex/compact(policy:)``
+            /// (``removed`` then counts the holes it dropped).
+            public var compacted = false
             /// Why a saved graph was not used, when it was not.
             public var unusable: String?
             public var added = 0
@@ -217,6 +233,8 @@ public final class ApproximateIndex: Sendable {
             state.graphs = graphs
             state.fingerprints = fingerprints
             state.version = version
+            state.index = index
+            state.model = model
             state.dirty = state.dirty || changed
             return state.dirty && (built || ContinuousClock.now - state.savedAt >= policy.saveInterval)
         }
@@ -274,11 +292,86 @@ public final class ApproximateIndex: Sendable {
         let due = state.withLock { state in
             state.fingerprints = fingerprints
             state.version = version
+            state.index = index
             state.dirty = state.dirty || changed
             return state.dirty && ContinuousClock.now - state.savedAt >= policy.saveInterval
         }
         if policy.saves, let files, due {
             report.saved = (try? save(graphs, to: files, version: version, model: spaces.first { $0.0 == .learned }?.2)) != nil
+        }
+        return report
+    }
+
+    /// The spaces whose graph holds more removed rows than `policy` allows
+    /// (``Policy/compactionShare`` of its nodes, and at least ``Policy/compactionMinimum``).
+    public func spacesToCompact(policy: Policy) -> [VectorSpace] {
+        graphs.filter { Self.needsCompaction($0.value, policy: policy) }.keys.sorted { $0.fileName < $1.fileName }
+    }
+
+    static func needsCompaction(_ graph: HNSWGraph, policy: Policy) -> Bool {
+        let holes = graph.nodes - graph.count
+        return holes >= max(1, policy.compactionMinimum) && Double(holes) > policy.compactionShare * Double(graph.nodes)
+    }
+
+    /// Rebuilds, on a thread of its own, each graph that holds more removed
+    /// rows than `policy` allows, from the index it reflects — while the old
+    /// graph goes on answering and catching up — then, between updates,
+    /// catches the new graph up to what changed meanwhile and puts it in the
+    /// old one's place (saved when `policy` saves). Removed rows only cost
+    /// memory and walks until then (hnswlib marks them; searches step over them).
+    /// An empty report when nothing was due.
+    /// - Throws: ``HNSWGraphError`` when a graph cannot be built (memory) or
+    ///   `policy`'s progress callback stopped it (the old graph stays).
+    public func compact(policy: Policy) async throws(HNSWGraphError) -> Report {
+        try await Self.onOwnThread { () throws(HNSWGraphError) in try self.compactNow(policy: policy) }
+    }
+
+    /// ``compact(policy:)`` on the caller's thread.
+    func compactNow(policy: Policy) throws(HNSWGraphError) -> Report {
+        let (graphs, base, baseVersion) = state.withLock { ($0.graphs, $0.index, $0.version) }
+        guard let base, baseVersion != nil else { return Report() }
+        var building = policy
+        building.threads = max(1, policy.compactionThreads)
+        var rebuilt: [(space: VectorSpace, old: HNSWGraph, fresh: HNSWGraph, entry: Report.Space, started: ContinuousClock.Instant)] = []
+        for space in spacesToCompact(policy: policy) {
+            guard let old = graphs[space] else { continue }
+            let started = ContinuousClock.now
+            var entry = Report.Space(space: space)
+            entry.compacted = true
+            entry.removed = old.nodes - old.count
+            let fresh = try HNSWGraph(dimensions: old.dimensions, capacity: max(1, base.count))
+            var built = Report.Space(space: space)
+            try catchUp(fresh, space: space, to: base, policy: building, report: &built)
+            rebuilt.append((space, old, fresh, entry, started))
+        }
+        guard !rebuilt.isEmpty else { return Report() }
+        // Between updates: the graphs may have moved on from `base` while these were built.
+        updating.lock()
+        defer { updating.unlock() }
+        let (current, index, model, version) = state.withLock { ($0.graphs, $0.index, $0.model, $0.version) }
+        guard let index else { return Report() }
+        var report = Report()
+        var swapped: [VectorSpace: HNSWGraph] = [:]
+        for var item in rebuilt {
+            guard current[item.space] === item.old else { continue }  // replaced meanwhile (rebuilt as damaged): that one stays
+            var since = Report.Space(space: item.space)
+            if version != baseVersion { try catchUp(item.fresh, space: item.space, to: index, policy: policy, report: &since) }
+            item.entry.added = since.added
+            item.entry.replaced = since.replaced
+            item.entry.count = item.fresh.count
+            item.entry.memoryBytes = item.fresh.memoryBytes
+            item.entry.seconds = Self.seconds(ContinuousClock.now - item.started)
+            swapped[item.space] = item.fresh
+            report.spaces.append(item.entry)
+        }
+        guard !swapped.isEmpty else { return report }
+        let graphsNow = state.withLock { state in
+            state.graphs.merge(swapped) { _, fresh in fresh }
+            state.dirty = true
+            return state.graphs
+        }
+        if policy.saves, let files, let version {
+            report.saved = (try? save(graphsNow, to: files, version: version, model: model)) != nil
         }
         return report
     }

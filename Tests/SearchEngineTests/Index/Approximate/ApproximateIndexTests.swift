@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SearchEngine
 import TestSupport
 import Testing
@@ -109,5 +110,68 @@ struct ApproximateIndexTests {
                 .map { Set($0) } == Set([5, 500, 2500]))  // the widest search walked the whole graph: all three, none left out
         let excluded = approximate.candidates(for: Items.vector(42), space: .color, wanted: 5, ef: 20, index: index, allowed: nil, excluding: 42)
         #expect(excluded?.contains(42) == false && (excluded?.count ?? 0) >= 5)
+    }
+
+    @Test("removed rows beyond a tenth of a graph's nodes are compacted away: rebuilt from the index it reflects, every row found, saved")
+    func compaction() async throws {
+        let files = GraphFiles(directory: Repository.temporaryDirectory("graphs") + "/c.hnsw")
+        let approximate = ApproximateIndex(files: files)
+        _ = try await approximate.update(to: Self.index(Array(0..<2000)), version: 1, model: nil, policy: Self.policy)
+        let kept = Self.index(Array(600..<2000))
+        _ = try await approximate.update(to: kept, version: 2, model: nil, policy: Self.policy)
+        let holed = try #require(approximate.graphs[.color])
+        #expect(holed.nodes == 2000 && holed.count == 1400)
+        var policy = Self.policy
+        policy.compactionMinimum = 100
+        var few = policy
+        few.compactionMinimum = 700  // 600 holes: below this minimum, nothing is due
+        #expect(approximate.spacesToCompact(policy: few).isEmpty && approximate.spacesToCompact(policy: policy) == [.color])
+
+        let report = try await approximate.compact(policy: policy)
+        let space = try Self.space(report, .color)
+        #expect(space.compacted && space.removed == 600 && space.count == 1400 && space.added + space.replaced == 0 && report.saved)
+        let graph = try #require(approximate.graphs[.color])
+        #expect(graph !== holed && graph.nodes == 1400 && graph.count == 1400)
+        #expect(Set(graph.labels()) == Set((600..<2000).map(Int64.init)))
+        for seed in stride(from: 600, to: 2000, by: 70) {
+            let rows = approximate.candidates(for: Items.vector(seed), space: .color, wanted: 1, ef: 50, index: kept, allowed: nil, excluding: nil)
+            #expect(rows?.first == kept.row(id: Int64(seed)))
+        }
+        #expect(try #require(files.manifest(.color)).count == 1400)
+        #expect(try await approximate.compact(policy: policy).spaces.isEmpty)  // nothing due any more
+    }
+
+    @Test("a change the catalog makes while a graph is being compacted is in the new graph before it answers")
+    func compactionCatchesUp() async throws {
+        let approximate = ApproximateIndex(files: nil)
+        _ = try await approximate.update(to: Self.index(Array(0..<3000)), version: 1, model: nil, policy: Self.policy)
+        _ = try await approximate.update(to: Self.index(Array(1000..<3000)), version: 2, model: nil, policy: Self.policy)
+        // The rebuild stops at its first progress report until the test has changed the catalog.
+        let building = DispatchSemaphore(value: 0), changed = DispatchSemaphore(value: 0)
+        let first = Mutex(true)
+        var policy = Self.policy
+        policy.compactionMinimum = 100
+        policy.progress = { _, _, _ in
+            if first.withLock({ let was = $0; $0 = false; return was }) {
+                building.signal()
+                changed.wait()
+            }
+            return true
+        }
+        async let compacted = approximate.compact(policy: policy)
+        await withCheckedContinuation { continuation in DispatchQueue.global().async { building.wait(); continuation.resume() } }
+        // Meanwhile: 100 rows added, 100 more removed, 20 given other vectors.
+        let later = Self.index(Array(1100..<3100), shift: Dictionary(uniqueKeysWithValues: (2000..<2020).map { ($0, 50_000) }))
+        _ = try await approximate.update(to: later, version: 3, model: nil, policy: Self.policy)
+        changed.signal()
+        let space = try Self.space(try await compacted, .color)
+        #expect(space.compacted && space.added == 100 && space.replaced == 20 && space.count == 2000)
+        let graph = try #require(approximate.graphs[.color])
+        #expect(Set(graph.labels()) == Set((1100..<3100).map(Int64.init)) && graph.nodes - graph.count <= 100)
+        for seed in 2000..<2020 {
+            let rows = approximate.candidates(for: Items.vector(seed + 50_000), space: .color, wanted: 1, ef: 50, index: later, allowed: nil, excluding: nil)
+            #expect(rows?.first == later.row(id: Int64(seed)))
+        }
+        #expect(approximate.version == 3)
     }
 }
