@@ -156,7 +156,8 @@ struct ServeCLITests {
                               ("--client-address-header", "Default none"), ("--max-connections", "Default 512"),
                               ("--max-client-connections", "Default 64"), ("--max-network-connections", "Default 256"),
                               ("--health-reserve-connections", "Default 4"), ("--header-timeout", "Default 10"),
-                              ("--body-timeout", "Default 20"), ("--min-body-rate-kb", "Default 16"), ("--no-metrics", "/metrics")] {
+                              ("--body-timeout", "Default 20"), ("--min-body-rate-kb", "Default 16"), ("--no-metrics", "/metrics"),
+                              ("--compact-graphs-every", "Default 60")] {
             // The option's own entry: `--flag <value>`, or the bare flag for a switch.
             guard let range = text.range(of: " " + flag + " <") ?? text.range(of: " " + flag + " ") else {
                 Issue.record("\(flag) is not in serve --help")
@@ -167,6 +168,7 @@ struct ServeCLITests {
         for (arguments, message) in [(["--decode-budget-megapixels", "8", "--max-image-megapixels", "16"], "is below --max-image-megapixels"),
                                      (["--client-rate=-1"], "--client-rate must be 0 (off) or positive"),
                                      (["--header-timeout", "0"], "--header-timeout must be positive"),
+                                     (["--compact-graphs-every=-5"], "--compact-graphs-every must be 0 (never) or a positive number of seconds"),
                                      (["--client-address-header", "X Forwarded"], "is not a header name")] {
             let run = try await CLI.run(["serve", "--catalog", "/nonexistent.sqlite", "--port", "0"] + arguments)
             #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.stderr)")

@@ -78,6 +78,11 @@ struct ServeCommand: AsyncParsableCommand {
                                + "Default visual when the catalog has learned vectors and the model is installed, else color.",
                                valueName: "visual|color|fused"))
     var similarity: String?
+    @Option(name: .customLong("compact-graphs-every"),
+            help: ArgumentHelp("Seconds between looks for HNSW indexes of which more than a tenth are removed images (and at least 1,000); "
+                               + "each is rebuilt in the background on one thread while searches go on. 0: never (`vsearch catalog "
+                               + "hnsw --rebuild` still does). Default 60.", valueName: "seconds"))
+    var compactGraphsEvery: Double?
     @OptionGroup(title: "Nearest neighbours (PostgreSQL: set in the --catalog URL)")
     var nearestNeighbours: NearestNeighbourOptions
     @OptionGroup(title: "Recommendations") var blending: RecommendationOptions
@@ -89,6 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxBodyMB >= 1 else { throw ValidationError("--max-body-mb must be at least 1") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
         guard maxConcurrent >= 1 else { throw ValidationError("--max-concurrent must be at least 1") }
+        if let compactGraphsEvery, !(compactGraphsEvery.isFinite && compactGraphsEvery >= 0) {
+            throw ValidationError("--compact-graphs-every must be 0 (never) or a positive number of seconds")
+        }
         for root in imageRoots where !FileManager.default.fileExists(atPath: root) {
             throw ValidationError("--image-root \(root): no such folder")
         }
@@ -162,6 +170,8 @@ struct ServeCommand: AsyncParsableCommand {
         settings.servesMetrics = !limits.noMetrics
         settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
         settings.nearestNeighbours = nearestNeighbours.settings
+        let compactionSeconds = compactGraphsEvery ?? 60
+        settings.graphCompactionInterval = compactionSeconds > 0 ? .milliseconds(Int64((compactionSeconds * 1000).rounded())) : nil
         let announcer = Announcer(jsonLogs: jsonLogs)
         settings.graphProgress = GraphReporting.progress()
         settings.graphReports = { result in
