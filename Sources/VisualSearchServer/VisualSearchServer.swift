@@ -176,9 +176,7 @@ extension VisualSearchServer where Service == VisualSearchEngine {
     public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
         let opened = try await configuration.catalog.openCatalog(creating: false)
         let engine = try await opened.engine(configuration: Self.engineConfiguration(for: configuration))
-        let compaction = configuration.graphCompactionInterval.map { GraphCompaction(engine: engine, interval: $0) }
-        self.init(configuration: configuration, engine: engine, store: opened.store,
-                  services: opened.services + (compaction.map { [$0] } ?? []), logger: logger)
+        self.init(configuration: configuration, engine: engine, store: opened.store, services: opened.services, logger: logger)
     }
 
     /// Serves an engine you made over `store` (its catalog and collector).
@@ -186,9 +184,12 @@ extension VisualSearchServer where Service == VisualSearchEngine {
     /// request's task when it has no ``ImageWorkPool``; ``engineConfiguration(for:)`` gives one).
     public init(configuration: ServerConfiguration, engine: VisualSearchEngine, store: any CatalogAdmin & CollectorStore,
                 services: [any ServiceLifecycle.Service] = [], logger: Logger? = nil) {
+        // Graphs to compact only where the engine keeps them (an embedded catalog; PostgreSQL runs its own index).
+        let compaction = engine.approximate == nil ? nil : configuration.graphCompactionInterval.map { GraphCompaction(engine: engine, interval: $0) }
         self.init(configuration: configuration, service: engine, catalog: store, collector: store, imageSources: engine,
-                  imageWork: engine.configuration.imageWork, services: services, onStop: {
+                  imageWork: engine.configuration.imageWork, services: services + (compaction.map { [$0] } ?? []), onStop: {
                       await engine.cancelInserts()
+                      engine.stopCompacting()  // a rebuild in flight stops; the graph it would replace is the one saved
                       try? await engine.saveGraphs()  // caught up in memory since the last save: a restart then loads them as they are
                   }, logger: logger)
     }

@@ -168,7 +168,8 @@ struct ServeCLITests {
         for (arguments, message) in [(["--decode-budget-megapixels", "8", "--max-image-megapixels", "16"], "is below --max-image-megapixels"),
                                      (["--client-rate=-1"], "--client-rate must be 0 (off) or positive"),
                                      (["--header-timeout", "0"], "--header-timeout must be positive"),
-                                     (["--compact-graphs-every=-5"], "--compact-graphs-every must be 0 (never) or a positive number of seconds"),
+                                     (["--compact-graphs-every=-5"], "--compact-graphs-every must be 0 (never) or 1 to 86400 seconds"),
+                                     (["--compact-graphs-every", "0.0001"], "--compact-graphs-every must be 0 (never) or 1 to 86400 seconds"),
                                      (["--client-address-header", "X Forwarded"], "is not a header name")] {
             let run = try await CLI.run(["serve", "--catalog", "/nonexistent.sqlite", "--port", "0"] + arguments)
             #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.stderr)")

@@ -129,6 +129,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public let candidates: CandidateSource
     /// The HNSW graphs of an in-memory catalog (nil with a store running k-NN itself).
     public let approximate: ApproximateIndex?
+    /// Raised by ``stopCompacting()``: a compaction running stops, none starts.
+    let compactionStop = StopSignal()
     /// The in-memory index saved beside the graphs, when they are saved (``VectorFiles``).
     public let vectorFiles: VectorFiles?
     let indexLoads = Mutex<IndexLoad?>(nil)
@@ -251,11 +253,11 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// - Returns: what was rebuilt; nil when nothing was due, the store runs k-NN itself, or it failed.
     @discardableResult
     public func compactGraphs() async -> ApproximateIndex.Report? {
-        guard let approximate, !approximate.spacesToCompact(policy: configuration.graphPolicy).isEmpty else { return nil }
-        let stop = StopSignal()
+        guard let approximate, !compactionStop.isRaised,
+              !approximate.spacesToCompact(policy: configuration.graphPolicy).isEmpty else { return nil }
+        let stop = StopSignal(), stopped = compactionStop
         var policy = configuration.graphPolicy
-        let progress = policy.progress
-        policy.progress = { space, done, total in !stop.isRaised && (progress?(space, done, total) ?? true) }
+        policy.progress = { _, _, _ in !stop.isRaised && !stopped.isRaised }  // no progress lines: it runs in the background
         let result: Result<ApproximateIndex.Report, HNSWGraphError> = await withTaskCancellationHandler {
             do throws(HNSWGraphError) { return .success(try await approximate.compact(policy: policy)) } catch { return .failure(error) }
         } onCancel: { stop.raise() }
@@ -265,9 +267,19 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             configuration.graphReports?(.success(report))
             return report
         case .failure(let error):
-            if !stop.isRaised { configuration.graphReports?(.failure(error)) }  // stopped: not a failure to report
+            guard !stop.isRaised && !stopped.isRaised else { return nil }  // stopped: not a failure to report
+            var report = ApproximateIndex.Report()
+            report.compactionFailure = error.message
+            configuration.graphReports?(.success(report))
             return nil
         }
+    }
+
+    /// Stops a compaction running (within about a thousand rows; its graph
+    /// stays the old one) and any later one: a server calls it as it stops,
+    /// before it saves the graphs.
+    public func stopCompacting() {
+        compactionStop.raise()
     }
 
     /// Saves the HNSW graphs when they changed since last saved (a server's

@@ -6,8 +6,9 @@ import ServiceLifecycle
 /// policy's share (``VisualSearchEngine/compactGraphs()``), so a catalog that
 /// loses many items does not keep their holes until someone runs `vsearch
 /// catalog hnsw --rebuild`. Searches use the old graph while a new one is
-/// built (one thread); a graceful shutdown stops a rebuild within about a
-/// thousand rows, leaving the old graph to be saved.
+/// built (one thread). As the server stops, its `onStop` stops a rebuild in
+/// flight (``VisualSearchEngine/stopCompacting()``) before it saves the
+/// graphs; the service itself ends with the group's graceful shutdown.
 public struct GraphCompaction: Service {
     public let engine: VisualSearchEngine
     public let interval: Duration

@@ -94,8 +94,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxBodyMB >= 1 else { throw ValidationError("--max-body-mb must be at least 1") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
         guard maxConcurrent >= 1 else { throw ValidationError("--max-concurrent must be at least 1") }
-        if let compactGraphsEvery, !(compactGraphsEvery.isFinite && compactGraphsEvery >= 0) {
-            throw ValidationError("--compact-graphs-every must be 0 (never) or a positive number of seconds")
+        if let compactGraphsEvery, !(compactGraphsEvery == 0 || (1...86_400).contains(compactGraphsEvery)) {
+            throw ValidationError("--compact-graphs-every must be 0 (never) or 1 to 86400 seconds")
         }
         for root in imageRoots where !FileManager.default.fileExists(atPath: root) {
             throw ValidationError("--image-root \(root): no such folder")

@@ -16,6 +16,9 @@ enum GraphReporting {
             return ["warning: the HNSW index could not be made (\(error.message)); queries scan every image exactly"]
         case .success(let report):
             var lines: [String] = []
+            if let failure = report.compactionFailure {
+                lines.append("warning: the HNSW index could not be compacted (\(failure)); the current one goes on answering")
+            }
             for space in report.spaces {
                 if let reason = space.unusable {
                     lines.append("warning: the saved HNSW index (\(space.space.fileName)) was not used: \(reason)"

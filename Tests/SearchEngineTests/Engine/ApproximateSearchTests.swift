@@ -289,6 +289,12 @@ struct ApproximateSearchTests {
             #expect(response.result.first?.imageName == String(format: "v%07d", seed))
             #expect(response.result.allSatisfy { !removed.contains($0.imageName) } && response.result.count == 10)
         }
+        // A server stopping stops compaction: due again, nothing is rebuilt.
+        engine.stopCompacting()
+        _ = try await store.remove((0..<1000).map { String(format: "v%07d", $0 * 3 + 1) })
+        _ = try await engine.vectorSearch(Self.vector(2), parameters: SearchParameters())
+        #expect(engine.approximate?.spacesToCompact(policy: configuration.graphPolicy) == [.color])
+        #expect(await engine.compactGraphs() == nil)
     }
 }
 

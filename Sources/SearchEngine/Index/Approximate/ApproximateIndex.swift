@@ -25,6 +25,8 @@ public final class ApproximateIndex: Sendable {
     let state = Mutex(State())
     /// Held by the thread running an update, so two never interleave.
     let updating = NSLock()
+    /// Held by the thread running a compaction, so two never build the same graph twice.
+    let compacting = NSLock()
 
     struct State {
         var graphs: [VectorSpace: HNSWGraph] = [:]
@@ -42,6 +44,9 @@ public final class ApproximateIndex: Sendable {
         var index: FeatureIndex?
         /// The learned model the graphs reflect.
         var model: String?
+        /// Counts the updates that reached the graphs (the version can stay while the
+        /// content moves: a caller may update to the same version twice).
+        var generation = 0
     }
 
     /// A space with the vectors and model its graph must have.
@@ -83,12 +88,12 @@ public final class ApproximateIndex: Sendable {
         /// Called now and then while vectors are added: the space, done, total; false stops.
         public var progress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
         /// The share of a graph's nodes that may be removed rows (holes: hnswlib only marks them)
-        /// before ``ApproximateIndex/compact(policy:)`` rebuilds it; a tenth, as pgvector's docs
-        /// suggest reindexing once a good part of an HNSW index is dead tuples.
+        /// before ``ApproximateIndex/compact(policy:)`` rebuilds it: a tenth, chosen, not measured.
         public var compactionShare = 0.1
         /// Fewer removed rows than this never call for a rebuild: a small catalog's holes cost nothing.
         public var compactionMinimum = 1_000
-        /// Threads a compaction adds vectors with: one, so a server's searches keep the other cores.
+        /// Threads a compaction builds with: one, so a server's searches keep the other cores
+        /// (the last catch-up, under the update lock, uses ``threads``).
         public var compactionThreads = 1
 
         public init(builds: Bool, saves: Bool) {
@@ -121,6 +126,11 @@ public final class ApproximateIndex: Sendable {
         public var spaces: [Space] = []
         /// Saved to disk by this update.
         public var saved = false
+        /// Why a compaction (``ApproximateIndex/compact(policy:)``) stopped, when it failed:
+        /// the graph it meant to replace goes on answering.
+        public var compactionFailure: String?
+
+        public init() {}
     }
 
     public init(files: GraphFiles?) {
@@ -235,6 +245,7 @@ public final class ApproximateIndex: Sendable {
             state.version = version
             state.index = index
             state.model = model
+            state.generation += 1
             state.dirty = state.dirty || changed
             return state.dirty && (built || ContinuousClock.now - state.savedAt >= policy.saveInterval)
         }
@@ -293,6 +304,7 @@ public final class ApproximateIndex: Sendable {
             state.fingerprints = fingerprints
             state.version = version
             state.index = index
+            state.generation += 1
             state.dirty = state.dirty || changed
             return state.dirty && ContinuousClock.now - state.savedAt >= policy.saveInterval
         }
@@ -314,12 +326,13 @@ public final class ApproximateIndex: Sendable {
     }
 
     /// Rebuilds, on a thread of its own, each graph that holds more removed
-    /// rows than `policy` allows, from the index it reflects — while the old
-    /// graph goes on answering and catching up — then, between updates,
-    /// catches the new graph up to what changed meanwhile and puts it in the
-    /// old one's place (saved when `policy` saves). Removed rows only cost
-    /// memory and walks until then (hnswlib marks them; searches step over them).
-    /// An empty report when nothing was due.
+    /// rows than `policy` allows, one space after the other, from the index
+    /// the graphs reflect — while the old graph goes on answering and
+    /// catching up — then catches the new graph up with what changed
+    /// meanwhile (the rest of it under the update lock) and puts it in the old
+    /// one's place, saved when `policy` saves. Removed rows only cost memory
+    /// and walks until then (hnswlib marks them; searches step over them).
+    /// An empty report when nothing was due, or another compaction is running.
     /// - Throws: ``HNSWGraphError`` when a graph cannot be built (memory) or
     ///   `policy`'s progress callback stopped it (the old graph stays).
     public func compact(policy: Policy) async throws(HNSWGraphError) -> Report {
@@ -328,52 +341,55 @@ public final class ApproximateIndex: Sendable {
 
     /// ``compact(policy:)`` on the caller's thread.
     func compactNow(policy: Policy) throws(HNSWGraphError) -> Report {
-        let (graphs, base, baseVersion) = state.withLock { ($0.graphs, $0.index, $0.version) }
-        guard let base, baseVersion != nil else { return Report() }
+        guard compacting.try() else { return Report() }
+        defer { compacting.unlock() }
+        var report = Report()
+        for space in spacesToCompact(policy: policy) {
+            guard let entry = try compactNow(space, policy: policy, report: &report) else { continue }
+            report.spaces.append(entry)
+        }
+        return report
+    }
+
+    /// Rebuilds one space's graph and swaps it in; nil when it was replaced meanwhile (rebuilt as damaged).
+    func compactNow(_ space: VectorSpace, policy: Policy, report: inout Report) throws(HNSWGraphError) -> Report.Space? {
+        let started = ContinuousClock.now
+        let (old, base, baseGeneration) = state.withLock { ($0.graphs[space], $0.index, $0.generation) }
+        guard let old, let base else { return nil }
+        var entry = Report.Space(space: space)
+        entry.compacted = true
+        entry.removed = old.nodes - old.count
         var building = policy
         building.threads = max(1, policy.compactionThreads)
-        var rebuilt: [(space: VectorSpace, old: HNSWGraph, fresh: HNSWGraph, entry: Report.Space, started: ContinuousClock.Instant)] = []
-        for space in spacesToCompact(policy: policy) {
-            guard let old = graphs[space] else { continue }
-            let started = ContinuousClock.now
-            var entry = Report.Space(space: space)
-            entry.compacted = true
-            entry.removed = old.nodes - old.count
-            let fresh = try HNSWGraph(dimensions: old.dimensions, capacity: max(1, base.count))
-            var built = Report.Space(space: space)
-            try catchUp(fresh, space: space, to: base, policy: building, report: &built)
-            rebuilt.append((space, old, fresh, entry, started))
+        // Room for what arrives while it builds, so the catch-ups rarely grow it.
+        let fresh = try HNSWGraph(dimensions: old.dimensions, capacity: max(1, base.count + base.count / 8))
+        var built = Report.Space(space: space)
+        try catchUp(fresh, space: space, to: base, policy: building, report: &built)
+        var reflected = baseGeneration
+        // What changed while it built, caught up outside the update lock: updates and searches go on.
+        let (latest, latestGeneration) = state.withLock { ($0.index, $0.generation) }
+        if latestGeneration != reflected, let latest {
+            try catchUp(fresh, space: space, to: latest, policy: building, report: &entry)
+            reflected = latestGeneration
         }
-        guard !rebuilt.isEmpty else { return Report() }
-        // Between updates: the graphs may have moved on from `base` while these were built.
         updating.lock()
         defer { updating.unlock() }
-        let (current, index, model, version) = state.withLock { ($0.graphs, $0.index, $0.model, $0.version) }
-        guard let index else { return Report() }
-        var report = Report()
-        var swapped: [VectorSpace: HNSWGraph] = [:]
-        for var item in rebuilt {
-            guard current[item.space] === item.old else { continue }  // replaced meanwhile (rebuilt as damaged): that one stays
-            var since = Report.Space(space: item.space)
-            if version != baseVersion { try catchUp(item.fresh, space: item.space, to: index, policy: policy, report: &since) }
-            item.entry.added = since.added
-            item.entry.replaced = since.replaced
-            item.entry.count = item.fresh.count
-            item.entry.memoryBytes = item.fresh.memoryBytes
-            item.entry.seconds = Self.seconds(ContinuousClock.now - item.started)
-            swapped[item.space] = item.fresh
-            report.spaces.append(item.entry)
-        }
-        guard !swapped.isEmpty else { return report }
-        let graphsNow = state.withLock { state in
-            state.graphs.merge(swapped) { _, fresh in fresh }
+        let (current, index, generation, version, model) = state.withLock { ($0.graphs[space], $0.index, $0.generation, $0.version, $0.model) }
+        guard current === old, let index else { return nil }
+        if generation != reflected { try catchUp(fresh, space: space, to: index, policy: policy, report: &entry) }
+        entry.removed = old.nodes - old.count
+        entry.count = fresh.count
+        entry.memoryBytes = fresh.memoryBytes
+        let graphs = state.withLock { state in
+            state.graphs[space] = fresh
             state.dirty = true
             return state.graphs
         }
         if policy.saves, let files, let version {
-            report.saved = (try? save(graphsNow, to: files, version: version, model: model)) != nil
+            report.saved = (try? save(graphs, to: files, version: version, model: model)) != nil
         }
-        return report
+        entry.seconds = Self.seconds(ContinuousClock.now - started)
+        return entry
     }
 
     /// Saves every graph that changed since it was last saved, as reflecting

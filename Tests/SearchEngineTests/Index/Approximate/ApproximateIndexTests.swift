@@ -6,6 +6,7 @@ import Testing
 
 /// The graphs kept in step with the catalog: built, saved with their
 /// version, loaded and compared row by row, caught up, rebuilt when damaged.
+@Suite(.timeLimit(.minutes(10)))
 struct ApproximateIndexTests {
     static let policy = ApproximateIndex.Policy(builds: true, saves: true)
 
@@ -143,28 +144,32 @@ struct ApproximateIndexTests {
 
     @Test("a change the catalog makes while a graph is being compacted is in the new graph before it answers")
     func compactionCatchesUp() async throws {
+        let later = Self.index(Array(1100..<3100), shift: Dictionary(uniqueKeysWithValues: (2000..<2020).map { ($0, 50_000) }))
         let approximate = ApproximateIndex(files: nil)
         _ = try await approximate.update(to: Self.index(Array(0..<3000)), version: 1, model: nil, policy: Self.policy)
         _ = try await approximate.update(to: Self.index(Array(1000..<3000)), version: 2, model: nil, policy: Self.policy)
-        // The rebuild stops at its first progress report until the test has changed the catalog.
-        let building = DispatchSemaphore(value: 0), changed = DispatchSemaphore(value: 0)
+        // The rebuild (on its own thread) stops at its first progress report until the test has changed the catalog.
+        let (building, started) = AsyncStream.makeStream(of: Void.self)
+        let changed = DispatchSemaphore(value: 0)
         let first = Mutex(true)
         var policy = Self.policy
         policy.compactionMinimum = 100
         policy.progress = { _, _, _ in
             if first.withLock({ let was = $0; $0 = false; return was }) {
-                building.signal()
-                changed.wait()
+                started.yield()
+                _ = changed.wait(timeout: .now() + 600)
             }
             return true
         }
-        async let compacted = approximate.compact(policy: policy)
-        await withCheckedContinuation { continuation in DispatchQueue.global().async { building.wait(); continuation.resume() } }
-        // Meanwhile: 100 rows added, 100 more removed, 20 given other vectors.
-        let later = Self.index(Array(1100..<3100), shift: Dictionary(uniqueKeysWithValues: (2000..<2020).map { ($0, 50_000) }))
-        _ = try await approximate.update(to: later, version: 3, model: nil, policy: Self.policy)
-        changed.signal()
-        let space = try Self.space(try await compacted, .color)
+        let compacted = Task { try await approximate.compact(policy: policy) }
+        do {
+            defer { changed.signal() }  // whatever happens below, the rebuild goes on
+            var iterator = building.makeAsyncIterator()
+            await iterator.next()
+            // Meanwhile: 100 rows added, 100 more removed, 20 given other vectors.
+            _ = try await approximate.update(to: later, version: 3, model: nil, policy: Self.policy)
+        }
+        let space = try Self.space(try await compacted.value, .color)
         #expect(space.compacted && space.added == 100 && space.replaced == 20 && space.count == 2000)
         let graph = try #require(approximate.graphs[.color])
         #expect(Set(graph.labels()) == Set((1100..<3100).map(Int64.init)) && graph.nodes - graph.count <= 100)
