@@ -13,6 +13,7 @@ parameter (bench/quality_set.py):
     python3 bench/quality.py --vsearch PATH  # use this binary (no build)
     python3 bench/quality.py --part tune     # one part only
     python3 bench/quality.py --peers-only    # only the Python peers (no vsearch)
+    python3 bench/quality.py --no-peers --part held-out --vsearch BIN --compare OLD  # a descriptor change, quickly
 
 Every catalog image is turned into one query per transform by ImageMagick (an
 independent tool, fixed parameters and seeds); each method indexes the part's
@@ -369,6 +370,8 @@ def verdicts(all_stats):
     below = [f"{t} {v[t]['r1']:.3f}" for t in qs.TNAMES if v[t]["r1"] < TARGET_EACH]
     out.append(f"- {'PASS' if ok else 'FAIL'}: recall@1 ≥ {TARGET_EACH} for every transform "
                f"(lowest: {worst} {v[worst]['r1']:.3f}" + (f"; below: {', '.join(below)})" if below else ")"))
+    if not any(p in all_stats for p in PEERS):
+        out.append("- peers not run (--no-peers): no verdict against them")
     for p in PEERS:
         if p not in all_stats:
             continue
@@ -440,6 +443,8 @@ def main():
     ap.add_argument("--vsearch", help="vsearch binary to use (skips the build)")
     ap.add_argument("--no-build", action="store_true", help=f"use {SCRATCH}/release/vsearch as it is")
     ap.add_argument("--peers-only", action="store_true", help="skip vsearch")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="skip the Python peers (vsearch, and --compare, only: no verdict against the peers)")
     ap.add_argument("--compare", metavar="PATH",
                     help="another vsearch binary (e.g. the previous release) evaluated as the column 'vsearch-before'")
     ap.add_argument("--part", choices=["tune", "held-out", "both"], default="both",
@@ -523,7 +528,8 @@ def main():
             results["vsearch"], vinfo = run_vsearch(binary, part, folder, allq, a.jobs)
         if a.compare:
             results["vsearch-before"], _ = run_vsearch(os.path.abspath(a.compare), part + "-before", folder, allq, a.jobs)
-        results.update(run_peers(images, allq))
+        if not a.no_peers:
+            results.update(run_peers(images, allq))
         lines, stats, ok = part_report(part, images, queries, results, vinfo)
         if dups:
             lines.insert(3, "Pixel-identical catalog images: " + "; ".join(" = ".join(f"`{n}`" for n in g) for g in dups))
