@@ -344,21 +344,18 @@ public final class ApproximateIndex: Sendable {
         guard compacting.try() else { return Report() }
         defer { compacting.unlock() }
         var report = Report()
-        for space in spacesToCompact(policy: policy) {
-            guard let entry = try compactNow(space, policy: policy, report: &report) else { continue }
-            report.spaces.append(entry)
-        }
+        for space in spacesToCompact(policy: policy) { try compactNow(space, policy: policy, into: &report) }
         return report
     }
 
-    /// Rebuilds one space's graph and swaps it in; nil when it was replaced meanwhile (rebuilt as damaged).
-    func compactNow(_ space: VectorSpace, policy: Policy, report: inout Report) throws(HNSWGraphError) -> Report.Space? {
+    /// Rebuilds one space's graph, swaps it in and adds what it did to `report`; nothing when the graph
+    /// was replaced meanwhile (rebuilt as damaged).
+    func compactNow(_ space: VectorSpace, policy: Policy, into report: inout Report) throws(HNSWGraphError) {
         let started = ContinuousClock.now
         let (old, base, baseGeneration) = state.withLock { ($0.graphs[space], $0.index, $0.generation) }
-        guard let old, let base else { return nil }
+        guard let old, let base else { return }
         var entry = Report.Space(space: space)
         entry.compacted = true
-        entry.removed = old.nodes - old.count
         var building = policy
         building.threads = max(1, policy.compactionThreads)
         // Room for what arrives while it builds, so the catch-ups rarely grow it.
@@ -375,9 +372,9 @@ public final class ApproximateIndex: Sendable {
         updating.lock()
         defer { updating.unlock() }
         let (current, index, generation, version, model) = state.withLock { ($0.graphs[space], $0.index, $0.generation, $0.version, $0.model) }
-        guard current === old, let index else { return nil }
+        guard current === old, let index else { return }
         if generation != reflected { try catchUp(fresh, space: space, to: index, policy: policy, report: &entry) }
-        entry.removed = old.nodes - old.count
+        entry.removed = old.nodes - old.count  // the holes dropped (the catch-ups' own removals are holes in the new graph)
         entry.count = fresh.count
         entry.memoryBytes = fresh.memoryBytes
         let graphs = state.withLock { state in
@@ -389,7 +386,7 @@ public final class ApproximateIndex: Sendable {
             report.saved = (try? save(graphs, to: files, version: version, model: model)) != nil
         }
         entry.seconds = Self.seconds(ContinuousClock.now - started)
-        return entry
+        report.spaces.append(entry)
     }
 
     /// Saves every graph that changed since it was last saved, as reflecting
