@@ -32,18 +32,9 @@ extension FeatureIndex {
     /// Drops `rows`, keeping the others in order, and rebuilds the lookups.
     mutating func removeRows(_ rows: Set<Int>) {
         let kept = (0..<count).filter { !rows.contains($0) }
-        let width = dimensions
-        let newVectors = [Float](unsafeUninitializedCapacity: kept.count * width) { buffer, initialized in
-            vectors.withUnsafeBufferPointer { old in
-                for (to, from) in kept.enumerated() {
-                    (buffer.baseAddress! + to * width).initialize(from: old.baseAddress! + from * width, count: width)
-                }
-            }
-            initialized = kept.count * width
-        }
-        let newLearned = learned.map { $0.keeping(kept) }
         self = FeatureIndex(dimensions: dimensions, ids: kept.map { ids[$0] }, names: kept.map { names[$0] },
-                            sources: kept.map { sources[$0] }, palettes: kept.map { palettes[$0] }, vectors: newVectors, learned: newLearned)
+                            sources: kept.map { sources[$0] }, palettes: kept.map { palettes[$0] }, vectors: vectors.keeping(kept),
+                            learned: learned?.keeping(kept))
     }
 
     /// Puts `other`'s `row` in place of this index's `row` (the same id).
@@ -55,12 +46,7 @@ extension FeatureIndex {
         names[row] = other.names[otherRow]
         sources[row] = other.sources[otherRow]
         palettes[row] = other.palettes[otherRow]
-        let width = dimensions
-        vectors.withUnsafeMutableBufferPointer { target in
-            other.vectors.withUnsafeBufferPointer { source in
-                (target.baseAddress! + row * width).update(from: source.baseAddress! + otherRow * width, count: width)
-            }
-        }
+        other.vectors.withRow(otherRow) { source in vectors.withMutableRow(row) { _ = $0.update(fromContentsOf: source) } }
         if let theirs = other.learned { learned?.replaceRow(row, from: theirs, row: otherRow) }
     }
 
@@ -72,7 +58,7 @@ extension FeatureIndex {
         names.append(other.names[otherRow])
         sources.append(other.sources[otherRow])
         palettes.append(other.palettes[otherRow])
-        vectors.append(contentsOf: other.vectors[(otherRow * dimensions)..<((otherRow + 1) * dimensions)])
+        other.vectors.withRow(otherRow) { vectors.appendRow(copying: $0) }
         if let theirs = other.learned { learned?.appendRow(from: theirs, row: otherRow) }
     }
 }
@@ -80,28 +66,14 @@ extension FeatureIndex {
 extension QuantizedMatrix {
     /// The rows `kept`, in that order.
     func keeping(_ kept: [Int]) -> QuantizedMatrix {
-        let width = dimensions
-        let newValues = [Int8](unsafeUninitializedCapacity: kept.count * width) { buffer, initialized in
-            values.withUnsafeBufferPointer { old in
-                for (to, from) in kept.enumerated() {
-                    (buffer.baseAddress! + to * width).initialize(from: old.baseAddress! + from * width, count: width)
-                }
-            }
-            initialized = kept.count * width
-        }
-        return QuantizedMatrix(dimensions: width, values: newValues, inverseNorms: kept.map { inverseNorms[$0] })
+        QuantizedMatrix(dimensions: dimensions, values: values.keeping(kept), inverseNorms: kept.map { inverseNorms[$0] })
     }
 
     /// Puts `other`'s `row` (its `Int8`s and inverse length, as they are) in place of `row`.
     mutating func replaceRow(_ row: Int, from other: QuantizedMatrix, row otherRow: Int) {
         precondition(other.dimensions == dimensions && exact == nil)
-        let width = dimensions
         let had = inverseNorms[row] > 0, has = other.inverseNorms[otherRow] > 0
-        values.withUnsafeMutableBufferPointer { target in
-            other.values.withUnsafeBufferPointer { source in
-                (target.baseAddress! + row * width).update(from: source.baseAddress! + otherRow * width, count: width)
-            }
-        }
+        other.values.withRow(otherRow) { source in values.withMutableRow(row) { _ = $0.update(fromContentsOf: source) } }
         inverseNorms[row] = other.inverseNorms[otherRow]
         filled += (has ? 1 : 0) - (had ? 1 : 0)
     }
@@ -109,7 +81,7 @@ extension QuantizedMatrix {
     /// Appends `other`'s `row` as it is.
     mutating func appendRow(from other: QuantizedMatrix, row otherRow: Int) {
         precondition(other.dimensions == dimensions && exact == nil)
-        values.append(contentsOf: other.values[(otherRow * dimensions)..<((otherRow + 1) * dimensions)])
+        other.values.withRow(otherRow) { values.appendRow(copying: $0) }
         inverseNorms.append(other.inverseNorms[otherRow])
         if other.inverseNorms[otherRow] > 0 { filled += 1 }
     }

@@ -4,8 +4,8 @@ public enum VectorSpace: Sendable, Hashable {
     case learned
 }
 
-/// Every catalog image's feature vector in one contiguous `Float` array,
-/// scanned with `SIMD16<Float>` dot products — and, for a catalog with
+/// Every catalog image's feature vector as `Float` rows (``RowBlocks``, so a
+/// change copies only the blocks it touches), scanned with `SIMD16<Float>` dot products — and, for a catalog with
 /// learned vectors, their ``QuantizedMatrix`` beside it (``VectorSpace/learned``,
 /// scored by cosine; an image without one scores as unrelated). Vectors have unit length, so
 /// the dot product ranks exactly like the Euclidean distance
@@ -17,8 +17,8 @@ public struct FeatureIndex: Sendable {
     public internal(set) var names: [String] = []
     public internal(set) var sources: [String] = []
     public internal(set) var palettes: [DominantColors] = []
-    /// `count × dimensions` floats, row after row.
-    public internal(set) var vectors: [Float] = []
+    /// `count` rows of `dimensions` floats.
+    public internal(set) var vectors: RowBlocks<Float>
     /// The learned vectors, when the index holds them.
     public internal(set) var learned: QuantizedMatrix?
     /// Floats per learned vector; 0 when the index holds none.
@@ -32,6 +32,7 @@ public struct FeatureIndex: Sendable {
     /// (and, with `keepsExactLearned`, those vectors exactly as given, beside their `Int8` form).
     public init(dimensions: Int, learnedDimensions: Int = 0, keepsExactLearned: Bool = false) {
         self.dimensions = dimensions
+        vectors = RowBlocks(width: dimensions)
         learned = learnedDimensions > 0 ? QuantizedMatrix(dimensions: learnedDimensions, keepsExact: keepsExactLearned) : nil
     }
 
@@ -46,14 +47,14 @@ public struct FeatureIndex: Sendable {
         names = (0..<count).map { String($0) }
         sources = Array(repeating: "", count: count)
         palettes = Array(repeating: DominantColors(entries: []), count: count)
-        self.vectors = vectors
+        self.vectors = RowBlocks(width: dimensions, elements: vectors)
     }
 
     /// An index of rows read back whole (``VectorFiles``): the lookups by name and id are rebuilt.
-    init(dimensions: Int, ids: [Int64], names: [String], sources: [String], palettes: [DominantColors], vectors: [Float],
+    init(dimensions: Int, ids: [Int64], names: [String], sources: [String], palettes: [DominantColors], vectors: RowBlocks<Float>,
          learned: QuantizedMatrix?) {
         precondition(names.count == ids.count && sources.count == ids.count && palettes.count == ids.count
-                     && vectors.count == ids.count * dimensions && (learned?.count ?? ids.count) == ids.count)
+                     && vectors.width == dimensions && vectors.rowCount == ids.count && (learned?.count ?? ids.count) == ids.count)
         self.dimensions = dimensions
         self.ids = ids
         self.names = names
@@ -77,7 +78,7 @@ public struct FeatureIndex: Sendable {
         names.reserveCapacity(count)
         sources.reserveCapacity(count)
         palettes.reserveCapacity(count)
-        vectors.reserveCapacity(count * dimensions)
+        vectors.reserveCapacity(rows: count)
         learned?.reserveCapacity(count)
         rowByName.reserveCapacity(count)
         rowByID.reserveCapacity(count)
@@ -110,9 +111,7 @@ public struct FeatureIndex: Sendable {
         names.append(name)
         sources.append(source)
         palettes.append(palette)
-        let start = vectors.count
-        vectors.append(contentsOf: repeatElement(0, count: dimensions))
-        vectors.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * MemoryLayout<Float>.size)...]).copyMemory(from: vectorBytes) }
+        vectors.appendRow { UnsafeMutableRawBufferPointer($0).copyMemory(from: vectorBytes) }
     }
 
     /// The row of an image name.
@@ -123,7 +122,7 @@ public struct FeatureIndex: Sendable {
 
     /// The vector of a row.
     public func vector(at row: Int) -> [Float] {
-        Array(vectors[(row * dimensions)..<((row + 1) * dimensions)])
+        vectors.withRow(row) { Array($0) }
     }
 
     /// The learned vector of a row as a query searches with it (unit length; its
@@ -147,18 +146,16 @@ public struct FeatureIndex: Sendable {
         precondition(query.count == dimensions)
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            vectors.withUnsafeBufferPointer { base in
+            vectors.withRowAddresses { addresses in
                 query.withUnsafeBufferPointer { q in
-                    guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                    guard let queryBase = q.baseAddress else { return }
                     if let rows {
                         for (i, row) in rows.enumerated() {
-                            out[i] = DotProduct.of(queryBase, vectorBase + row * dimensions, dimensions)
+                            out[i] = DotProduct.of(queryBase, addresses[row], dimensions)
                         }
                     } else {
-                        var pointer = vectorBase
                         for i in 0..<count {
-                            out[i] = DotProduct.of(queryBase, pointer, dimensions)
-                            pointer += dimensions
+                            out[i] = DotProduct.of(queryBase, addresses[i], dimensions)
                         }
                     }
                 }
@@ -192,11 +189,11 @@ public struct FeatureIndex: Sendable {
         let flat = queries.flatMap { $0 }
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            vectors.withUnsafeBufferPointer { base in
+            vectors.withRowAddresses { addresses in
                 flat.withUnsafeBufferPointer { q in
-                    guard let vectorBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                    guard let queryBase = q.baseAddress else { return }
                     for i in 0..<count {
-                        let row = vectorBase + (rows?[i] ?? i) * dimensions
+                        let row = addresses[rows?[i] ?? i]
                         var best = DotProduct.of(queryBase, row, dimensions)
                         for k in 1..<queries.count {
                             best = max(best, DotProduct.of(queryBase + k * dimensions, row, dimensions))
@@ -219,10 +216,7 @@ public struct FeatureIndex: Sendable {
 
     /// The dot product of two stored colour rows, without copying either vector.
     public func dot(_ a: Int, _ b: Int) -> Float {
-        vectors.withUnsafeBufferPointer { base in
-            guard let start = base.baseAddress else { return 0 }
-            return DotProduct.of(start + a * dimensions, start + b * dimensions, dimensions)
-        }
+        vectors.withRowAddresses { DotProduct.of($0[a], $0[b], dimensions) }
     }
 }
 
@@ -233,26 +227,20 @@ extension FeatureIndex {
         guard ids[row] == other.ids[otherRow], names[row] == other.names[otherRow], sources[row] == other.sources[otherRow],
               palettes[row] == other.palettes[otherRow], dimensions == other.dimensions,
               learnedDimensions == other.learnedDimensions else { return false }
-        let colour = vectors[(row * dimensions)..<((row + 1) * dimensions)]
-        guard colour.elementsEqual(other.vectors[(otherRow * dimensions)..<((otherRow + 1) * dimensions)], by: { $0.bitPattern == $1.bitPattern }) else {
-            return false
+        let sameColour = vectors.withRow(row) { colour in
+            other.vectors.withRow(otherRow) { colour.elementsEqual($0, by: { $0.bitPattern == $1.bitPattern }) }
         }
+        guard sameColour else { return false }
         guard let learned, let theirs = other.learned else { return true }
-        let width = learned.dimensions
         return learned.inverseNorms[row].bitPattern == theirs.inverseNorms[otherRow].bitPattern
-            && learned.values[(row * width)..<((row + 1) * width)].elementsEqual(theirs.values[(otherRow * width)..<((otherRow + 1) * width)])
+            && learned.values.withRow(row) { values in theirs.values.withRow(otherRow) { values.elementsEqual($0) } }
     }
 
     /// The rows of `ids` (unknown ids left out), in the order given, as this index holds them.
     public func subset(ids wanted: [Int64]) -> FeatureIndex {
         let rows = wanted.compactMap { row(id: $0) }
-        let learnedSubset = learned.map { learned in
-            let width = learned.dimensions
-            return QuantizedMatrix(dimensions: width, values: rows.flatMap { learned.values[($0 * width)..<(($0 + 1) * width)] },
-                                   inverseNorms: rows.map { learned.inverseNorms[$0] })
-        }
         return FeatureIndex(dimensions: dimensions, ids: rows.map { ids[$0] }, names: rows.map { names[$0] },
                             sources: rows.map { sources[$0] }, palettes: rows.map { palettes[$0] },
-                            vectors: rows.flatMap { vectors[($0 * dimensions)..<(($0 + 1) * dimensions)] }, learned: learnedSubset)
+                            vectors: vectors.keeping(rows), learned: learned?.keeping(rows))
     }
 }

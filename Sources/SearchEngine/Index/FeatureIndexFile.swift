@@ -69,9 +69,9 @@ enum FeatureIndexFile {
         try writer.array([UInt64(index.count), UInt64(index.dimensions), UInt64(learnedDimensions), UInt64(entries),
                           nameBytes, sourceBytes, 0, 0])
         try writer.array(index.ids)
-        try writer.array(index.vectors)
+        try writer.rows(index.vectors)
         if let learned = index.learned {
-            try writer.array(learned.values)
+            try writer.rows(learned.values)
             try writer.array(learned.inverseNorms)
         }
         try writer.array(index.palettes.map { UInt32($0.entries.count) })
@@ -112,10 +112,10 @@ enum FeatureIndexFile {
         }
         let rows = header.rows
         let ids = try reader.array(Int64.self, count: rows)
-        let vectors = try reader.array(Float.self, count: rows * header.dimensions)
+        let vectors = try reader.rows(Float.self, width: header.dimensions, count: rows)
         var learned: QuantizedMatrix?
         if header.learnedDimensions > 0 {
-            let values = try reader.array(Int8.self, count: rows * header.learnedDimensions)
+            let values = try reader.rows(Int8.self, width: header.learnedDimensions, count: rows)
             let inverseNorms = try reader.array(Float.self, count: rows)
             learned = QuantizedMatrix(dimensions: header.learnedDimensions, values: values, inverseNorms: inverseNorms)
         }
@@ -181,6 +181,16 @@ enum FeatureIndexFile {
             if let failure { throw failure }
         }
 
+        /// Rows block by block: the same bytes as one array of them.
+        mutating func rows<T: BitwiseCopyable & AdditiveArithmetic & Sendable>(_ rows: RowBlocks<T>) throws(VectorFilesError) {
+            var failure: VectorFilesError?
+            rows.forEachBlock { _, block in
+                guard failure == nil else { return }
+                do throws(VectorFilesError) { try bytes(UnsafeRawBufferPointer(block)) } catch { failure = error }
+            }
+            if let failure { throw failure }
+        }
+
         mutating func strings(_ strings: [String]) throws(VectorFilesError) {
             var failure: VectorFilesError?
             for string in strings {
@@ -231,27 +241,39 @@ enum FeatureIndexFile {
 
         mutating func array<T: BitwiseCopyable>(_ type: T.Type, count: Int) throws(VectorFilesError) -> [T] {
             var failure: VectorFilesError?
-            var crc = self.crc
-            let (descriptor, path) = (self.descriptor, self.path)
             let array = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                var offset = 0
-                while offset < raw.count {
-                    let got = Glibc.read(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                    if got < 0 && errno == EINTR { continue }
-                    guard got > 0 else {
-                        failure = VectorFilesError(got == 0 ? .damaged : .io, got == 0 ? "\(path) ends early"
-                                                   : "cannot read \(path): \(String(cString: strerror(errno)))")
-                        break
-                    }
-                    offset += got
-                }
-                if failure == nil, raw.count > 0 { crc = vshnsw_crc32(crc, raw.baseAddress, raw.count) }
+                failure = fill(UnsafeMutableRawBufferPointer(buffer))
                 initialized = failure == nil ? count : 0
             }
             if let failure { throw failure }
-            self.crc = crc
             return array
+        }
+
+        /// `count` rows of `width` values, read straight into their blocks.
+        mutating func rows<T: BitwiseCopyable & AdditiveArithmetic & Sendable>(_ type: T.Type, width: Int, count: Int) throws(VectorFilesError) -> RowBlocks<T> {
+            var failure: VectorFilesError?
+            let rows = RowBlocks<T>(width: width, rows: count) { raw in
+                failure = fill(raw)
+                return failure == nil
+            }
+            guard let rows else { throw failure ?? VectorFilesError(.io, "cannot read \(path)") }
+            return rows
+        }
+
+        /// Fills `raw` from the file, adding it to the running CRC-32; the failure, if any.
+        mutating func fill(_ raw: UnsafeMutableRawBufferPointer) -> VectorFilesError? {
+            var offset = 0
+            while offset < raw.count {
+                let got = Glibc.read(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else {
+                    return VectorFilesError(got == 0 ? .damaged : .io, got == 0 ? "\(path) ends early"
+                                            : "cannot read \(path): \(String(cString: strerror(errno)))")
+                }
+                offset += got
+            }
+            if raw.count > 0 { crc = vshnsw_crc32(crc, raw.baseAddress, raw.count) }
+            return nil
         }
 
         /// `rows` strings: their end offsets, then their bytes (checked to be whole UTF-8 at each end).

@@ -10,8 +10,8 @@
 public struct QuantizedMatrix: Sendable {
     /// Values per row (a multiple of 16 for the SIMD scan).
     public let dimensions: Int
-    /// `count × dimensions` values, row after row.
-    public internal(set) var values: [Int8] = []
+    /// `count` rows of `dimensions` values.
+    public internal(set) var values: RowBlocks<Int8>
     /// 1 / ‖row‖ of each row's `Int8` values; 0 for a row without a vector.
     public internal(set) var inverseNorms: [Float] = []
     /// The rows as given, when kept.
@@ -22,12 +22,13 @@ public struct QuantizedMatrix: Sendable {
     public init(dimensions: Int, keepsExact: Bool = false) {
         precondition(dimensions > 0)
         self.dimensions = dimensions
+        values = RowBlocks(width: dimensions)
         exact = keepsExact ? [] : nil
     }
 
     /// Rows read back as they were held (``VectorFiles``): `values` and `inverseNorms` of equal row counts.
-    init(dimensions: Int, values: [Int8], inverseNorms: [Float]) {
-        precondition(dimensions > 0 && values.count == inverseNorms.count * dimensions)
+    init(dimensions: Int, values: RowBlocks<Int8>, inverseNorms: [Float]) {
+        precondition(dimensions > 0 && values.width == dimensions && values.rowCount == inverseNorms.count)
         self.dimensions = dimensions
         self.values = values
         self.inverseNorms = inverseNorms
@@ -40,7 +41,7 @@ public struct QuantizedMatrix: Sendable {
 
     /// Makes room for `rows` rows in all, so loading a catalog of known size grows no array.
     public mutating func reserveCapacity(_ rows: Int) {
-        values.reserveCapacity(rows * dimensions)
+        values.reserveCapacity(rows: rows)
         inverseNorms.reserveCapacity(rows)
         exact?.reserveCapacity(rows)
     }
@@ -55,13 +56,11 @@ public struct QuantizedMatrix: Sendable {
     /// alignment), quantized straight into ``values``: no array per row, unless rows are kept
     /// exactly. Nil (or bytes of another length, or zeros) adds an empty one.
     public mutating func append(bytes: UnsafeRawBufferPointer?) {
-        let start = values.count
-        values.append(contentsOf: repeatElement(0, count: dimensions))
         var inverseNorm: Float = 0
-        if let bytes, bytes.count == dimensions * MemoryLayout<Float>.size {
-            inverseNorm = values.withUnsafeMutableBufferPointer { all in
-                Self.quantize(bytes, into: UnsafeMutableBufferPointer(rebasing: all[start...]))
-            } ?? 0
+        values.appendRow { row in
+            if let bytes, bytes.count == dimensions * MemoryLayout<Float>.size {
+                inverseNorm = Self.quantize(bytes, into: row) ?? 0  // nil writes nothing: the row stays zeros
+            }
         }
         inverseNorms.append(inverseNorm)
         if inverseNorm > 0 { filled += 1 }
@@ -152,7 +151,7 @@ public struct QuantizedMatrix: Sendable {
     public func unitVector(at row: Int) -> [Float]? {
         guard hasVector(at: row) else { return nil }
         let scale = inverseNorms[row]
-        return values[(row * dimensions)..<((row + 1) * dimensions)].map { Float($0) * scale }
+        return values.withRow(row) { $0.map { Float($0) * scale } }
     }
 
     /// What a vector becomes as a row, as a unit `Float` vector: the query vector of a
@@ -176,13 +175,13 @@ public struct QuantizedMatrix: Sendable {
         let queryScale: Float = norm > 0 ? 1 / norm : 0
         let count = rows?.count ?? self.count
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            values.withUnsafeBufferPointer { base in
+            values.withRowAddresses { addresses in
                 query.withUnsafeBufferPointer { q in
                     inverseNorms.withUnsafeBufferPointer { norms in
-                        guard let rowBase = base.baseAddress, let queryBase = q.baseAddress else { return }
+                        guard let queryBase = q.baseAddress else { return }
                         for i in 0..<count {
                             let row = rows?[i] ?? i
-                            out[i] = DotProduct.of(queryBase, rowBase + row * dimensions, dimensions) * norms[row] * queryScale
+                            out[i] = DotProduct.of(queryBase, addresses[row], dimensions) * norms[row] * queryScale
                         }
                     }
                 }
@@ -195,8 +194,8 @@ public struct QuantizedMatrix: Sendable {
     public func cosine(_ a: Int, _ b: Int) -> Float {
         guard hasVector(at: a), hasVector(at: b) else { return 0 }
         var sum: Int32 = 0
-        values.withUnsafeBufferPointer { base in
-            let x = base.baseAddress! + a * dimensions, y = base.baseAddress! + b * dimensions
+        values.withRowAddresses { rows in
+            let x = rows[a], y = rows[b]
             for i in 0..<dimensions { sum &+= Int32(x[i]) * Int32(y[i]) }
         }
         return Float(sum) * inverseNorms[a] * inverseNorms[b]

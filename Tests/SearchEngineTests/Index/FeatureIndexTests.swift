@@ -1,4 +1,4 @@
-import SearchEngine
+@testable import SearchEngine
 import TestSupport
 import Testing
 
@@ -50,5 +50,33 @@ struct FeatureIndexTests {
         #expect(index.row(named: "c") == nil && index.row(id: 1) == nil)
         #expect(index.vector(at: 1) == [0, 1, 0] && index.sources == ["/a.jpg", "/b.jpg"] && index.ids == [42, 7])
         #expect(index.dotProducts(with: [0.5, 2, 0]) == [0.5, 2])
+    }
+
+    @Test("applying changes to an index a search still holds copies only the blocks of rows they touch")
+    func changesCopyTouchedBlocks() {
+        let perBlock = RowBlocks<Float>.rowsPerBlock, count = 3 * perBlock + 100
+        func index(_ ids: Range<Int>) -> FeatureIndex {
+            var index = FeatureIndex(dimensions: 16, learnedDimensions: 16)
+            for id in ids {
+                let vector = (0..<16).map { Float(($0 + id) % 7) + 1 }
+                index.append(id: Int64(id), name: "i\(id)", source: "", vector: vector, learned: vector.reversed(), palette: DominantColors(entries: []))
+            }
+            return index
+        }
+        let held = index(0..<count)
+        // A thousand new images and one changed in the second block.
+        var rows = index(count..<(count + 1000))
+        var changed = index(perBlock + 5..<(perBlock + 6))
+        changed.vectors.withMutableRow(0) { $0.update(repeating: 0.5) }
+        for row in 0..<rows.count { changed.appendRow(from: rows, row: row) }
+        rows = changed
+        let applied = held.applying(CatalogChanges(version: 2, rows: rows, removed: []))
+        #expect(applied.count == count + 1000 && held.count == count)
+        // Four blocks held: the changed row's (the second) and the last (appended to) are copied, the others shared.
+        #expect(applied.vectors.blocksShared(with: held.vectors) == 2 && applied.vectors.blockCount == 5)
+        #expect(applied.learned!.values.blocksShared(with: held.learned!.values) == 2)
+        #expect(applied.vector(at: perBlock + 5) == [Float](repeating: 0.5, count: 16))
+        #expect(held.vector(at: perBlock + 5) == (0..<16).map { Float(($0 + perBlock + 5) % 7) + 1 }, "the held index is untouched")
+        #expect(applied.row(id: Int64(count + 999)) == count + 999 && held.row(id: Int64(count)) == nil)
     }
 }

@@ -47,7 +47,7 @@ struct SQLiteLoadIndexTests {
         let learned = try #require(loaded.learned)
         let reference = items.map { $0.storedLearned.flatMap(QuantizedMatrixTests.reference) }
         #expect(learned.count == items.count && learned.filled == reference.compactMap { $0 }.count)
-        #expect(learned.values == reference.flatMap { $0?.0 ?? [Int8](repeating: 0, count: Self.dimension) })
+        #expect(Array(learned.values) == reference.flatMap { $0?.0 ?? [Int8](repeating: 0, count: Self.dimension) })
         #expect(learned.inverseNorms.map(\.bitPattern) == reference.map { ($0?.1 ?? 0).bitPattern })
         if loading == .exact {
             #expect(learned.exact! == items.map(\.storedLearned))

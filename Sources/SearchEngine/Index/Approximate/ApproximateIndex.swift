@@ -441,29 +441,30 @@ public final class ApproximateIndex: Sendable {
         if space == .color {
             guard dimensions == index.dimensions else { return "it holds \(dimensions)-float vectors, the catalog \(index.dimensions)-float ones" }
             rows = index.count
-            mismatched = index.ids.withUnsafeBufferPointer { ids in
-                index.vectors.withUnsafeBufferPointer { vectors in
-                    graph.mismatches(labels: UnsafeBufferPointer(rebasing: ids[0..<rows]),
-                                     vectors: UnsafeBufferPointer(rebasing: vectors[0..<(rows * dimensions)]))
+            index.ids.withUnsafeBufferPointer { ids in
+                index.vectors.forEachBlock { first, vectors in
+                    let inBlock = vectors.count / dimensions
+                    mismatched += graph.mismatches(labels: UnsafeBufferPointer(rebasing: ids[first..<(first + inBlock)]), vectors: vectors)
                 }
             }
         } else {
             // The learned rows are the graph's own rounding already (``FeatureIndex/copyVector(at:space:to:)``
             // gives their unit form, which rounds back to the same Int8s): compared as bytes, in runs of rows
-            // that hold a vector.
+            // that hold a vector within each block of rows.
             guard let learned = index.learned, dimensions == learned.dimensions else {
                 return "it holds \(dimensions)-float vectors, the catalog \(index.learnedDimensions)-float ones"
             }
-            learned.values.withUnsafeBufferPointer { values in
-                index.ids.withUnsafeBufferPointer { ids in
-                    var row = 0
-                    while row < index.count {
+            index.ids.withUnsafeBufferPointer { ids in
+                learned.values.forEachBlock { first, values in
+                    let last = first + values.count / dimensions
+                    var row = first
+                    while row < last {
                         guard learned.hasVector(at: row) else { row += 1; continue }
                         var end = row + 1
-                        while end < index.count && learned.hasVector(at: end) { end += 1 }
+                        while end < last && learned.hasVector(at: end) { end += 1 }
                         rows += end - row
                         mismatched += graph.mismatches(labels: UnsafeBufferPointer(rebasing: ids[row..<end]),
-                                                       rounded: UnsafeBufferPointer(rebasing: values[(row * dimensions)..<(end * dimensions)]))
+                                                       rounded: UnsafeBufferPointer(rebasing: values[((row - first) * dimensions)..<((end - first) * dimensions)]))
                         row = end
                     }
                 }
@@ -637,10 +638,10 @@ extension FeatureIndex {
         var rows: UInt32 = 0
         switch space {
         case .color:
-            rows = vectors.withUnsafeBytes { vshnsw_crc32(0, $0.baseAddress, $0.count) }
+            vectors.forEachBlock { _, block in rows = vshnsw_crc32(rows, block.baseAddress, block.count * MemoryLayout<Float>.size) }
         case .learned:
             guard let learned else { break }
-            rows = learned.values.withUnsafeBytes { vshnsw_crc32(0, $0.baseAddress, $0.count) }
+            learned.values.forEachBlock { _, block in rows = vshnsw_crc32(rows, block.baseAddress, block.count) }
             rows = learned.inverseNorms.withUnsafeBytes { vshnsw_crc32(rows, $0.baseAddress, $0.count) }
         }
         return UInt64(ids) << 32 | UInt64(rows)
@@ -656,14 +657,12 @@ extension FeatureIndex {
     func copyVector(at row: Int, space: VectorSpace, to target: UnsafeMutablePointer<Float>) {
         switch space {
         case .color:
-            vectors.withUnsafeBufferPointer { base in
-                target.update(from: base.baseAddress! + row * dimensions, count: dimensions)
-            }
+            vectors.withRow(row) { target.update(from: $0.baseAddress!, count: dimensions) }
         case .learned:
             guard let learned else { return }
-            let scale = learned.inverseNorms[row], width = learned.dimensions
-            learned.values.withUnsafeBufferPointer { values in
-                for i in 0..<width { target[i] = Float(values[row * width + i]) * scale }
+            let scale = learned.inverseNorms[row]
+            learned.values.withRow(row) { values in
+                for i in 0..<values.count { target[i] = Float(values[i]) * scale }
             }
         }
     }
@@ -673,7 +672,7 @@ extension FeatureIndex {
     func withVector<T>(at row: Int, space: VectorSpace, into scratch: inout [Float], _ body: (UnsafePointer<Float>) -> T) -> T? {
         guard hasVector(at: row, space: space) else { return nil }
         if space == .color {
-            return vectors.withUnsafeBufferPointer { body($0.baseAddress! + row * dimensions) }
+            return vectors.withRow(row) { body($0.baseAddress!) }
         }
         return scratch.withUnsafeMutableBufferPointer { buffer in
             copyVector(at: row, space: space, to: buffer.baseAddress!)
