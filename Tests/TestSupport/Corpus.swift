@@ -16,12 +16,29 @@ public enum Repository {
     /// Malformed and unusual images with expected outcomes (README.tsv).
     public static let badInput = root + "/Tests/Fixtures/badinput"
 
-    /// A new, empty folder under the system's temporary folder.
+    /// A new, empty folder for a test: under this process's own folder (``testFolder``), which is
+    /// removed when the process exits, so a run leaves nothing in the system's temporary folder.
     public static func temporaryDirectory(_ label: String = "test") -> String {
-        let path = NSTemporaryDirectory() + "vsearch-\(label)-\(UUID().uuidString)"
+        let path = testFolder + "/\(label)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+
+    /// `vsearch-tests/PID` under the system's temporary folder: made at first use, removed at exit
+    /// (kept when `VSEARCH_KEEP_TEST_FILES` is set, to look at after a failure); the folders of
+    /// test processes no longer running (killed, crashed) are removed then too.
+    static let testFolder: String = {
+        let base = NSTemporaryDirectory() + "vsearch-tests"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] {
+            if let pid = Int32(entry), kill(pid, 0) != 0, errno == ESRCH { try? FileManager.default.removeItem(atPath: base + "/" + entry) }
+        }
+        let folder = base + "/\(getpid())"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if ProcessInfo.processInfo.environment["VSEARCH_KEEP_TEST_FILES"] == nil {
+            atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "vsearch-tests/\(getpid())") }
+        }
+        return folder
+    }()
 
     /// The bytes of a corpus image.
     public static func bytes(_ name: String) -> [UInt8] {

@@ -44,11 +44,7 @@ struct CLITests {
         try await ChildProcess.withRunning(binary, arguments, environment: environment, directory: directory, body)
     }
 
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "vsearch-cli-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    static func temporaryDirectory() -> String { Repository.temporaryDirectory("cli") }
 
     static func files(under path: String) -> [String] {
         (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).sorted()

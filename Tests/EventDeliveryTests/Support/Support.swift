@@ -1,13 +1,12 @@
 import Foundation
 import Synchronization
 @testable import EventDelivery
+import TestSupport
 import Tracking
 
 enum Temp {
     static func path(_ name: String = "queue.sqlite") -> String {
-        let directory = NSTemporaryDirectory() + "vsearch-tracking-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory + "/" + name
+        Repository.temporaryDirectory("tracking") + "/" + name
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import ImageOps
 
 /// Paths to the fixtures shipped with the tests, and small image factories.
@@ -63,12 +64,8 @@ enum Fixtures {
         return Double(total) / Double(a.width * a.height * 3)
     }
 
-    /// A temporary directory, removed by the caller.
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "vsearch-tests-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    /// A temporary directory (removed with the test process's folder).
+    static func temporaryDirectory() -> String { Repository.temporaryDirectory("imageops") }
 
     /// Inserts an EXIF APP1 segment with an Orientation tag right after the SOI marker.
     static func withOrientation(_ jpeg: [UInt8], _ orientation: Int) -> [UInt8] {
