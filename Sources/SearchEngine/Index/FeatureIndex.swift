@@ -216,7 +216,7 @@ public struct FeatureIndex: Sendable {
 
     /// The dot product of two stored colour rows, without copying either vector.
     public func dot(_ a: Int, _ b: Int) -> Float {
-        vectors.withRowAddresses { DotProduct.of($0[a], $0[b], dimensions) }
+        vectors.withRow(a) { x in vectors.withRow(b) { DotProduct.of(x.baseAddress!, $0.baseAddress!, dimensions) } }
     }
 }
 

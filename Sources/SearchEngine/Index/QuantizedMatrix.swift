@@ -194,9 +194,10 @@ public struct QuantizedMatrix: Sendable {
     public func cosine(_ a: Int, _ b: Int) -> Float {
         guard hasVector(at: a), hasVector(at: b) else { return 0 }
         var sum: Int32 = 0
-        values.withRowAddresses { rows in
-            let x = rows[a], y = rows[b]
-            for i in 0..<dimensions { sum &+= Int32(x[i]) * Int32(y[i]) }
+        values.withRow(a) { x in
+            values.withRow(b) { y in
+                for i in 0..<dimensions { sum &+= Int32(x[i]) * Int32(y[i]) }
+            }
         }
         return Float(sum) * inverseNorms[a] * inverseNorms[b]
     }

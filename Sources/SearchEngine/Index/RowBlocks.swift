@@ -17,6 +17,11 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
     /// The number of rows.
     public private(set) var rowCount = 0
     private var blocks: [Block] = []
+    /// Rows ``reserveCapacity(rows:)`` announced: blocks for them are allocated whole at once.
+    private var reservedRows = 0
+    /// Rows a block starts with when no more were announced (a per-request index of a few rows):
+    /// it doubles as rows come, up to ``rowsPerBlock``.
+    static var smallestBlock: Int { 16 }
 
     /// No rows yet, `width` values each.
     public init(width: Int) {
@@ -28,6 +33,7 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
     public init(width: Int, elements: [Element]) {
         precondition(width > 0 && elements.count % width == 0)
         self.width = width
+        reserveCapacity(rows: elements.count / width)
         elements.withUnsafeBufferPointer { all in
             for row in 0..<(elements.count / width) {
                 appendRow(copying: UnsafeBufferPointer(rebasing: all[(row * width)..<((row + 1) * width)]))
@@ -43,7 +49,7 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
         var row = 0
         while row < rows {
             let inBlock = Swift.min(Self.rowsPerBlock, rows - row)
-            let block = Block(capacity: Self.rowsPerBlock * width)
+            let block = Block(capacity: inBlock * width)
             guard fill(UnsafeMutableRawBufferPointer(start: block.base, count: inBlock * width * MemoryLayout<Element>.stride)) else { return nil }
             block.count = inBlock * width
             blocks.append(block)
@@ -78,16 +84,27 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
 
     /// Makes room for `rows` rows in all without growing the table of blocks.
     public mutating func reserveCapacity(rows: Int) {
+        reservedRows = Swift.max(reservedRows, rows)
         blocks.reserveCapacity((rows + Self.rowsPerBlock - 1) >> Self.blockShift)
     }
+
+    /// Rows the blocks have room for (filled or not): what the rows cost in memory, for tests.
+    var allocatedRows: Int { blocks.reduce(0) { $0 + $1.capacity } / width }
 
     /// Appends a row of zeros and lets `fill` write it; returns what `fill` returns.
     @discardableResult
     public mutating func appendRow<R>(_ fill: (UnsafeMutableBufferPointer<Element>) -> R) -> R {
         if rowCount & (Self.rowsPerBlock - 1) == 0 {
-            blocks.append(Block(capacity: Self.rowsPerBlock * width))
-        } else if !isKnownUniquelyReferenced(&blocks[blocks.count - 1]) {
-            blocks[blocks.count - 1] = blocks[blocks.count - 1].copy()
+            let rows = Swift.min(Self.rowsPerBlock, Swift.max(Self.smallestBlock, reservedRows - rowCount))
+            blocks.append(Block(capacity: rows * width))
+        } else {
+            let last = blocks.count - 1
+            let full = blocks[last].count == blocks[last].capacity
+            if full || !isKnownUniquelyReferenced(&blocks[last]) {
+                // Shared: copied (with room for the rest of the block); full below a whole block: doubled.
+                let capacity = full ? Swift.min(Self.rowsPerBlock * width, blocks[last].capacity * 2) : blocks[last].capacity
+                blocks[last] = blocks[last].copy(capacity: capacity)
+            }
         }
         let block = blocks[blocks.count - 1]
         let row = UnsafeMutableBufferPointer(start: block.base + block.count, count: width)
@@ -116,12 +133,13 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
     public mutating func withMutableRow<R>(_ row: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> R) -> R {
         precondition(row >= 0 && row < rowCount, "row \(row) outside \(rowCount)")
         let index = row >> Self.blockShift
-        if !isKnownUniquelyReferenced(&blocks[index]) { blocks[index] = blocks[index].copy() }
+        if !isKnownUniquelyReferenced(&blocks[index]) { blocks[index] = blocks[index].copy(capacity: blocks[index].capacity) }
         let block = blocks[index]
         return body(UnsafeMutableBufferPointer(start: block.base + (row & (Self.rowsPerBlock - 1)) * width, count: width))
     }
 
-    /// Lets `body` read any row by its address (``RowAddresses``), valid while `body` runs: what the scans use.
+    /// Lets `body` read any row by its address (``RowAddresses``), valid while `body` runs: what the scans
+    /// use (it builds a table of the blocks' addresses: for one or two rows, ``withRow(_:_:)``).
     public func withRowAddresses<R>(_ body: (RowAddresses) -> R) -> R {
         let starts = blocks.map { UnsafePointer($0.base) }
         return withExtendedLifetime(blocks) {
@@ -165,12 +183,13 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
         /// The first value of `row`.
         @inline(__always)
         public subscript(row: Int) -> UnsafePointer<Element> {
-            starts[row >> RowBlocks.blockShift] + (row & (RowBlocks.rowsPerBlock - 1)) * width
+            assert(row >= 0 && row < rows, "row \(row) outside \(rows)")
+            return starts[row >> RowBlocks.blockShift] + (row & (RowBlocks.rowsPerBlock - 1)) * width
         }
     }
 
-    /// One block's values, allocated whole at first (``rowsPerBlock`` rows) and filled row by row;
-    /// changed only while one ``RowBlocks`` holds it (copied on write), so shared blocks are only read.
+    /// One block's values (room for up to ``rowsPerBlock`` rows), filled row by row; changed only
+    /// while one ``RowBlocks`` holds it (copied on write), so shared blocks are only read.
     final class Block: @unchecked Sendable {
         let base: UnsafeMutablePointer<Element>
         let capacity: Int
@@ -183,7 +202,9 @@ public struct RowBlocks<Element: BitwiseCopyable & AdditiveArithmetic & Sendable
 
         deinit { base.deallocate() }
 
-        func copy() -> Block {
+        /// A copy with room for `capacity` values (at least those it holds).
+        func copy(capacity: Int) -> Block {
+            precondition(capacity >= count)
             let copy = Block(capacity: capacity)
             copy.base.initialize(from: base, count: count)
             copy.count = count

@@ -80,4 +80,20 @@ struct RowBlocksTests {
         #expect(RowBlocks(width: Self.width, elements: Array(flat.dropLast(Self.width))) != blocks)
         #expect(RowBlocks(width: 1, elements: flat) != blocks, "another width")
     }
+
+    @Test("a few rows take a small block that doubles as rows come; rows announced are allocated whole")
+    func blockSizes() {
+        var few = RowBlocks<Float>(width: Self.width)
+        for row in 0..<3 { few.appendRow { $0.update(repeating: Float(row)) } }
+        #expect(few.allocatedRows == RowBlocks<Float>.smallestBlock)
+        for row in 3..<40 { few.appendRow { $0.update(repeating: Float(row)) } }
+        #expect(few.allocatedRows == 64 && few.rowCount == 40)
+        #expect((0..<40).allSatisfy { row in few.withRow(row) { $0.allSatisfy { $0 == Float(row) } } }, "rows survive the doubling")
+        var announced = RowBlocks<Float>(width: Self.width)
+        announced.reserveCapacity(rows: Self.perBlock + 100)
+        for _ in 0..<(Self.perBlock + 1) { announced.appendRow { $0.update(repeating: 1) } }
+        #expect(announced.allocatedRows == Self.perBlock + 100, "one whole block, then the 100 rows left")
+        #expect(RowBlocks(width: Self.width, elements: Self.rows(Self.perBlock + 3)).allocatedRows == Self.perBlock + RowBlocks<Float>.smallestBlock,
+                "a whole block, then the smallest one for the 3 left")
+    }
 }
