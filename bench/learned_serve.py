@@ -67,7 +67,7 @@ def ensure_catalog(binary, kind, n):
     """serve-learned-N / serve-colour-N (see the module's doc), loaded once."""
     path = catalog_path(kind, n)
     if scale.sqlite_count(path) == n:
-        return path
+        return with_graphs(binary, path)
     engine.remove_db(path)
     cmd = [binary, "debug", "load-vectors", "--catalog", path, "--vectors", scale.colour_file(n), "--dims", str(scale.COLOUR_DIMS)]
     if kind == "learned":
@@ -76,6 +76,13 @@ def ensure_catalog(binary, kind, n):
     subprocess.run(["nice", "-n", "10"] + cmd, check=True, capture_output=True)
     if scale.sqlite_count(path) != n:
         raise RuntimeError(f"{path}: not {n} rows")
+    return with_graphs(binary, path)
+
+
+def with_graphs(binary, path):
+    """The catalog with its HNSW graphs saved (`vsearch catalog hnsw`, a no-op when they are): since issue 29 a
+    catalog past `exact_below` is searched through them, and a server without them would build them at start."""
+    subprocess.run(["nice", "-n", "10", binary, "catalog", "hnsw", "--catalog", path], check=True, capture_output=True)
     return path
 
 
