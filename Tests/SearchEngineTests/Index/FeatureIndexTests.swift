@@ -64,12 +64,11 @@ struct FeatureIndexTests {
             return index
         }
         let held = index(0..<count)
-        // A thousand new images and one changed in the second block.
-        var rows = index(count..<(count + 1000))
-        var changed = index(perBlock + 5..<(perBlock + 6))
-        changed.vectors.withMutableRow(0) { $0.update(repeating: 0.5) }
-        for row in 0..<rows.count { changed.appendRow(from: rows, row: row) }
-        rows = changed
+        // One image changed in the second block, and a thousand new ones.
+        var rows = index(perBlock + 5..<(perBlock + 6))
+        rows.vectors.withMutableRow(0) { $0.update(repeating: 0.5) }
+        let added = index(count..<(count + 1000))
+        for row in 0..<added.count { rows.appendRow(from: added, row: row) }
         let applied = held.applying(CatalogChanges(version: 2, rows: rows, removed: []))
         #expect(applied.count == count + 1000 && held.count == count)
         // Four blocks held: the changed row's (the second) and the last (appended to) are copied, the others shared.

@@ -491,15 +491,14 @@ public final class ApproximateIndex: Sendable {
     /// Results among which a row searched for by its own vector must be (or a row with the same vector).
     static let spotCheckTop = 10
 
-    /// Searches a loaded graph for ``spotChecks`` random rows by their own
-    /// vectors: each should come back among the first ``spotCheckTop`` (or a
-    /// row holding the same vector: duplicates). A graph whose links were re-pointed — in range, checksum
-    /// recomputed, so its structure holds — loses its way and misses nearly all; more than half
-    /// missing says it is damaged. An honest graph misses some (HNSW is approximate: a tenth of the rows
-    /// on the 1M catalog above), hence the margin: at a tenth, 9 of 16 missing happens about six times in a
-    /// million loads. What it cannot see: a few
-    /// links changed among many, which costs recall, never a wrong score — the
-    /// engine scores every candidate exactly.
+    /// Searches a loaded graph for ``spotChecks`` random rows by their own vectors: each should come
+    /// back among the first ``spotCheckTop`` (or a row holding the same vector: duplicates). A graph
+    /// whose links were re-pointed — in range, checksum recomputed, so its structure holds — loses its
+    /// way and misses nearly all; more than half missing says it is damaged. An honest graph misses
+    /// some (HNSW is approximate: a tenth of the rows on the 1M catalog above), hence the margin: at a
+    /// tenth, 9 of 16 missing happens about six times in a million loads. What it cannot see: a few
+    /// links changed among many, which costs recall, never a wrong score — the engine scores every
+    /// candidate exactly.
     static func spotCheck(_ graph: HNSWGraph, space: VectorSpace, index: FeatureIndex) -> String? {
         guard index.count > 0 else { return nil }
         var random = SystemRandomNumberGenerator()
