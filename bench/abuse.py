@@ -63,8 +63,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORK = os.path.join(HERE, "work", "abuse")
 sys.path.insert(0, HERE)
-from benchlib import git_rev, machine, start_server  # noqa: E402
-from load import WORK as LOAD_WORK, Monitor, bomb_png, cpu_list, http, multipart, pct, stop_server  # noqa: E402
+from benchlib import git_rev, machine, pct, start_server, stop_server  # noqa: E402
+from load import WORK as LOAD_WORK, Monitor, bomb_png, cpu_list, http, multipart  # noqa: E402
 
 APP_KEY = "abuse-app-key"
 ACCESS, SECRET = "abuse-access", "abuse-secret"
@@ -115,7 +115,7 @@ def run_victim(port, seconds, rate, names, busy=lambda: False):
 def summarize(results):
     ms = [m for _, m in results]
     errors = sum(o != 200 for o, _ in results)
-    return {"count": len(results), "p50_ms": pct(ms, 50), "p90_ms": pct(ms, 90), "p99_ms": pct(ms, 99), "max_ms": pct(ms, 100),
+    return {"count": len(results), "p50_ms": pct(ms, 50, "floor"), "p90_ms": pct(ms, 90, "floor"), "p99_ms": pct(ms, 99, "floor"), "max_ms": pct(ms, 100, "floor"),
             "errors": errors, "outcomes": dict(collections.Counter(str(o) for o, _ in results))}
 
 
@@ -194,7 +194,7 @@ def loop_requests(count, seconds, request):
         t.start()
     for t in threads:
         t.join(seconds + 40)
-    return {"requests": sum(outcomes.values()), "outcomes": dict(outcomes), "p50_ms": pct(ms, 50), "max_ms": pct(ms, 100)}
+    return {"requests": sum(outcomes.values()), "outcomes": dict(outcomes), "p50_ms": pct(ms, 50, "floor"), "max_ms": pct(ms, 100, "floor")}
 
 
 def image_count(port):

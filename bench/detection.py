@@ -54,7 +54,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
 import detection_set  # noqa: E402
-from load import proc_cpu_seconds  # noqa: E402
 from similarity_eval import get_json, multipart  # noqa: E402
 
 DEFAULT_BINARY = os.path.join(ROOT, ".build", "release", "vsearch")
@@ -99,13 +98,6 @@ def kind_share(names, kind):
 
 def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
-
-
-def pct(xs, q):
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def evaluate(pictures, answers, crops, wholes, accepted, kind_sizes):
@@ -254,9 +246,9 @@ def run(args):
             post(url, "/discoversearch", os.path.join(folder, pictures[0]["file"]), fields)
         for pic in pictures:
             path = os.path.join(folder, pic["file"])
-            c0 = proc_cpu_seconds(proc.pid)
+            c0 = benchlib.proc_cpu_seconds(proc.pid)
             js, t = post(url, "/discoversearch", path, fields)
-            cpu[pic["background"]] += proc_cpu_seconds(proc.pid) - c0
+            cpu[pic["background"]] += benchlib.proc_cpu_seconds(proc.pid) - c0
             ms[pic["background"]].append(t)
             answers[pic["file"]] = slim(js)
         for pic in pictures:
@@ -274,12 +266,12 @@ def run(args):
     for g in GROUPS:
         pics = [p for p in pictures if p["background"] == g]
         figures[g] = evaluate(pics, answers, crops, wholes, accepted, kind_sizes)
-        figures[g].update(ms_median=statistics.median(ms[g]), ms_p90=pct(ms[g], 0.9),
+        figures[g].update(ms_median=statistics.median(ms[g]), ms_p90=benchlib.pct(ms[g], 90, "round", float("nan")),
                           server_cpu_ms=1000 * cpu[g] / len(pics))
     scenes = split["scenes"]
     figures["scenes"] = evaluate(scenes, answers, crops, wholes, accepted, kind_sizes)
     all_ms = ms["plain"] + ms["photo"]
-    figures["scenes"].update(ms_median=statistics.median(all_ms), ms_p90=pct(all_ms, 0.9),
+    figures["scenes"].update(ms_median=statistics.median(all_ms), ms_p90=benchlib.pct(all_ms, 90, "round", float("nan")),
                              server_cpu_ms=1000 * (cpu["plain"] + cpu["photo"]) / len(scenes))
     version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
     mtime = datetime.datetime.utcfromtimestamp(os.path.getmtime(args.binary))

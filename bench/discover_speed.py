@@ -49,6 +49,7 @@ Raw figures go to bench/work/discover-speed/results.json and the section to benc
 """
 import argparse
 import datetime
+import functools
 import json
 import os
 import random
@@ -67,11 +68,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
-import detection  # noqa: E402  (the set, the model's flags, pct)
-import engine  # noqa: E402  (loadavg, remove_db)
-from learned_serve import stop  # noqa: E402
-from scale import now_utc, proc_cpu_seconds, sqlite_count, wait_healthy  # noqa: E402
+from benchlib import log, loadavg, proc_cpu_seconds, stop_server  # noqa: E402
+import detection  # noqa: E402  (the set, the model's flags)
+import engine  # noqa: E402  (remove_db)
+from scale import now_utc, sqlite_count, wait_healthy  # noqa: E402
 from similarity_eval import multipart  # noqa: E402
+
+# detection.py's percentile: the element at rank round(q/100 * (n - 1)), nan when empty
+pct = functools.partial(benchlib.pct, method="round", empty=float("nan"))
 
 SECTION = "## Issue 38 — discover and detection=all speed on a 10k catalog (bench/discover_speed.py)"
 WORK = os.path.join(HERE, "work", "discover-speed")
@@ -94,10 +98,6 @@ MODES = [("discover", "/discoversearch", {"result_limit": K}),
          ("upload", "/uploadsearch", {"limit": K}),
          ("upload detection=all", "/uploadsearch", {"limit": K, "detection": "all"}),
          ("upload similarity=color", "/uploadsearch", {"limit": K, "similarity": "color"})]
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- catalogs
@@ -260,10 +260,6 @@ def detects(mode):
     return mode in ("discover", "upload detection=all")
 
 
-def pct(xs, q):
-    return detection.pct(xs, q / 100)
-
-
 def summarise(runs, scenes):
     """Median over the reps of each rep's figures; the subgroups' p50 for the discover table."""
     def med(f):
@@ -300,10 +296,10 @@ def bench(binary, sizes, groups, warm, folder, reps, knn):
                 objects = f"objects {statistics.mean(run['objects']):.2f}, " if detects(mode) else ""
                 log(f"  rep {rep + 1} {n:>6,} {group:7s} {mode:24s} p50 {pct(run['ms'], 50):7.1f} ms  p90 {pct(run['ms'], 90):7.1f}  "
                     f"server CPU {run['cpu_ms']:6.1f} ms/request  ({objects}{', '.join(run['similarity'])}); "
-                    f"load {engine.loadavg()}")
+                    f"load {loadavg()}")
     finally:
         for process, _ in servers.values():
-            stop(process)
+            stop_server(process, timeout=30)
     for n in sizes:   # what the server logged beyond the expected (errors, warnings, answers other than 200)
         with open(os.path.join(WORK, f"serve-{n}.log")) as f:
             noisy = [line for line in f if "indexed by an older vsearch" not in line   # load-vectors' rows: see the doc
@@ -412,7 +408,7 @@ def main():
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     mtime = datetime.datetime.fromtimestamp(os.path.getmtime(binary), datetime.timezone.utc)
     results = {"started": now_utc().strftime("%Y-%m-%d %H:%M"), "machine": benchlib.machine(),
-               "load_start": engine.loadavg(), "sizes": sizes, "real_rows": len(real_vectors()[1]),
+               "load_start": loadavg(), "sizes": sizes, "real_rows": len(real_vectors()[1]),
                "vsearch": f"{version}, {os.path.relpath(binary, ROOT)} (binary of {mtime:%Y-%m-%d %H:%M} UTC; "
                           f"tree at {benchlib.git_rev()})",
                "scenes": [{k: s[k] for k in ("file", "width", "height", "background", "objects")} for s in scenes],
@@ -422,7 +418,7 @@ def main():
     t0 = time.time()
     results["requests"] = bench(binary, sizes, {"scenes": scenes, "singles": singles}, warm, folder, args.reps, args.knn)
     results["seconds"] = time.time() - t0
-    results["load_end"] = engine.loadavg()
+    results["load_end"] = loadavg()
     text, verdicts = report(results, args)
     results["verdicts"] = [{"met": ok, "text": t} for ok, t in verdicts]
     with open(os.path.join(WORK, "results.json"), "w") as f:

@@ -36,6 +36,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from benchlib import sh  # noqa: E402
+
 WORK = os.path.join(HERE, "work")
 INPUTS = os.path.join(WORK, "peer-1mp")
 VENV_PY = os.path.join(HERE, ".venv", "bin", "python")
@@ -43,10 +45,6 @@ SIMD_VENV = os.path.join(WORK, "pillow-simd-venv")
 SIMD_PY = os.path.join(SIMD_VENV, "bin", "python")
 ORT_VERSION = "1.23.2"
 W, H = 1280, 800
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, **kw)
 
 
 def ensure_envs():

@@ -31,7 +31,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, machine, replace_section  # noqa: E402  (bench/benchlib.py)
+import benchlib  # noqa: E402  (bench/benchlib.py)
+from benchlib import git_rev, loadavg, machine, med, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -155,10 +156,6 @@ def last_json(text):
     return found
 
 
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
-
-
 def remove_db(db):
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(db + suffix):
@@ -174,11 +171,6 @@ def list_images(directory):
     return sorted(out)
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def ensure_pip(modules):
     missing = []
     for mod, pkg in modules:
@@ -189,18 +181,6 @@ def ensure_pip(modules):
     if missing:
         print("pip install " + " ".join(missing), flush=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q"] + missing, check=True)
-
-
-def build_vsearch():
-    print(f"swift build -c release --scratch-path {SCRATCH}", flush=True)
-    r = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", SCRATCH], cwd=ROOT,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        if not os.path.exists(VSEARCH):
-            sys.exit("swift build failed:\n" + (r.stdout + r.stderr)[-3000:])
-        print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
-        return False
-    return True
 
 
 def versions(binary, built):
@@ -742,7 +722,7 @@ def main():
     binary = args.vsearch or VSEARCH
     built = None
     if not args.vsearch and not args.no_build:
-        built = build_vsearch()
+        built = benchlib.build_vsearch(SCRATCH, VSEARCH)
     binary = os.path.abspath(binary)
     make_index_set()
 

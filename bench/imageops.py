@@ -32,9 +32,7 @@ VSEARCH = os.path.join(ROOT, ".build-bench", "release", "vsearch")
 PEERS = os.path.join(HERE, "imageops_peers.py")
 sys.path.insert(0, HERE)
 import imageops_peers as P  # noqa: E402  (the rule and the header reader)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import machine, replace_section  # noqa: E402  (bench/benchlib.py)
+from benchlib import loadavg, machine, replace_section, sh  # noqa: E402  (bench/benchlib.py)
 
 NCPU = os.cpu_count() or 1
 APT_TOOLS = {"vipsthumbnail": "libvips-tools", "convert-im6.q16": "imagemagick-6.q16"}
@@ -88,10 +86,6 @@ MP20 = [
 ]
 SETS = {"main": MAIN, "mp20": MP20}
 IM = "/usr/bin/convert-im6.q16"  # the real ImageMagick (a stand-in may shadow `convert` on PATH)
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, **kw)
 
 
 def ensure_tools():
@@ -425,11 +419,6 @@ def png_defaults():
     lv = re.search(r"--png-level <png-level> .*?\(default: (\w+)\)", h)
     fl = re.search(r"--png-filter <png-filter> .*?default: (\w+)\)", h)
     return f"--png-level {lv.group(1) if lv else '?'} --png-filter {fl.group(1) if fl else '?'}"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def startup_cost(reps=20):

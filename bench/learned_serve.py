@@ -40,6 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
+from benchlib import log, loadavg, pct, stop_server  # noqa: E402
+from benchlib import proc_cpu_seconds as cpu_seconds  # noqa: E402
 import embed_peer  # noqa: E402  (the 1 MP JPEG inputs)
 import engine  # noqa: E402
 import scale  # noqa: E402  (the learned data)
@@ -53,10 +55,6 @@ P50_TARGET_MS = 30.0
 RSS_TARGET_MB = 150.0
 WARMUP = 5
 SERVER_CORE, CLIENT_CORE = 0, 1
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def catalog_path(kind, n):
@@ -86,10 +84,6 @@ def with_graphs(binary, path):
     return path
 
 
-def cpu_seconds(pid):
-    return scale.proc_cpu_seconds(pid)
-
-
 def post(url, body, headers):
     req = urllib.request.Request(url, data=body, headers=headers)
     with urllib.request.urlopen(req, timeout=120) as r:
@@ -106,14 +100,6 @@ def serve(binary, catalog, name):
                                           ["--no-web-page"])
     scale.wait_healthy(base, process)
     return process, base
-
-
-def stop(process):
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def upload_run(base, pid, bodies, mode):
@@ -137,10 +123,6 @@ def upload_run(base, pid, bodies, mode):
     return {"ms": ms, "cpu_ms": cpu, "similarity": sorted(str(a) for a in answered)}
 
 
-def pct(values, q):
-    return scale.pct(values, q)
-
-
 def bench_uploads(binary, files, uploads, reps):
     """Upload configurations (catalog size, mode), reps interleaved, one server per catalog for the whole run."""
     rng = random.Random(25)
@@ -158,10 +140,10 @@ def bench_uploads(binary, files, uploads, reps):
                 runs[(n, mode)].append(run)
                 log(f"  rep {rep + 1} {n:>7,} {mode:7s} p50 {pct(run['ms'], 50):6.2f} ms  p90 {pct(run['ms'], 90):6.2f}  "
                     f"p99 {pct(run['ms'], 99):6.2f}  server CPU {run['cpu_ms']:.2f} ms/query  ({', '.join(run['similarity'])}); "
-                    f"load {engine.loadavg()}")
+                    f"load {loadavg()}")
     finally:
         for process, _ in servers.values():
-            stop(process)
+            stop_server(process, timeout=30)
     out = {}
     for (n, mode), rr in runs.items():
         out[f"{n}|{mode}"] = {
@@ -218,7 +200,7 @@ def bench_rss(binary, files, reps):
                     after = scale.proc_status_mib(process.pid, "VmRSS")
                     hwm = scale.proc_status_mib(process.pid, "VmHWM")
                 finally:
-                    stop(process)
+                    stop_server(process, timeout=30)
                 rows.setdefault(f"{kind}|{n}", []).append({"loaded": loaded, "uploads": after, "hwm": hwm})
                 log(f"  rss rep {rep + 1} {kind:7s} {n:>7,}: {loaded:.0f} MiB loaded, {after:.0f} after uploads, HWM {hwm:.0f}")
     return {k: {f: statistics.median(r[f] for r in v) for f in ("loaded", "uploads", "hwm")} | {"runs": v}
@@ -315,7 +297,7 @@ def main():
             ensure_catalog(binary, kind, n)
     files = embed_peer.make_inputs(100)
     results = {"started": scale.now_utc().strftime("%Y-%m-%d %H:%M"), "machine": benchlib.machine(),
-               "load_start": engine.loadavg(), "files": files,
+               "load_start": loadavg(), "files": files,
                "vsearch": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
                + f", {os.path.relpath(binary, ROOT)} (tree at {benchlib.git_rev()})"}
     if "embed" in parts:
@@ -332,7 +314,7 @@ def main():
     if "rss" in parts:
         log("rss")
         results["rss"] = bench_rss(binary, files, args.reps)
-    results["load_end"] = engine.loadavg()
+    results["load_end"] = loadavg()
     json.dump(results, open(os.path.join(HERE, "work", "learned-serve-results.json"), "w"), indent=1)
     if parts >= {"uploads", "scan", "embed", "rss"}:
         text, verdicts = report(results, args)

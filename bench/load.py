@@ -42,7 +42,6 @@ import resource
 import select
 import shlex
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -55,7 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORK = os.path.join(HERE, "work", "load")
 sys.path.insert(0, HERE)
-from benchlib import git_rev, machine  # noqa: E402
+from benchlib import git_rev, machine, pct, proc_cpu_seconds, stop_server  # noqa: E402
 
 TIMEOUT = 30.0        # every client request
 GRACE = TIMEOUT + 5   # after a phase, requests in flight may finish (or time out) for this long
@@ -332,12 +331,6 @@ def proc_status(pid, key):
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
 
 
-def proc_cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Monitor(threading.Thread):
     """Samples the server every 0.2 s: `peak` is the max VmRSS since `reset()`; `hwm` and `cpu` the
     latest VmHWM and CPU seconds (kept when the process dies)."""
@@ -378,16 +371,6 @@ def start_server(binary, catalog, cpus, extra):
         time.sleep(0.05)
     stop_server(process)
     raise SystemExit(f"`{shlex.join(command)}` did not start:\n{open(log_path, errors='replace').read()[-2000:]}")
-
-
-def stop_server(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 # ---------------------------------------------------------------- inputs
@@ -454,14 +437,9 @@ def cpu_list(text):
 
 # ---------------------------------------------------------------- report
 
-def pct(values, p):
-    values = sorted(v for v in values if v is not None)
-    return values[min(len(values) - 1, int(len(values) * p / 100))] if values else None
-
-
 def summarize(results):
     ms = [r["ms"] for r in results]
-    return {"count": len(results), "p50_ms": pct(ms, 50), "p90_ms": pct(ms, 90), "p99_ms": pct(ms, 99), "max_ms": pct(ms, 100),
+    return {"count": len(results), "p50_ms": pct(ms, 50, "floor"), "p90_ms": pct(ms, 90, "floor"), "p99_ms": pct(ms, 99, "floor"), "max_ms": pct(ms, 100, "floor"),
             "error_rate": sum(r["outcome"] != 200 for r in results) / len(results) if results else None,
             "outcomes": dict(collections.Counter(str(r["outcome"]) for r in results)),
             "retry_after": dict(collections.Counter(r["retry_after"] for r in results if r["retry_after"]))}

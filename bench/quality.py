@@ -41,7 +41,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, replace_section  # noqa: E402  (bench/benchlib.py)
+from benchlib import build_vsearch, git_rev, replace_section  # noqa: E402  (bench/benchlib.py)
 import quality_set as qs  # noqa: E402  (bench/quality_set.py: the two parts)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -263,16 +263,6 @@ def run_peers(images, queries):
 
 
 # ------------------------------------------------------------------ vsearch
-def build_vsearch():
-    print(f"swift build -c release --scratch-path {SCRATCH}", flush=True)
-    r = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", SCRATCH], cwd=ROOT,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        if not os.path.exists(VSEARCH):
-            sys.exit("swift build failed:\n" + (r.stdout + r.stderr)[-3000:])
-        print("WARNING: swift build failed; using the existing binary\n" + (r.stdout + r.stderr)[-1500:], flush=True)
-
-
 def run_vsearch(binary, part, folder, queries, jobs=1):
     db = os.path.join(WORK, f"vsearch-catalog-{part}.db")
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -479,7 +469,7 @@ def main():
             binary = os.path.abspath(a.vsearch)
         else:
             if not a.no_build:
-                build_vsearch()
+                build_vsearch(SCRATCH, VSEARCH)
             binary = VSEARCH
 
     parts = list(qs.PARTS) if a.part == "both" else [a.part]

@@ -119,13 +119,7 @@ def fail(message):
 
 
 def stop(process):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    benchlib.stop_server(process, timeout=5)
     if process in SERVERS:
         SERVERS.remove(process)
 
@@ -400,14 +394,6 @@ def evaluate(vsearch, catalog, pairs, flags, label):
     return {"result": score(pairs, ranked), "asked": len(ranked), "seconds": seconds, "ranked": ranked, "scores": scores}
 
 
-def median(values):
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-
 def in_group_share(ranked, items, group_of):
     """Mean share of an item's top 10 that is in its own hidden group (chance: about 1/groups)."""
     shares = [sum(group_of[x] == group_of[a] for x in ranked[a][:LIMIT]) / LIMIT for a in items if a in ranked]
@@ -673,7 +659,7 @@ def bench(args, vsearch, shown, built):
     lines.append("")
 
     def scale(run_, rank):
-        return median([run_["scores"][a][rank] for a in warm_items if len(run_["scores"].get(a, [])) > rank])
+        return benchlib.med([run_["scores"][a][rank] for a in warm_items if len(run_["scores"].get(a, [])) > rank])
     visual_run, coengagement_run = held_runs[0][1], held_runs[4][1]
     v1, v10, c1, c10 = scale(visual_run, 0), scale(visual_run, LIMIT - 1), scale(coengagement_run, 0), scale(coengagement_run, LIMIT - 1)
     lines.append(f"Score scales (held-out, median over warm items): visual score at rank 1 {v1:.3f}, at rank 10 {v10:.3f}; "

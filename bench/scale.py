@@ -92,10 +92,11 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import engine  # noqa: E402  (bench/engine.py: run_wait4, ensure_pip, build_vsearch, ...)
-from benchlib import UNLIMITED_CLIENT, git_rev, machine, replace_section, start_server  # noqa: E402
-from engine import PEER_ENV_SET, build_vsearch, ensure_pip, last_json, loadavg, med, peer_env, remove_db  # noqa: E402
-from server import ensure_wrk, to_ms  # noqa: E402  (bench/server.py)
+import engine  # noqa: E402  (bench/engine.py: run_wait4, ensure_pip, ...)
+from benchlib import (UNLIMITED_CLIENT, build_vsearch, free_port, git_rev, loadavg, machine, med, pct, proc_cpu_seconds,  # noqa: E402
+                      replace_section, start_server, stop_server, to_ms)
+from engine import PEER_ENV_SET, ensure_pip, last_json, peer_env, remove_db  # noqa: E402
+from server import ensure_wrk  # noqa: E402  (bench/server.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -562,11 +563,6 @@ def recall_at_k(tops, truth):
         hits.append(len(set(got) & set(int(w) for w in want)) / K)
         full.append(len(got) == K)
     return sum(hits) / len(hits), sum(full) / len(full)
-
-
-def pct(values, q):
-    np = _np()
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
 # ------------------------------------------------------------------ faiss (child processes)
@@ -1275,13 +1271,6 @@ def build_table(builds, sizes):
     return lines
 
 
-def free_port():
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def http_get(url, timeout=5):
     """(status, body) of a GET, or (None, None) while nothing answers (or within `timeout` s)."""
     try:
@@ -1557,19 +1546,8 @@ def serve_ready(binary, catalog, name, log_path, timeout=600):
         if search_status(base, name, timeout=60) == (200, K):
             return process, base, time.perf_counter() - t0
         time.sleep(0.05)
-    stop_server(process)
+    stop_server(process, timeout=300)
     raise RuntimeError(f"vsearch serve on {catalog} did not answer a find-similar by {name} in {timeout} s")
-
-
-def stop_server(process, timeout=300):
-    """SIGTERM (the server saves its graphs when they changed), then SIGKILL after `timeout` s."""
-    if process.poll() is None:
-        process.terminate()
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def wait_idle(pid, below=0.05, longest=300):
@@ -1649,7 +1627,7 @@ def fresh_rep(binary, template, n, rep):
         loaded = parse_json(open(out_path).read()) or {}
         server_lines = server_log_since(log_path, log_offset)
     finally:
-        stop_server(process)
+        stop_server(process, timeout=300)
     if os.path.exists(out_path + ".err") and not os.path.getsize(out_path + ".err"):
         os.remove(out_path + ".err")
     run = {"copy_s": copy_s, "start_s": start_s, "idle_wait_s": idle_s, "before": list(before),
@@ -1727,16 +1705,6 @@ def freshness_verdicts(fr):
 
 
 # ------------------------------------------------------------------ serve
-def proc_cpu_seconds(pid, children=False):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # fields[0] is field 3 (state): utime = 14, stime = 15, cutime = 16, cstime = 17
-    ticks = int(fields[11]) + int(fields[12])
-    if children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def pg_cpu_seconds(postmaster):
     """CPU of the whole PostgreSQL server: the postmaster with its reaped children, and every live child."""
     if not postmaster:
@@ -2093,7 +2061,7 @@ def main():
     binary = os.path.abspath(args.vsearch or VSEARCH)
     built = None
     if not args.vsearch and not args.no_build:
-        built = build_vsearch()
+        built = build_vsearch(engine.SCRATCH, VSEARCH)
     check_binary(binary, parts)
 
     log("data")

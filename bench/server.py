@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, machine, start_server, write_section  # noqa: E402
+from benchlib import git_rev, machine, start_server, to_ms, write_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -44,11 +44,6 @@ def ensure_wrk():
         return
     sh("apt-get", "install", "-y", "wrk", stdout=subprocess.DEVNULL)
 
-
-
-def to_ms(text):
-    value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 
 
 def wrk(url, connections, duration, script=None):

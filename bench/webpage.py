@@ -56,6 +56,8 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from benchlib import free_port, loadavg, pct, to_ms  # noqa: E402
+from benchlib import med as _med  # noqa: E402
 
 WORK = os.path.join(HERE, "work", "webpage")
 SRC = os.path.join(WORK, "src")                 # the generated catalog images
@@ -91,31 +93,9 @@ def log(*a):
     print(*a, flush=True)
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def pct(xs, p):
-    """Percentile, linear interpolation (numpy's default)."""
-    xs = sorted(xs)
-    if not xs:
-        return None
-    k = (len(xs) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """The median of the values that are not None; None when there are none."""
+    return _med(xs, empty=None)
 
 
 def wait_port(port, proc, timeout=30):
@@ -530,11 +510,6 @@ def lua_script(path, paths, etags=None):
         else:
             f.write('    reqs[k] = wrk.format("GET", p)\n')
         f.write("  end\nend\nrequest = function()\n  i = i % #reqs + 1\n  return reqs[i]\nend\n")
-
-
-def to_ms(text):
-    value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 
 
 def to_bytes(text):
