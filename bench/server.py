@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import git_rev, machine, start_server, to_ms, write_section  # noqa: E402
+from benchlib import git_rev, machine, sh, start_server, to_ms, write_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -35,14 +35,10 @@ SECTION = "## vsearch serve: throughput, latency and memory (`server.py`)"
 UPLOAD_IMAGE = os.path.join(ROOT, "corpus", "images", "astronaut.jpg")  # 512x512 JPEG: what SDKs upload
 
 
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, **kw)
-
-
 def ensure_wrk():
     if shutil.which("wrk"):
         return
-    sh("apt-get", "install", "-y", "wrk", stdout=subprocess.DEVNULL)
+    sh(["apt-get", "install", "-y", "wrk"], stdout=subprocess.DEVNULL)
 
 
 
@@ -75,11 +71,11 @@ def main():
 
     ensure_wrk()
     if not args.no_build:
-        sh("swift", "build", "-c", "release", "--product", "vsearch", cwd=ROOT, stdout=subprocess.DEVNULL)
+        sh(["swift", "build", "-c", "release", "--product", "vsearch"], cwd=ROOT, stdout=subprocess.DEVNULL)
     os.makedirs(WORK, exist_ok=True)
     catalog = os.path.join(WORK, "catalog.sqlite")
-    sh(VSEARCH, "index", os.path.join(ROOT, "corpus", "images"), "--metadata", os.path.join(ROOT, "corpus", "catalog.csv"),
-       "--catalog", catalog, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sh([VSEARCH, "index", os.path.join(ROOT, "corpus", "images"), "--metadata", os.path.join(ROOT, "corpus", "catalog.csv"),
+        "--catalog", catalog], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     boundary = "visearch.boundary.0123456789abcdef"
     with open(UPLOAD_IMAGE, "rb") as f:
