@@ -77,19 +77,21 @@ let package = Package(
         // hnswlib's HNSW graph (Debian libhnswlib-dev, header-only C++) behind a C interface: the embedded
         // store's approximate k-NN (issue 29). libdeflate gives the graph file's CRC-32.
         .target(name: "CHNSWIndex", dependencies: ["CLibDeflate"]),
+        // The package's one lock, a pthread mutex ThreadSanitizer can see (issue 41).
+        .target(name: "Locking"),
         .target(
             name: "ImageOps",
             dependencies: [
-                "CTurboJPEG", "CPNGCodec", "CLittleCMS",
+                "Locking", "CTurboJPEG", "CPNGCodec", "CLittleCMS",
                 .target(name: "CWebP", condition: .when(traits: ["WebP"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CGIF", condition: .when(traits: ["GIF"])),
             ]
         ),
-        .target(name: "Networking"),
+        .target(name: "Networking", dependencies: ["Locking"]),
         // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
-        .target(name: "OnnxRuntime", dependencies: ["COnnxRuntime"]),
+        .target(name: "OnnxRuntime", dependencies: ["Locking", "COnnxRuntime"]),
         .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
         .target(name: "Tracking"),
         .target(
@@ -102,7 +104,7 @@ let package = Package(
             ]
         ),
         // The engine knows the store roles, never a driver: GRDB and PostgresNIO live in the store targets.
-        .target(name: "SearchEngine", dependencies: ["VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
+        .target(name: "SearchEngine", dependencies: ["Locking", "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
             dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
@@ -129,7 +131,7 @@ let package = Package(
         .target(
             name: "VisualSearchServer",
             dependencies: [
-                "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
+                "Locking", "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Toolkit"])),
@@ -146,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "vsearch",
             dependencies: [
-                "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
+                "Locking", "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
                 "PostgreSQLCatalog", "CatalogStores", "VisualSearchServer", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
@@ -156,8 +158,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
-                "VisualSearchServer", "Tracking",
+                "Locking", "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog",
+                "CatalogStores", "VisualSearchServer", "Tracking",
                 .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
@@ -167,17 +169,17 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "ImageOpsTests", dependencies: ["ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
+        .testTarget(name: "ImageOpsTests", dependencies: ["Locking", "ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
         .testTarget(
             name: "VisualSearchTests",
-            dependencies: ["VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
+            dependencies: ["Locking", "VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
         ),
-        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]),
+        .testTarget(name: "NetworkingTests", dependencies: ["Locking", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]),
         .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
         .testTarget(
             name: "EventDeliveryTests",
             dependencies: [
-                "EventDelivery", "Tracking", "Networking", "TestSupport",
+                "Locking", "EventDelivery", "Tracking", "Networking", "TestSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
             ]
@@ -185,15 +187,15 @@ let package = Package(
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
-                "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking", "ImageOps",
-                "Networking", "TestSupport",
+                "Locking", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking",
+                "ImageOps", "Networking", "TestSupport",
             ]
         ),
         .testTarget(
             name: "VisualSearchServerTests",
             dependencies: [
-                "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch",
-                "Tracking", "ImageOps", "Networking", "TestSupport",
+                "Locking", "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
+                "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"])),
             ]

@@ -61,14 +61,9 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
     public func openCatalog(creating: Bool = false) async throws(VisualSearchError) -> OpenedCatalog {
         switch self {
         case .sqlite(let path):
-            let store = try await SQLiteCatalogStore(path: path, creating: creating)
-            return OpenedCatalog(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory,
-                                 graphFiles: store.graphFiles, services: [],
-                                 backup: store, snapshots: store)
+            return OpenedCatalog(sqlite: try await SQLiteCatalogStore(path: path, creating: creating))
         case .postgreSQL(let url):
-            let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating)
-            return OpenedCatalog(store: store, candidates: .store(store), queryCacheDirectory: nil, services: [store],
-                                 backup: store, snapshots: store)
+            return OpenedCatalog(postgreSQL: try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating))
         }
     }
 }

@@ -1,3 +1,5 @@
+import PostgreSQLCatalog
+import SQLiteCatalog
 import SearchEngine
 import ServiceLifecycle
 import Tracking
@@ -35,6 +37,23 @@ public struct OpenedCatalog: Sendable {
         self.snapshots = snapshots
     }
 
+    /// A SQLite catalog: the file is the catalog, its insert journal and its
+    /// collector; candidates are scored in memory; uploads are cached and HNSW
+    /// graphs saved beside the file; nothing runs beside a server.
+    public init(sqlite store: SQLiteCatalogStore) {
+        self.init(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory,
+                  graphFiles: store.graphFiles, services: [], backup: store, snapshots: store)
+    }
+
+    /// A PostgreSQL catalog: the database is the catalog, its insert journal
+    /// and its collector, and runs the k-NN stage itself
+    /// (``CandidateSource/store(_:)``): an engine holds no vectors; its
+    /// connection pool is a service a server runs.
+    public init(postgreSQL store: PostgreSQLCatalogStore) {
+        self.init(store: store, candidates: .store(store), queryCacheDirectory: nil, services: [store],
+                  backup: store, snapshots: store)
+    }
+
     /// Runs `body` with one state of the catalog held for all its reads
     /// (``CatalogSnapshots``), or with the store itself when it holds none.
     public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
@@ -43,7 +62,9 @@ public struct OpenedCatalog: Sendable {
         return try await snapshots.withSnapshot(body)
     }
 
-    /// An engine over this catalog: its store as catalog, journal and collector.
+    /// An engine over this catalog: its store as catalog, journal and
+    /// collector — the one place an engine is built from a store. Uploads are
+    /// cached and graphs saved where the store says unless `configuration` says where.
     public func engine(configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration())
         async throws(VisualSearchError) -> VisualSearchEngine {
         var configuration = configuration

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A continuation resumed exactly once by whichever of several racers comes
 /// first; a result that arrives before the continuation is installed waits for it.
@@ -10,7 +10,7 @@ final class OneShot<Value: Sendable>: Sendable {
         case done
     }
 
-    private let state = Mutex<State>(.waiting)
+    private let state = Locked<State>(.waiting)
 
     init() {}
 

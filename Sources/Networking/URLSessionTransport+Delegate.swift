@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import Locking
 
 extension URLSessionTransport {
     /// The session's delegate: routes each callback to its ``Exchange``,
@@ -13,7 +13,7 @@ extension URLSessionTransport {
         let maxResponseBytes: Int
         let destinationPolicy: DestinationPolicy
         let maxRedirects: Int
-        let exchanges = Mutex<[Int: Exchange]>([:])
+        let exchanges = Locked<[Int: Exchange]>([:])
 
         init(maxResponseBytes: Int, destinationPolicy: DestinationPolicy, maxRedirects: Int) {
             self.maxResponseBytes = maxResponseBytes

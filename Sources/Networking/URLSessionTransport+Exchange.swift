@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import Locking
 
 extension URLSessionTransport {
     /// One request in flight: what has arrived, the first failure recorded
@@ -33,9 +33,9 @@ extension URLSessionTransport {
         let method: String
         let timeout: Double
         let maxRedirects: Int
-        let state = Mutex(State())
+        let state = Locked(State())
         let outcome = OneShot<Result<HTTPClientResponse, HTTPClientError>>()
-        let watchdog = Mutex<Task<Void, Never>?>(nil)
+        let watchdog = Locked<Task<Void, Never>?>(nil)
         /// The clock idle time is measured on.
         let clock: IdleClock
 

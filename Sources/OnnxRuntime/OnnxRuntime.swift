@@ -1,5 +1,5 @@
 import COnnxRuntime
-import Synchronization
+import Locking
 
 /// ONNX Runtime's C library, loaded at run time (`dlopen`): nothing links
 /// against it, so a program that never asks for a model neither needs nor
@@ -22,7 +22,7 @@ public final class OnnxRuntime: @unchecked Sendable {
     let environment: OpaquePointer
     let memoryInfo: OpaquePointer
 
-    static let loaded = Mutex<[String: OnnxRuntime]>([:])
+    static let loaded = Locked<[String: OnnxRuntime]>([:])
 
     /// The library at `path`, loaded once per process.
     /// - Throws: ``OnnxRuntimeError/libraryUnavailable(path:reason:)`` naming the path and the loader's reason.

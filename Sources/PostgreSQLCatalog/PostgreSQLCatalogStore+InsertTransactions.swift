@@ -9,7 +9,7 @@ import VisualSearch
 extension PostgreSQLCatalogStore {
     public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError) {
         let json = String(decoding: (try? JSONEncoder().encode(progress)) ?? Data(), as: UTF8.self)
-        let id = progress.transactionID, kept = insertTransactionsKept
+        let id = progress.transactionID, kept = InsertStatusResponse.Progress.transactionsKept
         try await withTransaction { connection in
             try await connection.query("""
                 INSERT INTO insert_transactions (trans_id, progress) VALUES (\(id), \(json))

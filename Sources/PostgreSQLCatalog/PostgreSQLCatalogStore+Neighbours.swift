@@ -82,7 +82,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
             // order comes from the HNSW index, which holds only images with one).
             let exactOrder = column == "features" ? "\(column) <#> \(query)" : "COALESCE(\(column) <#> \(query), 0)"
             inner = "\(select) ORDER BY \(exact ? "\(exactOrder), im_name COLLATE \"C\"" : "\(column) <-> \(query)") LIMIT $\(binds.count)"
-        case .fused(let colour, let learned, _):
+        case .fused(let color, let learned, _):
             if exact {
                 let score = Self.scoreExpression(of: target, binds: &binds)
                 binds.append(count)
@@ -91,11 +91,11 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
                 // Each index's nearest; their union is re-scored by the engine.
                 binds.append(count)
                 let limit = "$\(binds.count)"
-                binds.append(colour)
-                let colourQuery = "$\(binds.count)::real[]::vector"
+                binds.append(color)
+                let colorQuery = "$\(binds.count)::real[]::vector"
                 binds.append(learned)
                 let learnedQuery = "$\(binds.count)::real[]::vector"
-                inner = "(\(select) ORDER BY features <-> \(colourQuery) LIMIT \(limit)) UNION "
+                inner = "(\(select) ORDER BY features <-> \(colorQuery) LIMIT \(limit)) UNION "
                     + "(\(select) ORDER BY \(Self.column(of: target, dimension: learned.count)) <-> \(learnedQuery) LIMIT \(limit))"
             }
         }
@@ -131,10 +131,10 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         switch target {
         case .color(let vector): return score(vector, column: "features")
         case .learned(let vector): return score(vector, column: column(of: target, dimension: vector.count))
-        case .fused(let colour, let learned, let weight):
+        case .fused(let color, let learned, let weight):
             let learnedScore = score(learned, column: column(of: target, dimension: learned.count))
-            let colourScore = score(colour, column: "features")
-            return "(\(Double(weight)) * \(learnedScore) + \(Double(1 - weight)) * \(colourScore))"
+            let colorScore = score(color, column: "features")
+            return "(\(Double(weight)) * \(learnedScore) + \(Double(1 - weight)) * \(colorScore))"
         }
     }
 

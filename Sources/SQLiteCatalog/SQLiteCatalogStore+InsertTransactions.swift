@@ -15,7 +15,7 @@ extension SQLiteCatalogStore {
             try db.execute(sql: """
                 DELETE FROM insert_transactions WHERE trans_id NOT IN
                     (SELECT trans_id FROM insert_transactions ORDER BY started_at DESC, trans_id DESC LIMIT ?)
-                """, arguments: [insertTransactionsKept])
+                """, arguments: [InsertStatusResponse.Progress.transactionsKept])
         }
     }
 

@@ -40,8 +40,6 @@ public struct ServerConfiguration: Sendable {
     public var settingNames: [SettingName: String] = [:]
     /// Seconds an idle keep-alive connection is kept: 60 by default.
     public var idleTimeout: Double
-    /// Log lines as JSON objects instead of text.
-    public var jsonLogs: Bool
     /// Folders `im_url` (uploads and inserts) may name local files in
     /// (`file://` or absolute paths), after `..` and symbolic links are
     /// resolved. None by default: the server reads no local file it was not given.
@@ -61,9 +59,6 @@ public struct ServerConfiguration: Sendable {
     /// Where `/images/{im_name}?size=N` keeps the thumbnails it makes:
     /// ``ThumbnailCache/defaultDirectory`` by default.
     public var thumbnailCache: String
-    /// How `/recommendations` blends visual similarity with the collector's
-    /// events: ``RecommendationBlend``'s defaults unless set.
-    public var recommendations = RecommendationBlend()
     /// The limits that keep the server answering under load: image size and
     /// decoding budget, per-client rate and concurrency, queues, slow clients
     /// and connections. ``ServerLimits``' defaults unless set.
@@ -77,33 +72,21 @@ public struct ServerConfiguration: Sendable {
     /// those rules hold however fast the machine runs. The refusal delay, the
     /// request timeout and the connection timeouts keep the wall clock.
     public var admissionClock: any Clock<Duration> = ContinuousClock()
-    /// The learned embedder for uploads and inserts (``LearnedEmbedder``);
-    /// nil — the default — serves colour similarity only.
-    public var learned: (any ImageEmbedder)?
-    /// The object detector over the same model (``ObjectDetector``); nil —
-    /// the default — answers discover search with the whole image and
-    /// `detection` with no objects, saying that detection needs the model.
-    public var detector: ObjectDetector?
-    /// The similarity a request that names none gets; nil — the default — lets
-    /// the engine pick (``VisualSearchEngine/Configuration/similarity``).
-    public var similarity: SimilarityMode?
-    /// How k-NN runs on an embedded catalog (``NearestNeighbourSettings``);
-    /// the defaults by default. (PostgreSQL's come from its URL.)
-    public var nearestNeighbours = NearestNeighbourSettings()
-    /// Told what each HNSW graph update did, and the progress of a build
-    /// (``VisualSearchEngine/Configuration/graphReports``); nil by default.
-    public var graphReports: (@Sendable (Result<ApproximateIndex.Report, HNSWGraphError>) -> Void)?
-    public var graphProgress: (@Sendable (VectorSpace, Int, Int) -> Bool)?
+    /// The engine's own settings — the learned embedder and the detector, the
+    /// default similarity, k-NN, recommendation blending, graph and index
+    /// reports (``VisualSearchEngine/Configuration``); the defaults by default.
+    /// The server sets the rest from its own settings
+    /// (``VisualSearchServer/engineConfiguration(for:)``): where `im_url` may
+    /// read, the image limits, inserts' limits and the image work pool.
+    public var engine = VisualSearchEngine.Configuration()
     /// How often the server looks for HNSW graphs holding more removed rows
     /// than the engine's policy allows and rebuilds them in the background
     /// (``GraphCompaction``); nil: never (`vsearch catalog hnsw --rebuild` still does).
     public var graphCompactionInterval: Duration? = .seconds(60)
-    /// Told where the engine's in-memory index came from (``VisualSearchEngine/Configuration/indexReports``).
-    public var indexReports: (@Sendable (IndexLoad) -> Void)?
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,
                 credentials: ServerCredentials = ServerCredentials(), maxBodyBytes: Int = 16 << 20, requestTimeout: Double = 30,
-                maxConcurrentRequests: Int = 64, idleTimeout: Double = 60, jsonLogs: Bool = false, imageRoots: [String] = [],
+                maxConcurrentRequests: Int = 64, idleTimeout: Double = 60, imageRoots: [String] = [],
                 allowRemoteFetch: Bool = false, allowedFetchHosts: Set<String> = [], servesWebPage: Bool = true,
                 webRoot: String? = nil, thumbnailCache: String = ThumbnailCache.defaultDirectory) {
         self.catalog = catalog
@@ -114,7 +97,6 @@ public struct ServerConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.maxConcurrentRequests = maxConcurrentRequests
         self.idleTimeout = idleTimeout
-        self.jsonLogs = jsonLogs
         self.imageRoots = imageRoots
         self.allowRemoteFetch = allowRemoteFetch
         self.allowedFetchHosts = allowedFetchHosts

@@ -90,9 +90,11 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         router.add(middleware: ResponseHeadersMiddleware())  // outermost: every answer, refusals and 404s included
         router.add(middleware: RequestLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(metrics: metrics))
-        router.add(middleware: AdmissionMiddleware(admission: admission, configuration: configuration, metrics: metrics))
+        router.add(middleware: AdmissionMiddleware(admission: admission, limits: configuration.limits, credentials: configuration.credentials,
+                                                  maxBodyBytes: configuration.maxBodyBytes, requestTimeout: configuration.requestTimeout,
+                                                  metrics: metrics))
         ServiceRoutes(service: service, settings: configuration.endpoints).register(on: router)
-        HealthRoute(store: catalog, installed: configuration.learned?.descriptor, settings: configuration.endpoints).register(on: router)
+        HealthRoute(store: catalog, installed: configuration.engine.learned?.descriptor, settings: configuration.endpoints).register(on: router)
         CollectorRoutes(store: collector, settings: configuration.endpoints, metrics: metrics, limits: configuration.limits.collector,
                         addressHeader: configuration.limits.clients.addressHeader, clock: configuration.admissionClock).register(on: router)
         if configuration.servesMetrics {
@@ -194,23 +196,17 @@ extension VisualSearchServer where Service == VisualSearchEngine {
                   }, logger: logger)
     }
 
-    /// What the engine of a server with `configuration` is told: where `im_url`
-    /// may read, the server's image limits (not the command line's) and an image work pool.
+    /// What the engine of a server with `configuration` is told: its own
+    /// settings (``ServerConfiguration/engine``), and from the server's where
+    /// `im_url` may read, the server's image limits (not the command line's),
+    /// inserts' limits and an image work pool.
     public static func engineConfiguration(for configuration: ServerConfiguration) -> VisualSearchEngine.Configuration {
-        var engine = VisualSearchEngine.Configuration()
+        var engine = configuration.engine
         engine.imageSources = configuration.imageSourcePolicy
-        engine.recommendations = configuration.recommendations
         engine.limits = configuration.limits.image  // for inserts too: they are refused per image beyond it
         engine.inserts = configuration.limits.inserts
         engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
-        engine.learned = configuration.learned
-        engine.detector = configuration.detector
-        engine.similarity = configuration.similarity
-        engine.nearestNeighbours = configuration.nearestNeighbours
-        engine.graphReports = configuration.graphReports
-        engine.indexReports = configuration.indexReports
-        engine.graphPolicy.progress = configuration.graphProgress
         return engine
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 import Networking
-import Synchronization
+import Locking
 
 /// Records the backoff waits a client asks for instead of sleeping, so retry
 /// tests run instantly and can assert each wait.
 final class RecordedWaits: Sendable {
-    private let waits = Mutex<[Double]>([])
+    private let waits = Locked<[Double]>([])
 
     /// The waits asked for, in order.
     var recorded: [Double] { waits.withLock { $0 } }

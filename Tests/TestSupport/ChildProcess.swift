@@ -1,6 +1,6 @@
 import Foundation
 import Subprocess
-import Synchronization
+import Locking
 #if canImport(System)
 import System
 #else
@@ -133,7 +133,7 @@ public enum ChildProcess {
 
         /// The child's process id.
         public let processIdentifier: Int32
-        let state = Mutex(State())
+        let state = Locked(State())
 
         init(processIdentifier: Int32) {
             self.processIdentifier = processIdentifier

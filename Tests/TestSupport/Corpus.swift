@@ -3,6 +3,7 @@ import ImageOps
 import SearchEngine
 import VisualSearch
 import SQLiteCatalog
+import CatalogStores
 
 /// Paths of the repository's fixtures and fresh temporary folders.
 public enum Repository {
@@ -80,7 +81,7 @@ public enum Corpus {
         configuration.learned = try LearnedModel.embedder()
         configure(&configuration)
         let store = try await SQLiteCatalogStore(path: try await sharedLearnedCatalog())
-        return try await VisualSearchEngine(store: store, configuration: configuration)
+        return try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
     }
 
     /// An engine over the shared catalog; `configure` adjusts its settings.
@@ -88,7 +89,7 @@ public enum Corpus {
         var configuration = VisualSearchEngine.Configuration()
         configure(&configuration)
         let store = try! await SQLiteCatalogStore(path: await sharedCatalog())
-        return try! await VisualSearchEngine(store: store, configuration: configuration)
+        return try! await OpenedCatalog(sqlite: store).engine(configuration: configuration)
     }
 
     /// Parameters with scores on, adjusted by `configure`.

@@ -16,9 +16,9 @@ public enum DetectionScenes {
     /// `side`×`side` and pasted at its origin in `origins`, on a
     /// `width`×`height` canvas of `colour`.
     public static func compose(_ names: [String], at origins: [(Int, Int)], side: Int = 260, width: Int = 1000, height: Int = 700,
-                               colour: (UInt8, UInt8, UInt8) = (255, 255, 255)) throws -> Scene {
+                               color: (UInt8, UInt8, UInt8) = (255, 255, 255)) throws -> Scene {
         precondition(names.count == origins.count, "one origin per object")
-        var canvas = PixelBuffer(width: width, height: height, hasAlpha: false, fill: (colour.0, colour.1, colour.2, 255))
+        var canvas = PixelBuffer(width: width, height: height, hasAlpha: false, fill: (color.0, color.1, color.2, 255))
         var objects: [(name: String, box: PixelRect)] = []
         for (name, origin) in zip(names, origins) {
             let decoded = try ImageDecoder.decode(fileAt: Repository.images + "/\(name).jpg").pixels

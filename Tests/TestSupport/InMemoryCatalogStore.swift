@@ -1,6 +1,6 @@
 import Foundation
 import SearchEngine
-import Synchronization
+import Locking
 import VisualSearch
 
 /// A catalog store in memory: every role of ``CatalogStore`` (reader,
@@ -32,7 +32,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
 
     /// The shared state of every instance on one catalog.
     final class Arc: Sendable {
-        let mutex = Mutex(State())
+        let mutex = Locked(State())
     }
 
     /// An empty catalog.
@@ -262,7 +262,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         try write { state in
             state.transactions.removeAll { $0.id == progress.transactionID }
             state.transactions.append((progress.transactionID, progress))
-            if state.transactions.count > insertTransactionsKept { state.transactions.removeFirst(state.transactions.count - insertTransactionsKept) }
+            if state.transactions.count > InsertStatusResponse.Progress.transactionsKept { state.transactions.removeFirst(state.transactions.count - InsertStatusResponse.Progress.transactionsKept) }
         }
     }
 

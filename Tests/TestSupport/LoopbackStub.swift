@@ -5,6 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import Locking
 
 /// A scripted HTTP/1.1 server on 127.0.0.1 for failure matrices: real
 /// sockets, so a client's real URLSession stack meets each failure. Each
@@ -43,9 +44,9 @@ public final class LoopbackStub: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
     private let script: [Step]
-    private let received = Mutex<(heads: [String], connections: Int)>(([], 0))
+    private let received = Locked<(heads: [String], connections: Int)>(([], 0))
     /// Who awaits a number of request heads (``requestsArrived(_:)``).
-    private let waiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
+    private let waiters = Locked<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let stopped = Atomic<Bool>(false)
 
     /// Request lines received (`GET /search?… HTTP/1.1`), in order.
@@ -87,7 +88,7 @@ public final class LoopbackStub: @unchecked Sendable {
     }
 
     /// Sockets holding the ports ``closedPort()`` handed out.
-    private static let reservedPorts = Mutex<[Int32]>([])
+    private static let reservedPorts = Locked<[Int32]>([])
 
     /// A port with nothing listening: connecting is refused. The port stays bound for
     /// the rest of the process — by a socket that never listens and has no

@@ -6,6 +6,7 @@ import Testing
 import VisualSearch
 import VisualSearchServer
 import SQLiteCatalog
+import CatalogStores
 
 /// The promise of ``VisualSearchService``: a program gets the same answer
 /// from the offline engine as from the HTTP client talking to `vsearch serve`.
@@ -34,7 +35,7 @@ struct ParityTests {
             configuration.imageSources = running.server.configuration.imageSourcePolicy
             configuration.imageRoute = running.server.service.configuration.imageRoute
             let store = try await SQLiteCatalogStore(path: await Corpus.makeCatalog())
-            let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+            let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
             try await body(Pair(engine: engine, client: ServerFixture.client(running.url), server: running))
         }
     }

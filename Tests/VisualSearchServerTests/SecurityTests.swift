@@ -8,6 +8,7 @@ import Testing
 import VisualSearch
 @testable import VisualSearchServer
 import SQLiteCatalog
+import CatalogStores
 
 /// What a request may make the server read or fetch (`im_url` of uploads,
 /// discover and ProductSearch; the data API's inserts): local files only
@@ -283,7 +284,7 @@ struct SecurityTests {
         engineConfiguration.imageSources.maxDownloadBytes = 1 << 20
         engineConfiguration.imageSources.fetchTimeout = 1
         let store = try await SQLiteCatalogStore(path: await Corpus.sharedCatalog())
-        let engine = try await VisualSearchEngine(store: store, configuration: engineConfiguration)
+        let engine = try await OpenedCatalog(sqlite: store).engine(configuration: engineConfiguration)
         return VisualSearchServer(configuration: configuration, engine: engine, store: store, logger: ServerFixture.logger)
     }
 

@@ -151,7 +151,7 @@ struct CommandLineTrustTests {
     }
 
     @Test("colour is color; --hex is accepted for the colour")
-    func colourAlias() async throws {
+    func colorAlias() async throws {
         let british = try await CLI.run(["colour", "ff0000", "--catalog", Self.catalog, "--json"])
         let american = try await CLI.run(["color", "ff0000", "--catalog", Self.catalog, "--json"])
         let option = try await CLI.run(["color", "--hex", "ff0000", "--catalog", Self.catalog, "--json"])
@@ -243,7 +243,7 @@ struct CommandLineTrustTests {
     }
 
     @Test("a colour search counts only images with some of the colour, each scoring above 0")
-    func colourMatches() async throws {
+    func colorMatches() async throws {
         let run = try await CLI.run(["color", "ff00ff", "--catalog", Self.catalog, "--json", "--limit", "1000"])
         let response = Self.json(run.stdout)
         let results = response["result"] as? [[String: Any]] ?? []

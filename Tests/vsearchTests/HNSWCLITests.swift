@@ -446,12 +446,12 @@ struct HNSWCLITests {
         for number in 0..<count {
             let size = 32
             var bytes = [UInt8](repeating: 255, count: size * size * 4)
-            let colours = (0..<4).map { _ in (0..<3).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+            let colors = (0..<4).map { _ in (0..<3).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
             let split = 8 + Int(random.next() % 16)
             for y in 0..<size {
                 for x in 0..<size {
-                    let colour = colours[(y < split ? 0 : 2) + (x < size / 2 ? 0 : 1)]
-                    for c in 0..<3 { bytes[(y * size + x) * 4 + c] = colour[c] }
+                    let color = colors[(y < split ? 0 : 2) + (x < size / 2 ? 0 : 1)]
+                    for c in 0..<3 { bytes[(y * size + x) * 4 + c] = color[c] }
                 }
             }
             let path = folder + "/i\(number).jpg"

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Converting decoded pixels to sRGB: one Little CMS transform per distinct
 /// profile and pixel layout, made once and cached, applied once per source
@@ -29,7 +29,7 @@ enum SRGBConversion {
     /// At most this many plans are kept; the cache is emptied when full (a
     /// shop's catalogue has a handful of distinct profiles).
     static let capacity = 64
-    private static let cache = Mutex<[Key: Plan]>([:])
+    private static let cache = Locked<[Key: Plan]>([:])
 
     /// The plan for a profile, made on first use.
     static func plan(for profile: ColorProfile, layout: LittleCMS.SourceLayout) -> Plan {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Separable, fixed-point image resampling — the hot loop of thumbnails,
 /// upload preparation and indexing.
@@ -95,7 +95,7 @@ public enum Resampler {
     /// reuse the tables of an earlier one (a Lanczos-3 table costs two `sin`
     /// per tap: a tenth of a millisecond per 1-MP picture indexed).
     static let weightsCapacity = 32
-    private static let weightsCache = Mutex<[WeightsKey: Weights]>([:])
+    private static let weightsCache = Locked<[WeightsKey: Weights]>([:])
 
     /// The weight table for one axis, made on first use.
     static func weights(inSize: Int, outSize: Int, filter: ResamplingFilter) -> Weights {

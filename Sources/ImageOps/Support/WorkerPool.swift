@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Runs `count` independent items on a fixed number of worker threads and
 /// collects their results in order. Each worker holds one item at a time, so
@@ -88,6 +88,6 @@ public struct WorkerPool: Sendable {
 
 /// A mutex-protected value shared by worker threads.
 final class SharedState<Value: Sendable>: Sendable {
-    let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    let mutex: Locked<Value>
+    init(_ value: Value) { mutex = Locked(value) }
 }

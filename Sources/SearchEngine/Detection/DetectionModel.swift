@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import OnnxRuntime
-import Synchronization
+import Locking
 
 /// The learned model's two detection parts, beside the embedding it serves:
 /// the network without its pooling (`detector.onnx`: a ``FeatureMap`` of a
@@ -17,7 +17,7 @@ public final class DetectionModel: Sendable {
     public let installation: ModelInstallation
     public let detector: ModelManifest.Detector
     public let classifier: ModelManifest.Classifier
-    let loaded = Mutex<Result<Loaded, EmbeddingError>?>(nil)
+    let loaded = Locked<Result<Loaded, EmbeddingError>?>(nil)
 
     struct Loaded: Sendable {
         var session: InferenceSession

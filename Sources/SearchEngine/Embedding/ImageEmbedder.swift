@@ -1,7 +1,7 @@
 import ImageOps
 
 /// Pixels → a vector: the seam between what an image looks like and what the
-/// catalog compares. Two conform: ``ColourEmbedder`` (the colour descriptor,
+/// catalog compares. Two conform: ``ColorEmbedder`` (the colour descriptor,
 /// always there) and ``LearnedEmbedder`` (a network run by ONNX Runtime, when
 /// its model is installed). Both return unit-length vectors, so similarity is
 /// a dot product (``Similarity``).
@@ -67,6 +67,17 @@ public struct EmbeddingDescriptor: Sendable, Hashable, Codable {
 
     /// A short tag for content hashes and messages: the name and the first 12 hex digits of the hash.
     public var tag: String { "\(name)@\(contentHash.prefix(12))" }
+
+    /// Whether this model makes the same vectors as `other`: the one answer to
+    /// "was this catalog made by this model?" — the engine's default similarity,
+    /// the indexer's reuse of stored vectors, and what `index`, `info` and
+    /// `serve` say. The content hash covers the model file, its projection and
+    /// its whole preprocessing; the name, version and preprocessing words are
+    /// labels of what the hash already fixes.
+    public func makesSameVectors(as other: EmbeddingDescriptor?) -> Bool {
+        guard let other else { return false }
+        return contentHash == other.contentHash && dimension == other.dimension
+    }
 
     enum CodingKeys: String, CodingKey {
         case name, version, dimension, preprocessing, contentHash = "sha256"

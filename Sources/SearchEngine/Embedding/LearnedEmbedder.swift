@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import OnnxRuntime
-import Synchronization
+import Locking
 
 /// A learned image embedding: a convolutional network (by default
 /// EfficientNet-Lite0 trained on ImageNet, its classifier removed) run in
@@ -24,7 +24,7 @@ public final class LearnedEmbedder: ImageEmbedder {
     public let manifest: ModelManifest
     public let installation: ModelInstallation
     public let descriptor: EmbeddingDescriptor
-    let loaded = Mutex<Result<Loaded, EmbeddingError>?>(nil)
+    let loaded = Locked<Result<Loaded, EmbeddingError>?>(nil)
 
     /// The runtime session and projection, once loaded.
     struct Loaded: Sendable {

@@ -20,9 +20,9 @@ extension VisualSearchEngine {
         let scoreRange = parameters.scoreMin != nil || parameters.scoreMax != nil
         guard !settings.scansExactly(wanted: wanted, matching: matching, catalogSize: index.count, scoreRange: scoreRange) else { return nil }
         let spaces: [(VectorSpace, [[Float]])] = switch query.mode {
-        case .color: [(.color, query.colour)]
+        case .color: [(.color, query.color)]
         case .visual: [(.learned, query.learned)]
-        case .fused: [(.color, query.colour), (.learned, query.learned)]
+        case .fused: [(.color, query.color), (.learned, query.learned)]
         }
         let graphs = approximate.graphs
         guard spaces.allSatisfy({ graphs[$0.0] != nil }) else { return nil }

@@ -34,7 +34,7 @@ struct CatalogImage: Sendable {
             throw .learnedModel(.notIndexed, reason: "\(name) has no learned vector (it was indexed without the model); run `vsearch index` "
                                 + "again with the model installed, or ask for similarity=color")
         }
-        return QueryVectors(mode: mode, colour: [vector], learned: learned.map { [$0] }, fusedWeight: fusedWeight)
+        return QueryVectors(mode: mode, color: [vector], learned: learned.map { [$0] }, fusedWeight: fusedWeight)
     }
 }
 
@@ -153,7 +153,7 @@ extension VisualSearchEngine {
     }
 
     /// Every filtered image scored by how much of it is near `color`, ranked.
-    func coloursInMemory(_ color: LabColor, parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
+    func colorsInMemory(_ color: LabColor, parameters: SearchParameters, snapshot: Snapshot) async throws(VisualSearchError) -> Candidates {
         guard let index = snapshot.index else { throw .storage(reason: "the in-memory index was not loaded", sql: nil) }
         let filtered = try await filteredRows(parameters, index: index, snapshot: snapshot) ?? Array(0..<index.count)
         // A match has some share of the colour: an image with none is not a result, nor counted in `total`.
@@ -286,9 +286,9 @@ extension NeighbourTarget {
     /// What the store orders by for one region of a query.
     init(_ query: QueryVectors, region: Int) {
         switch query.mode {
-        case .color: self = .color(query.colour[region])
+        case .color: self = .color(query.color[region])
         case .visual: self = .learned(query.learned[region])
-        case .fused: self = .fused(color: query.colour[region], learned: query.learned[region], learnedWeight: query.fusedWeight)
+        case .fused: self = .fused(color: query.color[region], learned: query.learned[region], learnedWeight: query.fusedWeight)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Synchronization
+import Locking
 import VisualSearch
 #if canImport(Glibc)
 import Glibc
@@ -88,7 +88,7 @@ public final class ImageWorkPool: Sendable {
     }
 
     public let limits: Limits
-    let state = Mutex(State())
+    let state = Locked(State())
     let threads: WorkerThreads
 
     struct Waiter {
@@ -204,11 +204,11 @@ public final class ImageWorkPool: Sendable {
     /// Budget held by ``reserve(pixels:)`` until released; released when dropped.
     public final class Reservation: Sendable {
         let pool: ImageWorkPool
-        let held: Mutex<Int>
+        let held: Locked<Int>
 
         init(pool: ImageWorkPool, pixels: Int) {
             self.pool = pool
-            held = Mutex(pixels)
+            held = Locked(pixels)
         }
 
         deinit { release() }

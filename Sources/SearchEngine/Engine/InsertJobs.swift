@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import VisualSearch
 
 /// The data API's asynchronous inserts: each `/insert` becomes a
@@ -39,7 +39,7 @@ final class InsertJobs: Sendable {
     /// How many transactions run and wait.
     let limits: InsertLimits
     /// The transactions running in this process, and those waiting to run.
-    let queue = Mutex(Queue())
+    let queue = Locked(Queue())
 
     struct Pending: Sendable {
         var progress: InsertStatusResponse.Progress
@@ -174,7 +174,7 @@ final class InsertJobs: Sendable {
             do throws(VisualSearchError) { held = try await reserve(batch) } catch { break }  // cancelled while waiting
             let sources = await fetch(batch)
             held?.shrink(to: ImageWorkPool.pixels(forBytes: Self.byteCount(of: sources)))
-            let errors = Mutex<[DataAPIError]>([])
+            let errors = Locked<[DataAPIError]>([])
             let outcome: Result<Indexer.Summary, VisualSearchError>
             do throws(VisualSearchError) {
                 outcome = .success(try await indexer.ingest(sources, updatesMetadataOfUnchanged: true, onEvent: { event in

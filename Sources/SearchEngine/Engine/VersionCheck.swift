@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// When the engine last asked its catalog for the version counter, so a busy
 /// engine asks at most once per ``VisualSearchEngine/Configuration/versionCheckInterval``:
@@ -7,7 +7,7 @@ import Synchronization
 /// otherwise paid every time. The engine's own writes (removals, insert
 /// batches) forget the last ask, so they are seen by the next query.
 final class VersionCheck: Sendable {
-    let checked = Mutex<ContinuousClock.Instant?>(nil)
+    let checked = Locked<ContinuousClock.Instant?>(nil)
 
     /// Whether the version read at the last ask may be used at `now`.
     func isFresh(at now: ContinuousClock.Instant, interval: Duration) -> Bool {

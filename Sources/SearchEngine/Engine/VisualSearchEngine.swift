@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Synchronization
+import Locking
 import VisualSearch
 import Tracking
 
@@ -133,21 +133,21 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     let compactionStop = StopSignal()
     /// The in-memory index saved beside the graphs, when they are saved (``VectorFiles``).
     public let vectorFiles: VectorFiles?
-    let indexLoads = Mutex<IndexLoad?>(nil)
+    let indexLoads = Locked<IndexLoad?>(nil)
     /// The collector's events that recommendations blend in; nil: visual only.
     public let engagementSource: (any CollectorStore)?
     public let configuration: Configuration
     let loader: QueryImageLoader
     let jobs: InsertJobs
-    let state = Mutex<Snapshot?>(nil)
+    let state = Locked<Snapshot?>(nil)
     let versionCheck = VersionCheck()
-    let engagement = Mutex(EngagementCache())
+    let engagement = Locked(EngagementCache())
 
     /// What the engine says about objects in discover search.
     public static let offlineDetectionNote = "a box given is searched as one object, as given"
 
-    let scopeSizes = Mutex<ScopeSizes>(ScopeSizes())
-    let filteredScopes = Mutex(FilteredScopes())
+    let scopeSizes = Locked<ScopeSizes>(ScopeSizes())
+    let filteredScopes = Locked(FilteredScopes())
 
     /// The catalog as one version of it: its schema and, once loaded, every vector.
     struct Snapshot: Sendable {
@@ -364,7 +364,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             guard vector.count == ColorFeatures.dimensions else {
                 throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, expected \(ColorFeatures.dimensions)")
             }
-            query = QueryVectors(mode: .color, colour: [vector], learned: nil, fusedWeight: configuration.fusedWeight)
+            query = QueryVectors(mode: .color, color: [vector], learned: nil, fusedWeight: configuration.fusedWeight)
         case .visual:
             guard let model = snapshot.learnedModel else {
                 throw .learnedModel(.notIndexed, reason: "the catalog holds no learned vectors (similarity=visual)")
@@ -373,7 +373,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                 throw .invalidParameter(name: "vector", reason: "\(vector.count) floats, the catalog's model (\(model.tag)) makes \(model.dimension)")
             }
             // Visual scores use the learned vector only; the colour slot is never read.
-            query = QueryVectors(mode: .visual, colour: [[Float](repeating: 0, count: ColorFeatures.dimensions)], learned: [vector],
+            query = QueryVectors(mode: .visual, color: [[Float](repeating: 0, count: ColorFeatures.dimensions)], learned: [vector],
                                  fusedWeight: configuration.fusedWeight)
         case .fused:
             throw .invalidParameter(name: "similarity", reason: "a vector search is color or visual: fused needs both vectors of one image")
@@ -387,7 +387,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let parameters = request.parameters
         try parameters.validate()
         let snapshot = try await snapshot(withIndex: true)
-        let candidates = try await coloursInMemory(LabColor(request.color), parameters: parameters, snapshot: snapshot)
+        let candidates = try await colorsInMemory(LabColor(request.color), parameters: parameters, snapshot: snapshot)
         return try await respond(candidates, method: "colorsearch", parameters: parameters, snapshot: snapshot)
     }
 
@@ -606,7 +606,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     /// A query image's features as the vectors `mode` scores with.
     func vectors(_ features: QueryFeatures, mode: SimilarityMode) -> QueryVectors {
-        QueryVectors(mode: mode, colour: features.vectors, learned: features.learned, fusedWeight: configuration.fusedWeight)
+        QueryVectors(mode: mode, color: features.vectors, learned: features.learned, fusedWeight: configuration.fusedWeight)
     }
 
     /// The similarity a request is answered with (its own, the engine's, or
@@ -626,7 +626,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             throw .learnedModel(.missing, reason: "this process has no learned model to embed the query image (similarity=\(mode)); "
                                 + "install it with `\(EmbeddingError.installCommand)`, or ask for similarity=color")
         }
-        guard Self.sameModel(embedder.descriptor, catalogModel) else {
+        guard embedder.descriptor.makesSameVectors(as: catalogModel) else {
             throw .learnedModel(.mismatch, reason: "the catalog's learned vectors were made by \(catalogModel.tag), this process has "
                                 + "\(embedder.descriptor.tag); run `vsearch index` again to recompute them with this model, or install the catalog's model")
         }
@@ -648,7 +648,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
             return "the catalog holds learned vectors (\(catalogModel.tag)) but the learned model is not installed here: answered by colour "
                 + "similarity; install it with `\(EmbeddingError.installCommand)`, or point VSEARCH_MODEL_DIR (or --model-dir) at it"
         }
-        guard sameModel(installed, catalogModel) else {
+        guard installed.makesSameVectors(as: catalogModel) else {
             return "the catalog's learned vectors were made by \(catalogModel.tag), the installed model is \(installed.tag): answered by colour "
                 + "similarity; run `vsearch index` again to recompute them with this model, or install the catalog's model"
         }
@@ -670,15 +670,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// can answer, else ``defaultLearnedMode`` for a catalog whose learned
     /// vectors this engine's model made, else colour.
     public func defaultSimilarity(catalogModel: EmbeddingDescriptor?) -> SimilarityMode {
-        let hasMatchingModel = configuration.learned.map { Self.sameModel($0.descriptor, catalogModel) } ?? false
+        let hasMatchingModel = configuration.learned.map { $0.descriptor.makesSameVectors(as: catalogModel) } ?? false
         if let configured = configuration.similarity, !configured.usesLearnedVectors || hasMatchingModel { return configured }
         return hasMatchingModel ? Self.defaultLearnedMode : .color
-    }
-
-    /// Whether two descriptors make the same vectors.
-    static func sameModel(_ a: EmbeddingDescriptor, _ b: EmbeddingDescriptor?) -> Bool {
-        guard let b else { return false }
-        return a.contentHash == b.contentHash && a.dimension == b.dimension && a.name == b.name
     }
 
     /// Similarity to query vectors (a catalog image scores the best of its

@@ -122,9 +122,9 @@ public enum ImageFeatures {
         // Without a box, decoded as catalog images are (``wholeImageScale(of:)``): the same bytes give
         // the same vector indexed and searched. Inside a box, just large enough that the box keeps
         // ColorFeatures.workingSide pixels on its longer side (a thin box never asks for a full-size decode).
-        let colourScale = box == nil ? wholeImageScale(of: full)
+        let colorScale = box == nil ? wholeImageScale(of: full)
             : min(1, Double(ColorFeatures.workingSide) / Double(max(1, max(region.width, region.height))))
-        let scale = max(colourScale, learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
+        let scale = max(colorScale, learned?.decodeScale(for: PixelSize(width: region.width, height: region.height)) ?? 0)
         return QueryPlan(header: header, region: region, minimumSize: full.scaled(by: scale))
     }
 
@@ -271,11 +271,11 @@ public enum ImageFeatures {
 
     /// Whether a stored content hash was computed by this vsearch's colour features (any learned model).
     public static func isCurrent(_ storedHash: String) -> Bool {
-        colourPart(of: storedHash).hasSuffix("-f\(ColorFeatures.version)")
+        colorPart(of: storedHash).hasSuffix("-f\(ColorFeatures.version)")
     }
 
     /// A stored content hash without its learned model's tag.
-    public static func colourPart(of storedHash: String) -> Substring {
+    public static func colorPart(of storedHash: String) -> Substring {
         guard let range = storedHash.range(of: "-m", options: .backwards) else { return Substring(storedHash) }
         return storedHash[..<range.lowerBound]
     }

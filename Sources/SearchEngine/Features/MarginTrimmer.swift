@@ -79,47 +79,47 @@ public enum MarginTrimmer {
         /// A margin's colour: transparent is a colour of its own, so a
         /// transparent margin never continues into the opaque product and an
         /// opaque one never through transparent pixels.
-        enum Colour: Equatable {
+        enum Color: Equatable {
             case transparent
             case rgb(Int, Int, Int)
         }
 
         /// How many lines from a side inwards are margin (see ``MarginTrimmer``).
         func marginDepth(limit: Int, line: (Int) -> Line) -> Int {
-            guard limit > 0, let colour = uniformColour(line(0)) else { return 0 }
+            guard limit > 0, let color = uniformColor(line(0)) else { return 0 }
             var depth = 1
-            while depth < limit, matches(line(depth), colour) { depth += 1 }
+            while depth < limit, matches(line(depth), color) { depth += 1 }
             return depth
         }
 
         /// The line's colour when the line is uniform.
-        func uniformColour(_ line: Line) -> Colour? {
-            var histogram = ColourHistogram()
+        func uniformColor(_ line: Line) -> Color? {
+            var histogram = ColorHistogram()
             var index = line.start
             for _ in 0..<line.count {
                 if !hasAlpha || pixels[index + 3] >= 128 { histogram.add(pixels[index], pixels[index + 1], pixels[index + 2]) }
                 index += line.step
             }
             let transparent = line.count - histogram.total
-            let colour: Colour
+            let color: Color
             if Float(transparent) >= Float(line.count) * MarginTrimmer.uniformShare {
-                colour = .transparent
+                color = .transparent
             } else {
                 let median = histogram.median
-                colour = .rgb(median.red, median.green, median.blue)
+                color = .rgb(median.red, median.green, median.blue)
             }
-            return matches(line, colour) ? colour : nil
+            return matches(line, color) ? color : nil
         }
 
         /// Whether (almost) all of the line is `colour`.
-        func matches(_ line: Line, _ colour: Colour) -> Bool {
+        func matches(_ line: Line, _ color: Color) -> Bool {
             let allowed = line.count - Int((Float(line.count) * MarginTrimmer.uniformShare).rounded(.up))
             var outliers = 0
             var index = line.start
             for _ in 0..<line.count {
                 let isTransparent = hasAlpha && pixels[index + 3] < 128
                 let isOutlier: Bool
-                switch colour {
+                switch color {
                 case .transparent:
                     isOutlier = !isTransparent
                 case .rgb(let red, let green, let blue):

@@ -47,7 +47,7 @@ public enum ObjectProposal {
     static func mask(of image: PixelBuffer) -> [Bool] {
         let width = image.width, height = image.height
         return image.bytes.withUnsafeBufferPointer { pixels -> [Bool] in
-            var ring = ColourHistogram()
+            var ring = ColorHistogram()
             func add(_ x: Int, _ y: Int) {
                 let index = (y * width + x) * 4
                 if !image.hasAlpha || pixels[index + 3] >= 128 { ring.add(pixels[index], pixels[index + 1], pixels[index + 2]) }

@@ -227,10 +227,10 @@ extension FeatureIndex {
         guard ids[row] == other.ids[otherRow], names[row] == other.names[otherRow], sources[row] == other.sources[otherRow],
               palettes[row] == other.palettes[otherRow], dimensions == other.dimensions,
               learnedDimensions == other.learnedDimensions else { return false }
-        let sameColour = vectors.withRow(row) { colour in
-            other.vectors.withRow(otherRow) { colour.elementsEqual($0, by: { $0.bitPattern == $1.bitPattern }) }
+        let sameColor = vectors.withRow(row) { color in
+            other.vectors.withRow(otherRow) { color.elementsEqual($0, by: { $0.bitPattern == $1.bitPattern }) }
         }
-        guard sameColour else { return false }
+        guard sameColor else { return false }
         guard let learned, let theirs = other.learned else { return true }
         return learned.inverseNorms[row].bitPattern == theirs.inverseNorms[otherRow].bitPattern
             && learned.values.withRow(row) { values in theirs.values.withRow(otherRow) { values.elementsEqual($0) } }

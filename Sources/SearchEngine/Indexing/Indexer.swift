@@ -168,7 +168,7 @@ public struct Indexer: Sendable {
                 // A model that cannot run fails the job here: nothing written, no model recorded.
                 do { try embedder.load() } catch { throw error.searchError }
                 try await store.recordLearnedModel(embedder.descriptor)
-            } else if try await store.learnedModel() != embedder.descriptor {
+            } else if try await !embedder.descriptor.makesSameVectors(as: store.learnedModel()) {
                 usable = nil
             } else {
                 do { try embedder.load() } catch { throw error.searchError }
@@ -380,7 +380,7 @@ public struct Indexer: Sendable {
     /// model, any (a colour-only run keeps the learned vectors it cannot make).
     static func isUnchanged(stored: String, bytes: [UInt8], learned: EmbeddingDescriptor?) -> Bool {
         if let learned { return stored == ImageFeatures.fingerprint(of: bytes, learned: learned) }
-        return ImageFeatures.colourPart(of: stored) == ImageFeatures.fingerprint(of: bytes)
+        return ImageFeatures.colorPart(of: stored) == ImageFeatures.fingerprint(of: bytes)
     }
 
     /// An absolute, normalised path, so the catalog's sources work from any working directory.

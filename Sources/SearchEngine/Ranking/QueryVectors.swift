@@ -11,36 +11,36 @@ import VisualSearch
 struct QueryVectors: Sendable {
     var mode: SimilarityMode
     /// Colour vectors (``ColorFeatures``), never empty.
-    var colour: [[Float]]
+    var color: [[Float]]
     /// Learned vectors of the same regions; present whenever `mode` uses them.
     var learned: [[Float]]
     /// The learned share of a fused score.
     var fusedWeight: Float
 
-    init(mode: SimilarityMode, colour: [[Float]], learned: [[Float]]?, fusedWeight: Float) {
-        precondition(!colour.isEmpty)
-        precondition(!mode.usesLearnedVectors || learned?.count == colour.count, "learned vectors for every region")
+    init(mode: SimilarityMode, color: [[Float]], learned: [[Float]]?, fusedWeight: Float) {
+        precondition(!color.isEmpty)
+        precondition(!mode.usesLearnedVectors || learned?.count == color.count, "learned vectors for every region")
         self.mode = mode
-        self.colour = colour
+        self.color = color
         self.learned = learned ?? []
         self.fusedWeight = fusedWeight
     }
 
     /// The whole image's vectors only: a score range is a condition on one vector, on every store.
     var primaryOnly: QueryVectors {
-        QueryVectors(mode: mode, colour: [colour[0]], learned: learned.isEmpty ? nil : [learned[0]], fusedWeight: fusedWeight)
+        QueryVectors(mode: mode, color: [color[0]], learned: learned.isEmpty ? nil : [learned[0]], fusedWeight: fusedWeight)
     }
 
     /// How many regions.
-    var count: Int { colour.count }
+    var count: Int { color.count }
 
     /// Combines a colour score and a learned score of one region as the mode says.
     @inline(__always)
-    func combine(colour: Float, learned: Float) -> Float {
+    func combine(color: Float, learned: Float) -> Float {
         switch mode {
-        case .color: colour
+        case .color: color
         case .visual: learned
-        case .fused: fusedWeight * learned + (1 - fusedWeight) * colour
+        case .fused: fusedWeight * learned + (1 - fusedWeight) * color
         }
     }
 }
@@ -50,15 +50,15 @@ extension FeatureIndex {
     func scores(for query: QueryVectors, rows: [Int]? = nil) -> [Float] {
         switch query.mode {
         case .color:
-            return bestDotProducts(with: query.colour, rows: rows).map(Similarity.score(dot:))
+            return bestDotProducts(with: query.color, rows: rows).map(Similarity.score(dot:))
         case .visual:
             return bestDotProducts(with: query.learned, rows: rows, space: .learned).map(Similarity.score(dot:))
         case .fused:
             var best: [Float] = []
             for region in 0..<query.count {
-                let colour = dotProducts(with: query.colour[region], rows: rows)
+                let color = dotProducts(with: query.color[region], rows: rows)
                 let learned = dotProducts(with: query.learned[region], rows: rows, space: .learned)
-                let combined = zip(colour, learned).map { query.combine(colour: Similarity.score(dot: $0), learned: Similarity.score(dot: $1)) }
+                let combined = zip(color, learned).map { query.combine(color: Similarity.score(dot: $0), learned: Similarity.score(dot: $1)) }
                 best = best.isEmpty ? combined : zip(best, combined).map { max($0, $1) }
             }
             return best
@@ -67,8 +67,8 @@ extension FeatureIndex {
 
     /// The score between two rows as `mode` measures it (for dedup).
     func score(_ a: Int, _ b: Int, as query: QueryVectors) -> Float {
-        let colour = query.mode == .visual ? 0 : Similarity.score(dot: dot(a, b))
+        let color = query.mode == .visual ? 0 : Similarity.score(dot: dot(a, b))
         let learned = query.mode == .color ? Similarity.score(dot: 0) : Similarity.score(dot: dot(a, b, space: .learned))
-        return query.combine(colour: colour, learned: learned)
+        return query.combine(color: color, learned: learned)
     }
 }

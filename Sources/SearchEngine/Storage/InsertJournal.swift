@@ -5,8 +5,13 @@ import VisualSearch
 /// this one after a restart — answers `/insert/status`.
 public protocol InsertJournal: Sendable {
     /// Saves a transaction's progress, replacing its earlier state. The most
-    /// recent ``insertTransactionsKept`` transactions are kept.
+    /// recent ``InsertStatusResponse/Progress/transactionsKept`` transactions are kept.
     func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
     /// A transaction's last saved progress; nil for an unknown id.
     func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
+}
+
+extension InsertStatusResponse.Progress {
+    /// How many insert transactions a store keeps for `/insert/status`.
+    public static let transactionsKept = 1000
 }

@@ -81,6 +81,22 @@ public protocol WireRequest: Sendable, Hashable {
     /// Reads a request leniently, as a server must, and validates it.
     /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` naming the parameter.
     init(wire: WireMessage) throws(VisualSearchError)
+    /// `response` as a server sends it for a request it calls `requestID`:
+    /// stamped (`reqid`) when the response carries one (``RequestIdentified``),
+    /// unchanged otherwise.
+    static func identifying(_ response: Response, as requestID: String?) -> Response
+}
+
+extension WireRequest {
+    public static func identifying(_ response: Response, as requestID: String?) -> Response { response }
+}
+
+extension WireRequest where Response: RequestIdentified {
+    public static func identifying(_ response: Response, as requestID: String?) -> Response {
+        var response = response
+        response.requestID = requestID
+        return response
+    }
 }
 
 extension WireQuery {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Requests of one kind in flight, with a bounded queue in front: up to
 /// `limit` run; up to `maxQueued` more wait their turn (first come, first
@@ -11,7 +11,7 @@ final class AdmissionQueue: Sendable {
     let maxQueued: Int
     let maxWait: Duration
     let clock: AdmissionClock
-    let state = Mutex(State())
+    let state = Locked(State())
 
     struct State {
         var running = 0

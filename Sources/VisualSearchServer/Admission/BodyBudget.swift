@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Request bodies held in memory, reserved from their declared length before
 /// they are read (``ServerLimits/maxBodyBytesInFlight``), in three bounds:
@@ -32,7 +32,7 @@ final class BodyBudget: Sendable {
     let limit: Int
     let clientShare: Int
     let unauthenticatedShare: Int
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)

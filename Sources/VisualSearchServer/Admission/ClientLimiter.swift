@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Keeps ``ClientLimits`` per client: a token bucket for the rate and its
 /// requests in flight in each lane. Clients idle for a minute are forgotten,
@@ -75,7 +75,7 @@ final class ClientLimiter: Sendable {
 
     let limits: ClientLimits
     let clock: AdmissionClock
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Forget clients idle this long once the table holds more than ``sweepThreshold`` of them.
     static let idleForgotten: Duration = .seconds(60)
     static let sweepThreshold = 4096

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The places for reading bodies of requests whose head carries no
 /// credential (``UnverifiedBodyLimits``): a few in all, fewer per address.
@@ -20,7 +20,7 @@ final class UnverifiedBodies: Sendable {
     }
 
     let limits: UnverifiedBodyLimits
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(limits: UnverifiedBodyLimits) {
         self.limits = limits

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import Synchronization
+import Locking
 
 /// Reads the body of a request whose credentials are not known yet, for
 /// admission (``UnverifiedBodyLimits``): the body is collected up to the
@@ -28,7 +28,7 @@ struct UnverifiedBodyReader: Sendable {
 
     /// Bytes received so far, shared by the reader and its watchdog.
     final class Progress: Sendable {
-        let bytes = Mutex(0)
+        let bytes = Locked(0)
     }
 
     /// The whole body, at most `limit` bytes.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -58,7 +58,7 @@ final class CollectorLimiter: Sendable {
 
     let limits: CollectorLimits
     let clock: AdmissionClock
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Sweep addresses whose buckets are full once more than this many are kept (at most once a second).
     static let sweepThreshold = 4096
     /// How often the store's figure is read again while it says the store is full: a minute.

@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import Synchronization
+import Locking
 
 /// The first check a connection meets: when it is accepted, before it is
 /// given a pipeline (no HTTP decoder, no handler, no buffer, no task), the
@@ -140,7 +140,7 @@ final class AcceptGate: Sendable {
     let limits: ConnectionLimits
     /// Whether connections are limited by peer address (not behind a proxy).
     let limitsPerAddress: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limits: ConnectionLimits, limitsPerAddress: Bool) {
         self.limits = limits

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Connections open now, in all and by peer address, shared by every connection's ``ConnectionGuard``.
 final class ConnectionCounter: Sendable {
-    let state = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
+    let state = Locked<(total: Int, byAddress: [String: Int])>((0, [:]))
 
     /// Counts a new connection; returns the totals including it.
     func open(from address: String) -> (total: Int, fromAddress: Int) {
@@ -28,7 +28,7 @@ final class ConnectionCounter: Sendable {
     var total: Int { state.withLock { $0.total } }
 
     /// Refused connections held for the refusal delay, apart from the others (so they cannot fill the table).
-    let held = Mutex(0)
+    let held = Locked(0)
 
     /// Moves a counted connection to the held ones, if fewer than `limit` are held; false otherwise.
     func hold(from address: String, limit: Int) -> Bool {

@@ -4,6 +4,7 @@ import Logging
 import SearchEngine
 import VisualSearch
 import Synchronization
+import Locking
 
 /// Thumbnails made on their first request and kept on disk: the Rezolve
 /// rule's sizes (``SingleThumbnail``), one file per source version and size.
@@ -24,7 +25,7 @@ public final class ThumbnailCache: Sendable {
     /// Where thumbnails are decoded and made: on the request's task when nil,
     /// or under an ``ImageWorkPool``'s pixel budget (`vsearch serve`).
     let imageWork: ImageWorkPool?
-    private let inFlight = Mutex<[String: Task<Result<Made, ImageOpsError>, Never>]>([:])
+    private let inFlight = Locked<[String: Task<Result<Made, ImageOpsError>, Never>]>([:])
     private let warned = Atomic<Bool>(false)
 
     /// A thumbnail, or the news that the rule makes none of this size.

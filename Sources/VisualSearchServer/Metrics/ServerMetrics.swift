@@ -1,6 +1,6 @@
 import Foundation
 import Prometheus
-import Synchronization
+import Locking
 
 /// What `vsearch serve` tells its operators, in the Prometheus text format
 /// (version 0.0.4) at `GET /metrics`: the server's families, recorded into a
@@ -19,7 +19,7 @@ public final class ServerMetrics: Sendable {
     /// Where procfs is mounted; the process families are left out when it cannot be read there.
     let procfs: String
     /// Totals kept elsewhere (the image pool's), as last added to their counters.
-    let lastTotals = Mutex<[String: Int]>([:])
+    let lastTotals = Locked<[String: Int]>([:])
 
     /// Request latency buckets: 1 ms to 30 s.
     static let durationBuckets: [Duration] = [

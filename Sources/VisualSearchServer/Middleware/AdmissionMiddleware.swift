@@ -41,12 +41,13 @@ public struct AdmissionMiddleware<Context: VisualSearchRequestContext>: RouterMi
     let metrics: ServerMetrics?
     static var exempt: Set<String> { ["/health", "/metrics"] }
 
-    init(admission: Admission, configuration: ServerConfiguration, metrics: ServerMetrics?) {
+    init(admission: Admission, limits: ServerLimits, credentials: ServerCredentials, maxBodyBytes: Int, requestTimeout: Double,
+         metrics: ServerMetrics?) {
         self.admission = admission
-        limits = configuration.limits
-        credentials = configuration.credentials
-        maxBodyBytes = configuration.maxBodyBytes
-        requestTimeout = configuration.requestTimeout
+        self.limits = limits
+        self.credentials = credentials
+        self.maxBodyBytes = maxBodyBytes
+        self.requestTimeout = requestTimeout
         self.metrics = metrics
     }
 

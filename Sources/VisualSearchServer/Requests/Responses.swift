@@ -2,7 +2,7 @@ import Foundation
 import ImageOps
 import Hummingbird
 import NIOCore
-import Synchronization
+import Locking
 import VisualSearch
 
 /// JSON responses.
@@ -82,11 +82,11 @@ func withDeadline<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendab
 
 /// The first of several results, handed to one waiter.
 final class Race<T: Sendable>: Sendable {
-    struct State: ~Copyable {
+    struct State {
         var continuation: CheckedContinuation<T, Never>?
         var result: T?
     }
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// Records a result; later ones are ignored. When this one is the first,
     /// `beforeAnswering` runs before the waiter gets it (and after any later

@@ -57,13 +57,9 @@ public struct ServiceRoutes<Service: VisualSearchService>: Sendable where Servic
                 let typed: Request
                 do throws(VisualSearchError) { typed = try Request(wire: message) } catch { throw .engine(error) }
                 try frame.settings.queries.check(typed)
-                var response: Request.Response
+                let response: Request.Response
                 do throws(Service.Failure) { response = try await call(typed) } catch { throw error.served }
-                if var identified = response as? any RequestIdentified {
-                    identified.requestID = requestID
-                    if let stamped = identified as? Request.Response { response = stamped }
-                }
-                return response
+                return Request.identifying(response, as: requestID)
             }
         }
         for path in endpoint.paths {

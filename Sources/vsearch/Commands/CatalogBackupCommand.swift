@@ -2,7 +2,7 @@ import ArgumentParser
 import CatalogStores
 import Foundation
 import SearchEngine
-import Synchronization
+import Locking
 import VisualSearch
 
 extension CatalogCommand {
@@ -84,7 +84,7 @@ extension CatalogCommand {
 
         /// The last tenth of the copy reported, so a log gets at most eleven progress lines.
         final class Tenths: Sendable {
-            let last = Mutex(-1)
+            let last = Locked(-1)
 
             /// Nil when `tenth` was reported already; otherwise whether it is the first report.
             func advance(to tenth: Int) -> Bool? {

@@ -40,7 +40,7 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(name: [.customShort("j"), .customLong("jobs")], help: "Decoding threads. Default the number of cores.") var requestedJobs: Int?
     var jobs: Int { requestedJobs ?? ProcessInfo.processInfo.activeProcessorCount }
     @Option(help: Shard.help, transform: Shard.argument) var shard: Shard = .whole
-    @Flag(name: .customLong("color-only"), help: "Compute only colour vectors, even with the learned model installed.") var colourOnly = false
+    @Flag(name: .customLong("color-only"), help: "Compute only colour vectors, even with the learned model installed.") var colorOnly = false
     @Flag(help: "Print the summary as JSON on stdout.") var json = false
     @Flag(name: .shortAndLong, help: "Print only errors.") var quiet = false
 
@@ -71,12 +71,12 @@ struct IndexCommand: AsyncParsableCommand {
             let table = try metadata.map { (path) throws(VisualSearchError) in try MetadataTable(contentsOf: path) }
             let overrides = try schema.map { (text) throws(VisualSearchError) in try FieldSchema(parsing: text) } ?? FieldSchema()
             // The model loads (checksum, runtime) before the catalog is opened: a damaged model writes nothing.
-            let learned = colourOnly ? nil : try model.learnedEmbedder()
+            let learned = colorOnly ? nil : try model.learnedEmbedder()
             try learned?.load()
             configuration.learned = learned
             let store = try await catalog.openUnreported(creating: true)
             if created != nil { created?.store = store }
-            try await Self.noteModel(learned, catalog: try await store.learnedModel(), colourOnly: colourOnly, quiet: quiet)
+            try await Self.noteModel(learned, catalog: try await store.learnedModel(), colorOnly: colorOnly, quiet: quiet)
             let indexer = Indexer(store: store, configuration: configuration)
             summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
                                             isCancelled: { Interrupt.isRequested }) { event in
@@ -133,13 +133,13 @@ struct IndexCommand: AsyncParsableCommand {
 
     /// Says on stderr what the learned vectors will be: none (no model, or
     /// --color-only, when the catalog has some), or recomputed with another model.
-    static func noteModel(_ learned: LearnedEmbedder?, catalog recorded: EmbeddingDescriptor?, colourOnly: Bool, quiet: Bool) async throws {
+    static func noteModel(_ learned: LearnedEmbedder?, catalog recorded: EmbeddingDescriptor?, colorOnly: Bool, quiet: Bool) async throws {
         guard !quiet else { return }
         if let learned {
-            if let recorded, recorded.contentHash != learned.descriptor.contentHash {
+            if let recorded, !learned.descriptor.makesSameVectors(as: recorded) {
                 Terminal.err("note: the catalog's learned vectors were made by \(recorded.tag); every image is recomputed with \(learned.descriptor.tag)\n")
             }
-        } else if !colourOnly {
+        } else if !colorOnly {
             Terminal.err("note: the learned similarity model is not installed, so only colour vectors are computed"
                 + (recorded != nil ? " (the learned vectors already in the catalog are kept)" : "")
                 + "; `\(EmbeddingError.installCommand)` adds similarity by what things are\n")
@@ -212,7 +212,7 @@ struct CatalogCommand: AsyncParsableCommand {
                 if json { Terminal.json(report); return }
                 Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
                 if let model = report.learnedModel {
-                    let matches = installed.map { $0.descriptor.contentHash == model.contentHash ? " (the installed model)" : " (the installed model is \($0.descriptor.tag): re-index to use it)" }
+                    let matches = installed.map { $0.descriptor.makesSameVectors(as: model) ? " (the installed model)" : " (the installed model is \($0.descriptor.tag): re-index to use it)" }
                         ?? " (not installed here: `\(EmbeddingError.installCommand)`)"
                     Terminal.out("learned   \(report.learnedImages) of \(report.images) images have \(model.dimension)-float vectors of \(model.tag)\(matches)")
                 } else {

@@ -65,7 +65,7 @@ struct InfoCommand: AsyncParsableCommand {
             report.images = try await store.count()
             report.learnedModel = try await store.learnedModel()
             report.learnedImages = try await store.learnedVectorCount()
-            let matches = report.learnedModel != nil && report.learnedModel?.contentHash == report.installedModel?.contentHash
+            let matches = report.installedModel?.makesSameVectors(as: report.learnedModel) ?? false
             report.defaultSimilarity = matches ? VisualSearchEngine.defaultLearnedMode : .color
         } catch {
             report.catalogError = (error as? VisualSearchError)?.description ?? "\(error)"

@@ -159,40 +159,40 @@ struct ServeCommand: AsyncParsableCommand {
         var settings = ServerConfiguration(
             catalog: catalog.location, host: host, port: port, credentials: try credentials(),
             maxBodyBytes: maxBodyMB << 20, requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrent,
-            jsonLogs: jsonLogs, imageRoots: imageRoots.map { ($0 as NSString).standardizingPath }, allowRemoteFetch: allowRemoteFetch,
+            imageRoots: imageRoots.map { ($0 as NSString).standardizingPath }, allowRemoteFetch: allowRemoteFetch,
             allowedFetchHosts: Set(allowFetchHosts.map { $0.lowercased() }), servesWebPage: !noWebPage,
             webRoot: webRoot.map { ($0 as NSString).standardizingPath },
             thumbnailCache: thumbnailCache.map { ($0 as NSString).standardizingPath } ?? ThumbnailCache.defaultDirectory)
-        settings.recommendations = blending.blend
+        settings.engine.recommendations = blending.blend
         settings.settingNames = SettingFlags.servedNames
         settings.limits = limits.limits
         settings.limits.collector = collectorLimits.limits
         settings.servesMetrics = !limits.noMetrics
-        settings.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
-        settings.nearestNeighbours = nearestNeighbours.settings
+        settings.engine.similarity = try similarity.map { (text) throws(VisualSearchError) in try SimilarityMode(parsing: text) }
+        settings.engine.nearestNeighbours = nearestNeighbours.settings
         let compactionSeconds = compactGraphsEvery ?? 60
         settings.graphCompactionInterval = compactionSeconds > 0 ? .milliseconds(Int64((compactionSeconds * 1000).rounded())) : nil
         let announcer = Announcer(jsonLogs: jsonLogs)
-        settings.graphProgress = GraphReporting.progress()
-        settings.graphReports = { result in
+        settings.engine.graphPolicy.progress = GraphReporting.progress()
+        settings.engine.graphReports = { result in
             for line in GraphReporting.lines(result, verbose: true) {
                 if line.hasPrefix("warning: ") { announcer.warning(String(line.dropFirst(9))) } else { announcer.info(line) }
             }
         }
-        settings.indexReports = { load in announcer.info(GraphReporting.describe(load)) }
+        settings.engine.indexReports = { load in announcer.info(GraphReporting.describe(load)) }
         // A missing or damaged model leaves the server colour-only: it starts, and says so.
         var modelProblem: String?
         var detectionProblem: String?
         do {
             let learned = try model.learnedEmbedder()
             try learned?.load()
-            settings.learned = learned
+            settings.engine.learned = learned
             if learned == nil { modelProblem = "the learned similarity model is not installed" }
             if let learned {
                 do {
                     let detector = try ObjectDetector(embedder: learned)
                     try detector.load()
-                    settings.detector = detector
+                    settings.engine.detector = detector
                 } catch {
                     detectionProblem = error.description
                 }
@@ -210,7 +210,7 @@ struct ServeCommand: AsyncParsableCommand {
         let census = (try? await server.catalog.featureCensus()) ?? (learned: 0, stale: 0)
         let stale = census.stale
         let catalogModel = try? await server.catalog.learnedModel()
-        let similarityLine = Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.learned,
+        let similarityLine = Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.engine.learned,
                                                  problem: modelProblem, images: images, learnedImages: census.learned)
         let host = self.host
         let path = catalog.location.description

@@ -1,6 +1,6 @@
 import Foundation
 import Networking
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 @testable import EventDelivery
@@ -20,7 +20,7 @@ struct HTTPEventTransportTests {
 
     /// An ``HTTPTransport`` that records each request and answers from a script.
     final class RecordingTransport: HTTPTransport {
-        let requests = Mutex<[HTTPClientRequest]>([])
+        let requests = Locked<[HTTPClientRequest]>([])
         let answer: @Sendable (HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError>
         init(_ answer: @escaping @Sendable (HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError>) { self.answer = answer }
         func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {

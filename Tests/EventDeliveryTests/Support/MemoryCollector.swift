@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Tracking
 
 /// A ``CollectorStore`` in memory with the collector's rules (each event
@@ -7,7 +7,7 @@ import Tracking
 /// one identified by its content): the receiving side for delivery tests,
 /// so dedup across resends is observable without a database.
 final class MemoryCollector: CollectorStore {
-    private let events = Mutex<[String: TrackingEvent]>([:])
+    private let events = Locked<[String: TrackingEvent]>([:])
 
     init() {}
 

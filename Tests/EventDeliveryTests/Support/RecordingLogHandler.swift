@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import Locking
 @testable import EventDelivery
 import Tracking
 
@@ -12,7 +12,7 @@ struct RecordingLogHandler: LogHandler {
     }
 
     final class Records: Sendable {
-        let all = Mutex<[Record]>([])
+        let all = Locked<[Record]>([])
         var list: [Record] { all.withLock { $0 } }
     }
 

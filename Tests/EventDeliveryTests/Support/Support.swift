@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 @testable import EventDelivery
 import TestSupport
 import Tracking
@@ -12,7 +12,7 @@ enum Temp {
 
 /// A clock whose sleeps return at once and are recorded.
 final class ManualClock: TrackingClock {
-    let state = Mutex<(now: Date, slept: [Double])>((Date(timeIntervalSince1970: 1_800_000_000), []))
+    let state = Locked<(now: Date, slept: [Double])>((Date(timeIntervalSince1970: 1_800_000_000), []))
     func now() -> Date { state.withLock { $0.now } }
     func sleep(seconds: Double) async throws {
         state.withLock { $0.slept.append(seconds); $0.now = $0.now.addingTimeInterval(seconds) }
@@ -28,14 +28,14 @@ final class ManualClock: TrackingClock {
 final class ScriptedTransport: EventTransport {
     let store: any CollectorStore
     /// Outcomes for the first calls, in order; afterwards events go to the store.
-    let script: Mutex<[BatchOutcome]>
+    let script: Locked<[BatchOutcome]>
     /// Events the store rejects when this returns true (simulating a server's own rules).
     let rejectsBatchContaining: (@Sendable (TrackingEvent) -> Bool)?
-    let calls = Mutex<[[String]]>([])
+    let calls = Locked<[[String]]>([])
 
     init(store: any CollectorStore = MemoryCollector(), script: [BatchOutcome] = [], rejectsBatchContaining: (@Sendable (TrackingEvent) -> Bool)? = nil) {
         self.store = store
-        self.script = Mutex(script)
+        self.script = Locked(script)
         self.rejectsBatchContaining = rejectsBatchContaining
     }
 
@@ -61,7 +61,7 @@ final class ScriptedTransport: EventTransport {
 /// A real clock (cancellable sleeps) that tells a test when the tracker has
 /// started waiting out a long sleep, e.g. its flush interval.
 final class SignallingClock: TrackingClock {
-    let longSleeps = Mutex(0)
+    let longSleeps = Locked(0)
     func now() -> Date { Date() }
     func sleep(seconds: Double) async throws {
         if seconds >= 60 { longSleeps.withLock { $0 += 1 } }

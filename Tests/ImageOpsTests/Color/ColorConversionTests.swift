@@ -54,7 +54,7 @@ struct ColorConversionTests {
     /// differ; ignoring the profile is 2.7–19 levels off on average (the
     /// table's untagged column), so the bound separates the two.
     @Test("a tagged file decodes to its colour-managed original", arguments: cases)
-    func matchesColourManagedOriginal(_ testCase: Case) throws {
+    func matchesColorManagedOriginal(_ testCase: Case) throws {
         let decoded = try Self.decode(testCase.file)
         let expected = try Self.decode(testCase.expected)
         let (mean, largest) = Self.difference(decoded.pixels, expected.pixels)

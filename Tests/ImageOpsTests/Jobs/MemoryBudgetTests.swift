@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Testing
 @testable import ImageOps
 
@@ -12,7 +12,7 @@ struct MemoryBudgetTests {
     func waitsForRoom() {
         let budget = MemoryBudget(bytes: 100)
         let first = budget.reserve(80)
-        let reservedWhenGranted = Mutex<Int?>(nil)
+        let reservedWhenGranted = Locked<Int?>(nil)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let second = budget.reserve(50)

@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Foreground proposals on a plain background")
 struct ForegroundProposalsTests {
-    static func canvas(_ width: Int, _ height: Int, _ colour: (UInt8, UInt8, UInt8) = (255, 255, 255)) -> PixelBuffer {
-        PixelBuffer(width: width, height: height, hasAlpha: false, fill: (colour.0, colour.1, colour.2, 255))
+    static func canvas(_ width: Int, _ height: Int, _ color: (UInt8, UInt8, UInt8) = (255, 255, 255)) -> PixelBuffer {
+        PixelBuffer(width: width, height: height, hasAlpha: false, fill: (color.0, color.1, color.2, 255))
     }
 
     /// The IoU of `a` and `b`.
@@ -17,7 +17,7 @@ struct ForegroundProposalsTests {
                       PixelRect(x: 150, y: 400, width: 90, height: 90)]
         var picture = Self.canvas(800, 600)
         for (index, rect) in placed.enumerated() {
-            picture = Canvas.fill(picture, rect, colour: [(200, 30, 30), (20, 90, 200), (30, 160, 60)][index])
+            picture = Canvas.fill(picture, rect, color: [(200, 30, 30), (20, 90, 200), (30, 160, 60)][index])
         }
         let proposals = try #require(ForegroundProposals().proposals(in: picture))
         #expect(proposals.count == 3)
@@ -30,12 +30,12 @@ struct ForegroundProposalsTests {
     @Test("two parts a narrow gap apart are one object; far apart, two")
     func gaps() throws {
         var near = Self.canvas(640, 480, (240, 235, 220))
-        near = Canvas.fill(near, PixelRect(x: 100, y: 100, width: 80, height: 60), colour: (10, 10, 10))
-        near = Canvas.fill(near, PixelRect(x: 184, y: 100, width: 80, height: 60), colour: (10, 10, 10))
+        near = Canvas.fill(near, PixelRect(x: 100, y: 100, width: 80, height: 60), color: (10, 10, 10))
+        near = Canvas.fill(near, PixelRect(x: 184, y: 100, width: 80, height: 60), color: (10, 10, 10))
         #expect(try #require(ForegroundProposals().proposals(in: near)).count == 1)
         var far = Self.canvas(640, 480, (240, 235, 220))
-        far = Canvas.fill(far, PixelRect(x: 100, y: 100, width: 80, height: 60), colour: (10, 10, 10))
-        far = Canvas.fill(far, PixelRect(x: 400, y: 100, width: 80, height: 60), colour: (10, 10, 10))
+        far = Canvas.fill(far, PixelRect(x: 100, y: 100, width: 80, height: 60), color: (10, 10, 10))
+        far = Canvas.fill(far, PixelRect(x: 400, y: 100, width: 80, height: 60), color: (10, 10, 10))
         #expect(try #require(ForegroundProposals().proposals(in: far)).count == 2)
     }
 
@@ -43,7 +43,7 @@ struct ForegroundProposalsTests {
     func notPlain() {
         #expect(ForegroundProposals().proposals(in: Canvas.noise(width: 400, height: 300, base: (40, 80, 60))) == nil)
         var speck = Self.canvas(500, 500)
-        speck = Canvas.fill(speck, PixelRect(x: 200, y: 200, width: 6, height: 6), colour: (0, 0, 0))
+        speck = Canvas.fill(speck, PixelRect(x: 200, y: 200, width: 6, height: 6), color: (0, 0, 0))
         #expect(ForegroundProposals().proposals(in: speck)?.isEmpty == true)
     }
 

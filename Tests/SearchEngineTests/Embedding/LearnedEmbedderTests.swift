@@ -83,7 +83,7 @@ struct LearnedEmbedderTests {
         #expect(descriptor.dimension == (embedder.manifest.projection?.outputDimension ?? 1280))
         #expect(descriptor.contentHash.count == 64)
         #expect(embedder.runtimeVersion == "1.23.2")
-        #expect(descriptor != ColourEmbedder().descriptor)
+        #expect(descriptor != ColorEmbedder().descriptor)
     }
 
     /// `install-model.sh --dir D` fills D/models/<name>/ and D/onnxruntime/lib/: `--model-dir D`,

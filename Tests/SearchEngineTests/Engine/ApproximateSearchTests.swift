@@ -1,10 +1,11 @@
 import Foundation
 import SQLiteCatalog
 import SearchEngine
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 import VisualSearch
+import CatalogStores
 
 /// The engine on an embedded catalog with its HNSW graphs: `knn=exact`
 /// answers exactly what the scan answers, `approximate` finds the same first
@@ -45,7 +46,7 @@ struct ApproximateSearchTests {
         configuration.versionCheckInterval = .zero
         configuration.graphFiles = graphs ? store.graphFiles : GraphFiles(directory: Repository.temporaryDirectory("no-graphs") + "/none")
         if !graphs { configuration.graphPolicy = ApproximateIndex.Policy(builds: false, saves: false) }
-        return try await VisualSearchEngine(store: store, configuration: configuration)
+        return try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
     }
 
     /// A response without its request id, as JSON: what must be equal byte for byte.
@@ -268,9 +269,9 @@ struct ApproximateSearchTests {
         configuration.nearestNeighbours.efSearch = 200
         configuration.versionCheckInterval = .zero
         configuration.graphPolicy.compactionMinimum = 100
-        let reports = Mutex<[ApproximateIndex.Report]>([])
+        let reports = Locked<[ApproximateIndex.Report]>([])
         configuration.graphReports = { result in if case .success(let report) = result { reports.withLock { $0.append(report) } } }
-        let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+        let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
         #expect(await engine.compactGraphs() == nil)  // no holes: nothing due
         let removed = (0..<1000).map { String(format: "v%07d", $0 * 3) }
         _ = try await store.remove(removed)

@@ -6,6 +6,7 @@ import Testing
 import VisualSearch
 import SQLiteCatalog
 import PostgreSQLCatalog
+import CatalogStores
 
 /// Multiple Products Search in the engine: discover search detects the
 /// objects of the query image and searches each (its own corpus image first),
@@ -29,7 +30,7 @@ struct DiscoverDetectionTests {
         var configuration = VisualSearchEngine.Configuration()
         configuration.learned = try LearnedModel.embedder()
         configuration.detector = try detector()
-        return try await VisualSearchEngine(store: target, configuration: configuration)
+        return try await OpenedCatalog(postgreSQL: target).engine(configuration: configuration)
     }
 
     /// Discover on `engine` finds the three things of the scene, each searched with its own image first.

@@ -7,6 +7,7 @@ import Tracking
 import VisualSearch
 import SQLiteCatalog
 import PostgreSQLCatalog
+import CatalogStores
 
 /// The engine on a ``NearestNeighbourStore`` (PostgreSQL runs k-NN itself):
 /// with `knn=exact` it answers exactly as on SQLite (the in-memory scan), and
@@ -51,8 +52,8 @@ struct EngineOnPostgreSQLTests {
         }
         var scan = configuration
         scan.nearestNeighbours.mode = .exact  // the reference: the in-memory scan, not the embedded HNSW index
-        return (try await VisualSearchEngine(store: sqlite, configuration: scan),
-                try await VisualSearchEngine(store: postgres, configuration: configuration))
+        return (try await OpenedCatalog(sqlite: sqlite).engine(configuration: scan),
+                try await OpenedCatalog(postgreSQL: postgres).engine(configuration: configuration))
     }
 
     /// A response as JSON without its request id, for equality.
@@ -245,7 +246,7 @@ struct EngineOnPostgreSQLTests {
         for store in [sqlite, postgres] as [any CatalogStore] {
             _ = try await Indexer(store: store).run(directory: Repository.images, metadata: metadata)
         }
-        let engines = (try await VisualSearchEngine(store: sqlite), try await VisualSearchEngine(store: postgres))
+        let engines = (try await OpenedCatalog(sqlite: sqlite).engine(), try await OpenedCatalog(postgreSQL: postgres).engine())
         let cup = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "cup").pixels
         let banner = try ImageEncoders.PNG().encode(ObjectProposalTests.banner(cup).0)
         #expect(try ImageFeatures.query(banner, box: nil).vectors.count == 2)

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import SQLiteCatalog
+import CatalogStores
 
 /// Every ViSearch and ProductSearch endpoint of the offline engine, through
 /// the ``VisualSearchService`` API, over the corpus (102 images with metadata).
@@ -286,7 +287,7 @@ struct EngineTests {
         let catInCanvas = try #require(whole.result.first { $0.imageName == "chelsea_cat" }?.score)
         #expect(catAlone > catInCanvas + 0.1)
         // On a plain canvas the margins are trimmed (and the proposal agrees): found without a box.
-        let placed = Canvas.paste(cat, at: 300, 300, width: 1000, height: 800, colour: (20, 200, 40))
+        let placed = Canvas.paste(cat, at: 300, 300, width: 1000, height: 800, color: (20, 200, 40))
         let proposed = try await engine.uploadSearch(UploadSearchRequest(
             ImageQuery(.bytes(try ImageEncoders.JPEG(quality: JPEGQuality(0.9)).encode(placed))), parameters: Corpus.parameters()))
         #expect(proposed.result.first?.imageName == "chelsea_cat")
@@ -352,7 +353,7 @@ struct EngineTests {
     // MARK: - /colorsearch
 
     @Test("colour search ranks images by how much of them is near the colour; #f0f and ff00ff are the same colour")
-    func colour() async throws {
+    func color() async throws {
         let engine = await Self.engine()
         let rust = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#A32B10"), parameters: Corpus.parameters { $0.limit = 5 }))
         #expect(rust.method == "colorsearch" && rust.total > 5 && rust.total < 102)  // images with none of the colour are not matches
@@ -370,7 +371,7 @@ struct EngineTests {
     }
 
     @Test("colour search honours fq and facets")
-    func colourFilters() async throws {
+    func colorFilters() async throws {
         let engine = await Self.engine()
         let response = try await engine.colorSearch(ColorSearchRequest(color: try HexColor(parsing: "#A32B10"), parameters: Corpus.parameters {
             $0.filters = [Filter(field: "brand", value: "TuxPaint")]; $0.fields = ["brand"]; $0.facets = ["brand"]; $0.facetsShowCount = true
@@ -463,7 +464,7 @@ struct EngineCatalogTests {
     func reload() async throws {
         let folder = Repository.temporaryDirectory("engine")
         let path = folder + "/catalog.sqlite"
-        let engine = try await VisualSearchEngine(store: SQLiteCatalogStore(path: path, creating: true))
+        let engine = try await OpenedCatalog(sqlite: SQLiteCatalogStore(path: path, creating: true)).engine()
         await #expect(throws: VisualSearchError.imageNotFound("astronaut")) { try await engine.search(SearchRequest(imageName: "astronaut")) }
 
         let other: any CatalogStore = try await SQLiteCatalogStore(path: path)
@@ -488,7 +489,7 @@ struct EngineCatalogTests {
         let path = Repository.temporaryDirectory("engine") + "/catalog.sqlite"
         let store = try await SQLiteCatalogStore(path: path, creating: true)
         try await store.upsert([Items.item("a", seed: 1)], schema: FieldSchema())
-        let engine = try await VisualSearchEngine(store: store)
+        let engine = try await OpenedCatalog(sqlite: store).engine()
         #expect(try await engine.search(SearchRequest(imageName: "a")).total == 1)
 
         let another: any CatalogStore = try await SQLiteCatalogStore(path: path)

@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Synchronization
+import Locking
 import Testing
 import VisualSearch
 @testable import SearchEngine
@@ -13,7 +13,7 @@ struct ImageWorkPoolTests {
     /// A gate the test opens; work blocks on it (on the pool's thread, never on Swift's).
     final class Gate: Sendable {
         let condition = NSCondition()
-        let opened = Mutex(false)
+        let opened = Locked(false)
         func wait() {
             condition.lock()
             while !opened.withLock({ $0 }) { condition.wait() }
@@ -28,7 +28,7 @@ struct ImageWorkPoolTests {
     }
 
     final class Recorder: Sendable {
-        let items = Mutex<[String]>([])
+        let items = Locked<[String]>([])
         func append(_ item: String) { items.withLock { $0.append(item) } }
     }
 

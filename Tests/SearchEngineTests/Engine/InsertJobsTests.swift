@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import SQLiteCatalog
+import CatalogStores
 
 /// The data API of the engine: `/insert` starts a transaction that fetches
 /// and indexes images in the background, `/insert/status` reports it,
@@ -35,7 +36,7 @@ struct InsertJobsTests {
             configuration.queryCacheDirectory = Repository.temporaryDirectory("insert-cache")
             configuration.imageWork = imageWork
             configuration.limits = limits
-            engine = try await VisualSearchEngine(store: store, configuration: configuration)
+            engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
         }
 
         /// The transaction's status once the engine has finished its inserts (awaited, not polled).

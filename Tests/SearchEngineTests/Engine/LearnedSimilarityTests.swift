@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import SQLiteCatalog
+import CatalogStores
 
 /// Search by what things are: a catalog indexed with the learned model
 /// answers `visual` by default, `color` and `fused` on request; a catalog
@@ -40,9 +41,9 @@ struct LearnedSimilarityTests {
     @Test func visualFindsTheSameKind() async throws {
         let engine = try await Corpus.learnedEngine()
         #expect(Self.groups["hats"]?.count == 6 && Self.groups["guitars"]?.count == 4)
-        let visual = try await Self.sameKind(engine, .visual), colour = try await Self.sameKind(engine, .color)
+        let visual = try await Self.sameKind(engine, .visual), color = try await Self.sameKind(engine, .color)
         #expect(Double(visual.hits) >= 0.5 * Double(visual.possible), "visual \(visual)")
-        #expect(visual.hits >= 2 * colour.hits, "visual \(visual), colour \(colour)")
+        #expect(visual.hits >= 2 * color.hits, "visual \(visual), colour \(color)")
     }
 
     /// The default of a catalog with learned vectors and the engine's model is visual; every response says which answered.
@@ -57,7 +58,7 @@ struct LearnedSimilarityTests {
     }
 
     /// A catalog without learned vectors answers exactly as before, with or without the model in the engine.
-    @Test func colourCatalogAnswersAsBefore() async throws {
+    @Test func colorCatalogAnswersAsBefore() async throws {
         let plain = await Corpus.engine()
         let withModel = await Corpus.engine { $0.learned = try? LearnedModel.embedder() }
         for name in ["chelsea_cat", "tp_clothes_hats_sombrero", "oc_box_juliane_krug_s"] {
@@ -100,13 +101,13 @@ struct LearnedSimilarityTests {
         let name = "tp_hobbies_music_string_guitar2"
         let all = SearchParameters.maximumLimit
         let visual = try await engine.search(SearchRequest(imageName: name, parameters: Self.parameters(.visual, limit: all)))
-        let colour = try await engine.search(SearchRequest(imageName: name, parameters: Self.parameters(.color, limit: all)))
+        let color = try await engine.search(SearchRequest(imageName: name, parameters: Self.parameters(.color, limit: all)))
         let fused = try await engine.search(SearchRequest(imageName: name, parameters: Self.parameters(.fused, limit: 5)))
         #expect(fused.similarity == .fused)
         let visualScores = Dictionary(uniqueKeysWithValues: visual.result.map { ($0.imageName, $0.score ?? 0) })
-        let colourScores = Dictionary(uniqueKeysWithValues: colour.result.map { ($0.imageName, $0.score ?? 0) })
+        let colorScores = Dictionary(uniqueKeysWithValues: color.result.map { ($0.imageName, $0.score ?? 0) })
         for result in fused.result {
-            let expected = 0.6 * (visualScores[result.imageName] ?? 0) + 0.4 * (colourScores[result.imageName] ?? 0)
+            let expected = 0.6 * (visualScores[result.imageName] ?? 0) + 0.4 * (colorScores[result.imageName] ?? 0)
             #expect(abs((result.score ?? 0) - expected) < 1e-5, "\(result.imageName)")
         }
         // Score ranges keep their meaning in every mode.
@@ -174,8 +175,8 @@ struct LearnedSimilarityTests {
         #expect(first.indexed == 3)
         #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
         #expect(try await store.learnedVectorCount() == 3)
-        let colourOnly = try await Indexer(store: store).run(directory: folder)
-        #expect(colourOnly.unchanged == 3 && colourOnly.indexed == 0)
+        let colorOnly = try await Indexer(store: store).run(directory: folder)
+        #expect(colorOnly.unchanged == 3 && colorOnly.indexed == 0)
         #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
         var other = Indexer.Configuration()
         other.learned = OtherModel(wrapping: try LearnedModel.embedder())
@@ -200,7 +201,7 @@ struct LearnedSimilarityTests {
             configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
             configuration.queryCacheDirectory = Repository.temporaryDirectory("learned-insert-cache")
             configuration.learned = try LearnedModel.embedder()
-            let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+            let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
             let response = try await engine.insert(InsertRequest(items: [InsertItem(imageName: "tophat", imageURL: "file://" + uploads + "/tophat.jpg")]))
             let id = try #require(response.transactionID)
             while try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished != true {

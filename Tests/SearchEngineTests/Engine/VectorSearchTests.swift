@@ -43,8 +43,8 @@ struct VectorSearchTests {
         #expect(own.result.first?.imageName == items[7].imageName)
         #expect(own.result.allSatisfy { Int($0.imageName.dropFirst())! % 3 == 1 })
 
-        let colour = try await engine.vectorSearch(items[4].features, parameters: SearchParameters())
-        #expect(colour.similarity == .color && colour.result.first?.imageName == items[4].imageName)
+        let color = try await engine.vectorSearch(items[4].features, parameters: SearchParameters())
+        #expect(color.similarity == .color && color.result.first?.imageName == items[4].imageName)
     }
 
     @Test("refused: a learned vector of another length, fused, visual on a catalog without learned vectors")
@@ -56,9 +56,9 @@ struct VectorSearchTests {
         let subject = try await StoreFactory.sqlite.make()
         try await subject.store.declare(Self.schema)
         try await subject.store.upsert([Items.item("a", seed: 1)], schema: Self.schema)
-        let colourOnly = try await subject.engine()
+        let colorOnly = try await subject.engine()
         do {
-            _ = try await colourOnly.vectorSearch(Items.learnedVector(1), similarity: .visual)
+            _ = try await colorOnly.vectorSearch(Items.learnedVector(1), similarity: .visual)
             Issue.record("a colour-only catalog answered a learned vector")
         } catch {
             guard let error = error as? VisualSearchError, case .learnedModel(.notIndexed, _) = error else { Issue.record("\(error)"); return }

@@ -5,8 +5,8 @@ import ImageOps
 enum Canvas {
     /// A `width`×`height` canvas of `colour` with `picture` pasted at `x`, `y`.
     static func paste(_ picture: PixelBuffer, at x: Int, _ y: Int, width: Int, height: Int,
-                      colour: (UInt8, UInt8, UInt8)) -> PixelBuffer {
-        paste(picture, onto: PixelBuffer(width: width, height: height, hasAlpha: false, fill: (colour.0, colour.1, colour.2, 255)), at: x, y)
+                      color: (UInt8, UInt8, UInt8)) -> PixelBuffer {
+        paste(picture, onto: PixelBuffer(width: width, height: height, hasAlpha: false, fill: (color.0, color.1, color.2, 255)), at: x, y)
     }
 
     /// `picture` pasted onto `canvas` at `x`, `y` (clipped).
@@ -43,12 +43,12 @@ enum Canvas {
     }
 
     /// `picture` with a rectangle filled with `colour`.
-    static func fill(_ picture: PixelBuffer, _ rect: PixelRect, colour: (UInt8, UInt8, UInt8)) -> PixelBuffer {
+    static func fill(_ picture: PixelBuffer, _ rect: PixelRect, color: (UInt8, UInt8, UInt8)) -> PixelBuffer {
         var out = picture
         for y in rect.y..<(rect.y + rect.height) {
             for x in rect.x..<(rect.x + rect.width) {
                 let index = (y * out.width + x) * 4
-                out.bytes[index] = colour.0; out.bytes[index + 1] = colour.1; out.bytes[index + 2] = colour.2
+                out.bytes[index] = color.0; out.bytes[index + 1] = color.1; out.bytes[index + 2] = color.2
             }
         }
         return out

@@ -29,10 +29,10 @@ struct ImageFeaturesTests {
     @Test("a copy with a coloured border finds its original first: margins are trimmed at index and query alike")
     func borderedCopy() throws {
         let corpus = try Self.corpus()
-        for (file, colour) in [("tp_clothes_t_jacket.jpg", (UInt8(178), UInt8(34), UInt8(34))), ("chelsea_cat.jpg", (0, 0, 0)),
+        for (file, color) in [("tp_clothes_t_jacket.jpg", (UInt8(178), UInt8(34), UInt8(34))), ("chelsea_cat.jpg", (0, 0, 0)),
                                ("oc_cattle.jpg", (30, 58, 138))] {
             let drawing = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
-            let framed = Canvas.paste(drawing, at: 40, 40, width: drawing.width + 80, height: drawing.height + 80, colour: colour)
+            let framed = Canvas.paste(drawing, at: 40, 40, width: drawing.width + 80, height: drawing.height + 80, color: color)
             let query = try ImageFeatures.query(try Self.png(framed), box: nil)
             #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
             // Without trimming the border's colour weighs in: the pipeline, not luck, makes the match.
@@ -114,10 +114,10 @@ struct ImageFeaturesTests {
     @Test("a plain page gives no second vector: the proposal would be the trimmed drawing again")
     func noDuplicateProposal() throws {
         let drawing = try ImageDecoder.decode(Repository.bytes("oc_cattle.jpg"), source: "cattle").pixels
-        let page = Canvas.paste(drawing, at: 60, 60, width: drawing.width + 120, height: drawing.height + 120, colour: (255, 255, 255))
+        let page = Canvas.paste(drawing, at: 60, 60, width: drawing.width + 120, height: drawing.height + 120, color: (255, 255, 255))
         #expect(try ImageFeatures.query(try Self.png(page), box: nil).vectors.count == 1)
         // Framed, the proposal would be the white page holding the drawing: dropped too.
-        let framed = Canvas.paste(page, at: 20, 20, width: page.width + 40, height: page.height + 40, colour: (30, 58, 138))
+        let framed = Canvas.paste(page, at: 20, 20, width: page.width + 40, height: page.height + 40, color: (30, 58, 138))
         #expect(try ImageFeatures.query(try Self.png(framed), box: nil).vectors.count == 1)
     }
 

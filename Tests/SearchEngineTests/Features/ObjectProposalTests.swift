@@ -10,9 +10,9 @@ struct ObjectProposalTests {
         let height = 128, width = 384
         let small = Resampler.resample(picture, to: picture.size.fitting(inside: PixelSize(width: 110, height: 110)), filter: .triangle)
         let x = 12, y = (height - small.height) / 2
-        var banner = Canvas.paste(small, at: x, y, width: width, height: height, colour: (11, 61, 145))
-        banner = Canvas.fill(banner, PixelRect(x: 250, y: 55, width: 100, height: 6), colour: (255, 255, 255))
-        banner = Canvas.fill(banner, PixelRect(x: 250, y: 70, width: 70, height: 6), colour: (255, 255, 255))
+        var banner = Canvas.paste(small, at: x, y, width: width, height: height, color: (11, 61, 145))
+        banner = Canvas.fill(banner, PixelRect(x: 250, y: 55, width: 100, height: 6), color: (255, 255, 255))
+        banner = Canvas.fill(banner, PixelRect(x: 250, y: 70, width: 70, height: 6), color: (255, 255, 255))
         return (banner, PixelRect(x: x, y: y, width: small.width, height: small.height))
     }
 
@@ -36,7 +36,7 @@ struct ObjectProposalTests {
     @Test("specks smaller than the minimum share are no proposal")
     func specks() {
         var page = PixelBuffer(width: 100, height: 100, hasAlpha: false, fill: (255, 255, 255, 255))
-        page = Canvas.fill(page, PixelRect(x: 40, y: 40, width: 5, height: 5), colour: (0, 0, 0))
+        page = Canvas.fill(page, PixelRect(x: 40, y: 40, width: 5, height: 5), color: (0, 0, 0))
         #expect(ObjectProposal.region(in: page) == nil)
     }
 }

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import SQLiteCatalog
+import Locking
 
 /// Indexing runs on threads of its own: while index runs wait for their workers, the cooperative pool —
 /// one thread per core, shared by every task of the process (a server's requests among them) — stays free.
@@ -86,7 +87,7 @@ struct CooperativePoolTests {
 
     /// The order things happened in, for the SQLite test below.
     final class Log: Sendable {
-        let entries = Mutex<[String]>([])
+        let entries = Locked<[String]>([])
         func add(_ entry: String) { entries.withLock { $0.append(entry) } }
     }
 

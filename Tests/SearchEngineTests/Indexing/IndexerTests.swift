@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import SearchEngine
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 import VisualSearch
@@ -27,7 +27,7 @@ struct IndexerTests {
 
     /// Records the indexer's events.
     final class Events: Sendable {
-        let list = Mutex<[Indexer.Event]>([])
+        let list = Locked<[Indexer.Event]>([])
         var all: [Indexer.Event] { list.withLock { $0 } }
         func record(_ event: Indexer.Event) { list.withLock { $0.append(event) } }
         /// `(name, position, error)` of every image event.

@@ -1,6 +1,6 @@
 import Foundation
 import SearchEngine
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 import VisualSearch
@@ -133,7 +133,7 @@ struct RankingTests {
         // /recommendations dedups always; ranking keeps 3 × (page × limit) + 20 for it.
         let scores = (0..<3000).map { Float(1) - Float($0) / 4000 }
         let names = (0..<3000).map { String(format: "n%04d", $0) }
-        let consulted = Mutex(0)
+        let consulted = Locked(0)
         let ranked = Ranking(parameters: Self.parameters { $0.deduplicates = true; $0.limit = 100 })
             .rank(scores: scores, rows: nil, names: names) { _, _ in
                 consulted.withLock { $0 += 1 }

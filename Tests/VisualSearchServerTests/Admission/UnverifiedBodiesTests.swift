@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import Synchronization
+import Locking
 import Testing
 @testable import VisualSearchServer
 
@@ -33,7 +33,7 @@ struct UnverifiedBodiesTests {
     }
 
     final class Finished: Sendable {
-        let value = Mutex(false)
+        let value = Locked(false)
     }
 
     /// A body whose chunks the test sends, then leaves open.

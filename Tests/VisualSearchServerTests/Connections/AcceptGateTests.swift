@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 @testable import VisualSearchServer
@@ -161,7 +161,7 @@ final class GateConnections: @unchecked Sendable {
     final class Stand {}
     private var stands: [Stand] = []
     private(set) var ids: [ObjectIdentifier] = []
-    private let closed = Mutex<[Int]>([])
+    private let closed = Locked<[Int]>([])
     /// Indices (in admission order) of the connections the gate closed to make room, in the order it closed them.
     var closedByGate: [Int] { closed.withLock { $0 } }
 

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import VisualSearchServer
+import CatalogStores
 
 @Suite("Graph compaction", .timeLimit(.minutes(10)))
 struct GraphCompactionTests {
@@ -38,7 +39,7 @@ struct GraphCompactionTests {
         configuration.graphReports = { result in
             if case .success(let report) = result, report.spaces.contains(where: \.compacted) { reported.yield(report) }
         }
-        let engine = try await VisualSearchEngine(store: store, configuration: configuration)
+        let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
         _ = try await store.remove((0..<1000).map { String(format: "v%07d", $0 * 3) })
         _ = try await engine.vectorSearch(Self.vector(1), parameters: SearchParameters())  // the engine sees the removals
         #expect(engine.approximate?.graphs[.color].map { $0.nodes - $0.count } == 1000)

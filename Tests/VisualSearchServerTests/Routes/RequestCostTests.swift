@@ -2,7 +2,7 @@ import CatalogStores
 import Foundation
 import ImageOps
 import SearchEngine
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 import VisualSearch
@@ -198,5 +198,5 @@ struct RequestCostTests {
 
 /// Objects a discover search described, counted from the image work pool's thread.
 final class DescribedCount: Sendable {
-    let count = Mutex(0)
+    let count = Locked(0)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// A clock that moves only when ``step(by:)`` moves it, at once and without
 /// yielding. Sleepers on it poll every millisecond and wake once it has been
@@ -14,7 +14,7 @@ final class SteppedClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let current = Mutex(Instant(offset: .zero))
+    private let current = Locked(Instant(offset: .zero))
     var now: Instant { current.withLock { $0 } }
     var minimumResolution: Duration { .zero }
 

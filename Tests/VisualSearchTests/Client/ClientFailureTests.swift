@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import Networking
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 @testable import VisualSearch
@@ -12,7 +12,7 @@ import Testing
 struct ClientFailureTests {
     /// Records the backoff waits instead of sleeping.
     final class Waits: Sendable {
-        let values = Mutex<[Double]>([])
+        let values = Locked<[Double]>([])
         var recorded: [Double] { values.withLock { $0 } }
         var sleep: @Sendable (Double) async throws -> Void { { seconds in self.values.withLock { $0.append(seconds) } } }
     }

@@ -123,12 +123,12 @@ struct WireRequestTests {
     @Test("colours parse the same everywhere", arguments: [
         ("ff00ff", "ff00ff"), ("#FF00FF", "ff00ff"), ("f0f", "ff00ff"), ("#f0f", "ff00ff"), ("C45B3B", "c45b3b"),
     ])
-    func colours(text: String, hex: String) throws {
+    func colors(text: String, hex: String) throws {
         #expect(try HexColor(parsing: text).hex == hex)
     }
 
     @Test("malformed colours are refused naming color", arguments: ["", "#", "ff00f", "ggg", "#ff00ff00", " f0f"])
-    func badColours(text: String) {
+    func badColors(text: String) {
         #expect(throws: VisualSearchError.self) { try HexColor(parsing: text) }
     }
 

@@ -1,6 +1,6 @@
 import CHNSWIndex
 import Foundation
-import Synchronization
+import Locking
 
 /// The embedded store's approximate k-NN: an ``HNSWGraph`` per vector space
 /// the catalog holds (colour; learned when it has a model), kept in step
@@ -22,7 +22,7 @@ import Synchronization
 public final class ApproximateIndex: Sendable {
     /// Where graphs are saved; nil: in memory only.
     public let files: GraphFiles?
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Held by the thread running an update, so two never interleave.
     let updating = NSLock()
     /// Held by the thread running a compaction, so two never build the same graph twice.

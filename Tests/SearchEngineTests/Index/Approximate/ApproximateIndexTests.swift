@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import SearchEngine
 import TestSupport
 import Testing
@@ -151,7 +151,7 @@ struct ApproximateIndexTests {
         // The rebuild (on its own thread) stops at its first progress report until the test has changed the catalog.
         let (building, started) = AsyncStream.makeStream(of: Void.self)
         let changed = DispatchSemaphore(value: 0)
-        let first = Mutex(true)
+        let first = Locked(true)
         var policy = Self.policy
         policy.compactionMinimum = 100
         policy.progress = { _, _, _ in

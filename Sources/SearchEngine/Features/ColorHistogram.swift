@@ -1,6 +1,6 @@
 /// Per-channel counts of 8-bit RGB values, for a median colour (of a line,
 /// of an image's outermost pixels) that one odd pixel cannot pull.
-struct ColourHistogram {
+struct ColorHistogram {
     private var counts = [Int](repeating: 0, count: 768)
     /// Pixels added.
     private(set) var total = 0

@@ -3,7 +3,7 @@ import ImageOps
 /// The colour descriptor as an ``ImageEmbedder``: ``ColorFeatures``' 112
 /// floats (an HSV histogram and a 4×4 Lab layout) of the image reduced to
 /// ``ColorFeatures/workingSide`` pixels. No model file: its hash is of its version.
-public struct ColourEmbedder: ImageEmbedder {
+public struct ColorEmbedder: ImageEmbedder {
     public init() {}
 
     public var descriptor: EmbeddingDescriptor {

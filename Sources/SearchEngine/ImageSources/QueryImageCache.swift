@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Synchronization
+import Locking
 import VisualSearch
 
 /// Uploaded query images, kept under an `im_id` (`<content hash>.jpg`) so a
@@ -17,7 +17,7 @@ public final class QueryImageCache: Sendable {
     public let maxBytes: Int
     /// 10,000 images by default.
     public let maxFiles: Int
-    private let storesSinceSweep = Mutex(Int.max)
+    private let storesSinceSweep = Locked(Int.max)
 
     public init(directory: String, maxBytes: Int = 256 << 20, maxFiles: Int = 10_000) {
         self.directory = directory

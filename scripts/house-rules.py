@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The house rules of issue 41 that a search of the tree can show (docs/architecture.md,
+"House rules"). CI runs it beside scripts/architecture.py --check; each rule prints the
+places that break it, and the script exits 1 when any does.
+
+    python3 scripts/house-rules.py          # check every rule
+    python3 scripts/house-rules.py --list   # the rules, one line each
+
+Swift code is read with comments and string literals left out (a message may say
+"colour"; an identifier may not), interpolations kept as code.
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def code_spans(src):
+    """The (start, end) of the code in `src`: no comments, no string literal text; interpolations are code."""
+    i, n = 0, len(src)
+    spans = []
+    start = 0
+    stack = []  # for interpolation: track paren depth
+    def push_code(a, b):
+        if b > a: spans.append((a, b))
+    mode = 'code'
+    while i < n:
+        c = src[i]
+        if src.startswith('//', i):
+            push_code(start, i)
+            j = src.find('\n', i); j = n if j < 0 else j
+            i = j; start = i; continue
+        if src.startswith('/*', i):
+            push_code(start, i)
+            depth = 1; i += 2
+            while i < n and depth:
+                if src.startswith('/*', i): depth += 1; i += 2
+                elif src.startswith('*/', i): depth -= 1; i += 2
+                else: i += 1
+            start = i; continue
+        if c == '"' or (c == '#' and re.match(r'#+"', src[i:])):
+            push_code(start, i)
+            hashes = 0
+            while src[i] == '#': hashes += 1; i += 1
+            triple = src.startswith('"""', i)
+            quote = '"""' if triple else '"'
+            i += len(quote)
+            close = quote + '#' * hashes
+            interp = '\\' + '#' * hashes + '('
+            while i < n:
+                if src.startswith(close, i): i += len(close); break
+                if src.startswith(interp, i):
+                    i += len(interp); depth = 1; a = i
+                    # scan interpolation code, handling nested strings crudely
+                    while i < n and depth:
+                        if src[i] == '(': depth += 1
+                        elif src[i] == ')': depth -= 1
+                        elif src[i] == '"':
+                            j = src.find('"', i + 1); i = j
+                        i += 1
+                    spans.append((a, i - 1)); continue
+                if hashes == 0 and src[i] == '\\': i += 2; continue
+                i += 1
+            start = i; continue
+        i += 1
+    push_code(start, n)
+    return spans
+
+
+def swift_files(*roots):
+    listed = subprocess.check_output(["git", "ls-files", "--", *roots], cwd=ROOT, text=True).split()
+    return [path for path in listed if path.endswith(".swift")]
+
+
+def code_matches(pattern, roots, allowed=()):
+    """Each `path:line: text` where `pattern` matches code (not comments or strings) outside `allowed` paths."""
+    found = []
+    for path in swift_files(*roots):
+        if any(path.startswith(prefix) for prefix in allowed):
+            continue
+        src = (ROOT / path).read_text()
+        for a, b in code_spans(src):
+            for match in re.finditer(pattern, src[a:b]):
+                line = src.count("\n", 0, a + match.start()) + 1
+                found.append(f"{path}:{line}: {src.splitlines()[line - 1].strip()}")
+    return found
+
+
+RULES = [
+    ("one composition root: an engine is built from a store only in Sources/CatalogStores",
+     lambda: code_matches(r"\bVisualSearchEngine\(\s*(catalog|store):", ["Sources"], allowed=["Sources/CatalogStores/"])
+     + code_matches(r"\bself\.init\(\s*catalog:", ["Sources"], allowed=["Sources/CatalogStores/", "Sources/SearchEngine/"])),
+    ("one model identity: EmbeddingDescriptor.makesSameVectors(as:) is the only comparison of models",
+     lambda: code_matches(r"contentHash\s*[!=]=|[!=]=\s*\w+(\??\.\w+)*\.contentHash\b|learnedModel\(\)\s*[!=]=\s*\w+\.descriptor",
+                          ["Sources"], allowed=["Sources/SearchEngine/Embedding/ImageEmbedder.swift"])),
+    ("one lock: Locked (a pthread mutex ThreadSanitizer sees), never Synchronization.Mutex",
+     lambda: code_matches(r"\bMutex\s*[<(]", ["Sources", "Tests"])),
+    ("one spelling: `color` in identifiers (prose and the CLI's `colour` alias may keep `colour`)",
+     lambda: code_matches(r"\b\w*(olour|OLOUR)\w*\b", ["Sources", "Tests"])
+     + [f"{path}: file name" for path in swift_files("Sources", "Tests") if "olour" in path]),
+]
+
+
+def main():
+    if "--list" in sys.argv[1:]:
+        for name, _ in RULES:
+            print(name)
+        return 0
+    failed = 0
+    for name, check in RULES:
+        broken = check()
+        print(("ok    " if not broken else "FAIL  ") + name)
+        for place in broken:
+            print("      " + place)
+        failed += bool(broken)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
