@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "SearchEngine", dependencies: ["Locking", "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
-            dependencies: ["SearchEngine", "VisualSearch", "Tracking", "ImageOps", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
+            dependencies: ["SearchEngine", "VisualSearch", "Tracking", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
         ),
         .target(
             name: "PostgreSQLCatalog",
@@ -191,6 +191,14 @@ let package = Package(
                 "ImageOps", "Networking", "TestSupport",
             ]
         ),
+        .testTarget(name: "SQLiteCatalogTests", dependencies: ["SQLiteCatalog", "SearchEngine", "VisualSearch", "Tracking", "TestSupport"]),
+        .testTarget(name: "PostgreSQLCatalogTests", dependencies: ["PostgreSQLCatalog", "SearchEngine", "VisualSearch", "TestSupport"]),
+        .testTarget(
+            name: "CatalogStoresTests",
+            dependencies: ["CatalogStores", "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "ImageOps", "TestSupport"]
+        ),
+        .testTarget(name: "OnnxRuntimeTests", dependencies: ["OnnxRuntime", "TestSupport"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(
             name: "VisualSearchServerTests",
             dependencies: [

@@ -70,8 +70,9 @@ def code_spans(src):
 
 
 def swift_files(*roots):
-    listed = subprocess.check_output(["git", "ls-files", "--", *roots], cwd=ROOT, text=True).split()
-    return [path for path in listed if path.endswith(".swift")]
+    listed = subprocess.check_output(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *roots],
+                                     cwd=ROOT, text=True).split()
+    return sorted({path for path in listed if path.endswith(".swift") and (ROOT / path).is_file()})
 
 
 def code_matches(pattern, roots, allowed=()):
@@ -88,6 +89,17 @@ def code_matches(pattern, roots, allowed=()):
     return found
 
 
+def targets_without_tests():
+    """Each Swift target of Sources/ without a Tests/<Target>Tests/ holding a Swift file (C modules have no tests of their own)."""
+    missing = []
+    for target in sorted(path.name for path in (ROOT / "Sources").iterdir() if path.is_dir()):
+        if not swift_files(f"Sources/{target}"):
+            continue
+        if not swift_files(f"Tests/{target}Tests"):
+            missing.append(f"Sources/{target}: no Tests/{target}Tests")
+    return missing
+
+
 RULES = [
     ("one composition root: an engine is built from a store only in Sources/CatalogStores",
      lambda: code_matches(r"\bVisualSearchEngine\(\s*(catalog|store):", ["Sources"], allowed=["Sources/CatalogStores/"])
@@ -100,6 +112,8 @@ RULES = [
     ("one spelling: `color` in identifiers (prose and the CLI's `colour` alias may keep `colour`)",
      lambda: code_matches(r"\b\w*(olour|OLOUR)\w*\b", ["Sources", "Tests"])
      + [f"{path}: file name" for path in swift_files("Sources", "Tests") if "olour" in path]),
+    ("tests mirror targets: every Swift target has its own test target (each store's runs the role contracts)",
+     targets_without_tests),
 ]
 
 

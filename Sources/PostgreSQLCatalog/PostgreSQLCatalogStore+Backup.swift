@@ -18,11 +18,13 @@ import VisualSearch
 extension PostgreSQLCatalogStore: CatalogBackup {
     public func backup(to destination: String, replacing: Bool, progress: @escaping @Sendable (BackupProgress) -> Void)
         async throws(BackupError) -> BackupReport {
-        try await backup(to: destination, replacing: replacing, environment: ProcessInfo.processInfo.environment)
+        try await backup(to: destination, replacing: replacing, environment: ProcessInfo.processInfo.environment, progress: progress)
     }
 
     /// ``backup(to:replacing:progress:)`` with the environment the programs are looked up in.
-    func backup(to destination: String, replacing: Bool, environment: [String: String]) async throws(BackupError) -> BackupReport {
+    /// pg_dump tells nothing as it goes, so `progress` counts the two steps: the dump, then the archive's check.
+    func backup(to destination: String, replacing: Bool, environment: [String: String],
+                progress: @escaping @Sendable (BackupProgress) -> Void = { _ in }) async throws(BackupError) -> BackupReport {
         let start = Date()
         guard let dump = PostgreSQLClientTools.locate("pg_dump", environment: environment) else {
             throw .toolMissing(tool: "pg_dump", fix: PostgreSQLClientTools.installHint("pg_dump"))
@@ -32,6 +34,7 @@ extension PostgreSQLCatalogStore: CatalogBackup {
         let settings = settings, location = location
         let connection = PostgreSQLClientTools.connectionEnvironment(settings)
         let integrity = try await target.write { temporary throws(BackupError) in
+            progress(BackupProgress(completed: 0, total: 2, unit: "steps"))
             let dumped: PostgreSQLClientTools.Outcome
             do {
                 dumped = try await PostgreSQLClientTools.run(dump, ["--format=custom", "--schema=" + settings.quotedSchema, "--no-password",
@@ -47,6 +50,8 @@ extension PostgreSQLCatalogStore: CatalogBackup {
                 }
                 throw .toolFailed(tool: dump, status: dumped.status, output: output)
             }
+            progress(BackupProgress(completed: 1, total: 2, unit: "steps"))
+            defer { progress(BackupProgress(completed: 2, total: 2, unit: "steps")) }
             guard let restore else { return "not checked: pg_restore not found (\(PostgreSQLClientTools.installHint("pg_restore")))" }
             return try await Self.checkArchive(temporary, schema: settings.schema, restore: restore, destination: destination)
         }

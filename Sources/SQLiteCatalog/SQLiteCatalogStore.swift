@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SearchEngine
-import ImageOps
 import VisualSearch
 
 /// The embedded catalog store: one SQLite file in WAL mode, through GRDB.

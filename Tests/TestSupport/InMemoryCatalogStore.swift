@@ -5,8 +5,8 @@ import VisualSearch
 
 /// A catalog store in memory: every role of ``CatalogStore`` (reader,
 /// writer, admin, insert journal), for engine tests that need no database.
-/// It passes the same conformance suites as the SQLite and PostgreSQL stores
-/// (`Tests/SearchEngineTests/Storage`), so an engine test on it tests the
+/// It passes the same role contracts as the SQLite and PostgreSQL stores
+/// (`Conformance/`, run by SearchEngineTests), so an engine test on it tests the
 /// engine, not a shortcut.
 ///
 /// Instances made by ``sharingState()`` share one catalog — what "another

@@ -19,8 +19,9 @@ import VisualSearch
 /// Two stores keep every role, each in its own target holding its driver:
 /// `SQLiteCatalogStore` (target SQLiteCatalog, the embedded default) and
 /// `PostgreSQLCatalogStore` (target PostgreSQLCatalog); the engine knows
-/// neither. Each role's conformance suite (`Tests/SearchEngineTests/Storage`)
-/// runs on both and on the in-memory store the engine's tests use.
+/// neither. Each role's contract is written once (`Tests/TestSupport/Conformance`)
+/// and run by each store's test target (SQLiteCatalogTests, PostgreSQLCatalogTests,
+/// and SearchEngineTests for the in-memory store the engine's tests use).
 ///
 /// Contract every store keeps (the conformance suites check each):
 /// - every write is one transaction: after a crash, all of it or none of it;

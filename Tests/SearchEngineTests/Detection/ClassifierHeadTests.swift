@@ -1,6 +1,7 @@
 import Foundation
 @testable import SearchEngine
 import Testing
+import TestSupport
 
 @Suite("The classifier head")
 struct ClassifierHeadTests {

@@ -1,6 +1,7 @@
 import ImageOps
 @testable import SearchEngine
 import Testing
+import TestSupport
 
 @Suite("Foreground proposals on a plain background")
 struct ForegroundProposalsTests {

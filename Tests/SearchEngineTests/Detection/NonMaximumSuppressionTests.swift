@@ -1,6 +1,7 @@
 import ImageOps
 @testable import SearchEngine
 import Testing
+import TestSupport
 
 @Suite("Non-maximum suppression")
 struct NonMaximumSuppressionTests {

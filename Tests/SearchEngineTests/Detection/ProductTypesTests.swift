@@ -1,5 +1,6 @@
 @testable import SearchEngine
 import Testing
+import TestSupport
 
 @Suite("ProductTypes", .timeLimit(.minutes(10)))
 struct ProductTypesTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SearchEngine
 import Testing
+import TestSupport
 
 /// ``ModelManifest/identity``: the model tag a catalog records covers the
 /// whole recipe, so a manifest changed anywhere is another model.

@@ -1,5 +1,6 @@
 import SearchEngine
 import Testing
+import TestSupport
 
 /// SHA-256 checks the model file against its manifest: FIPS 180-4's test vectors, and lengths around the block edges.
 @Suite struct SHA256DigestTests {

@@ -4,6 +4,7 @@ import Locking
 import Testing
 import VisualSearch
 @testable import SearchEngine
+import TestSupport
 
 /// The image work pool: work runs off the cooperative pool, within the
 /// decoded-pixel budget, first come first served (clients taking turns), and a full queue or a long

@@ -2,6 +2,7 @@ import Foundation
 import SearchEngine
 import Testing
 import VisualSearch
+import TestSupport
 
 /// Find similar by a bare vector (what `vsearch debug query-vectors` and
 /// bench/scale.py run): colour vectors as before, learned ones in the

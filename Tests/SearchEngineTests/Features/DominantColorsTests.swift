@@ -1,6 +1,7 @@
 import ImageOps
 import SearchEngine
 import Testing
+import TestSupport
 
 @Suite("DominantColors", .timeLimit(.minutes(10)))
 struct DominantColorsTests {

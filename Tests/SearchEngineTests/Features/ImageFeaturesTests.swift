@@ -46,7 +46,7 @@ struct ImageFeaturesTests {
         let corpus = try Self.corpus()
         for file in ["coffee_cup.jpg", "tp_clothes_t_jacket.jpg", "astronaut.jpg"] {
             let photo = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
-            let (banner, _) = ObjectProposalTests.banner(photo)
+            let (banner, _) = Canvas.banner(photo)
             let query = try ImageFeatures.query(try Self.png(banner), box: nil)
             #expect(query.vectors.count == 2, "\(file)")
             #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
@@ -67,7 +67,7 @@ struct ImageFeaturesTests {
         #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 60, height: 20)) == 1)
         // A 1536 × 512 JPEG banner: its DCT-scaled decode keeps 128 px of height (at 64 the product halved).
         let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
-        let (banner, _) = ObjectProposalTests.banner(photo)
+        let (banner, _) = Canvas.banner(photo)
         let large = try ImageProcessors.Resize(to: PixelSize(width: 1536, height: 512)).process(banner)
         let jpeg = try ImageEncoders.JPEG(quality: JPEGQuality(0.97)).encode(large)
         let plan = try ImageFeatures.plan(jpeg, box: nil)
@@ -79,7 +79,7 @@ struct ImageFeaturesTests {
     @Test("a box query has one vector: the box is the user's region, nothing is proposed inside it")
     func boxQuery() throws {
         let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
-        let (banner, _) = ObjectProposalTests.banner(photo)
+        let (banner, _) = Canvas.banner(photo)
         let box = PixelBox(x1: 0, y1: 0, x2: banner.width, y2: banner.height)
         let query = try ImageFeatures.query(try Self.png(banner), box: box)
         #expect(query.vectors.count == 1)

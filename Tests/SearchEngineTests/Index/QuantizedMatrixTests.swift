@@ -4,16 +4,6 @@ import Testing
 
 @Suite("QuantizedMatrix", .timeLimit(.minutes(10)))
 struct QuantizedMatrixTests {
-    /// The quantization as first written — `Int8((x * scale).rounded())` and the inverse
-    /// length of those — which every faster form must match bit for bit.
-    static func reference(_ vector: [Float]) -> ([Int8], Float)? {
-        let largest = vector.reduce(Float(0)) { max($0, abs($1)) }
-        guard largest > 0, largest.isFinite else { return nil }
-        let scale = 127 / largest
-        let row = vector.map { Int8(($0 * scale).rounded()) }
-        let squared = row.reduce(Int32(0)) { $0 + Int32($1) * Int32($1) }
-        return (row, 1 / Float(squared).squareRoot())
-    }
 
     /// Random vectors, and ones whose scaled values fall exactly on, and one step either
     /// side of, halfway between two integers (the largest is 127, so the scale is 1).
@@ -40,7 +30,7 @@ struct QuantizedMatrixTests {
         for vector in vectors { matrix.append(vector) }
         #expect(matrix.count == vectors.count && matrix.filled == vectors.count)
         for (row, vector) in vectors.enumerated() {
-            let (expected, inverseNorm) = Self.reference(vector)!
+            let (expected, inverseNorm) = Int8Reference.reference(vector)!
             #expect(Array(matrix.values[(row * dimensions)..<((row + 1) * dimensions)]) == expected, "row \(row)")
             #expect(matrix.inverseNorms[row].bitPattern == inverseNorm.bitPattern, "row \(row)")
             let unit = QuantizedMatrix.unitVector(of: vector)!

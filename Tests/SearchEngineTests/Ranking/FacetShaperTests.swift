@@ -1,6 +1,7 @@
 import SearchEngine
 import Testing
 import VisualSearch
+import TestSupport
 
 @Suite("FacetShaper", .timeLimit(.minutes(10)))
 struct FacetShaperTests {

@@ -1,6 +1,7 @@
 @testable import SearchEngine
 import Testing
 import VisualSearch
+import TestSupport
 
 @Suite("ResponseShaper", .timeLimit(.minutes(10)))
 struct ResponseShaperTests {

@@ -1,6 +1,7 @@
 @testable import SearchEngine
 import Testing
 import Tracking
+import TestSupport
 
 /// Co-engagement and popularity from collector events, on small logs whose
 /// answers can be worked out by hand.

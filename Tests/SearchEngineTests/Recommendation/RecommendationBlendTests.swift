@@ -2,6 +2,7 @@
 import Testing
 import Tracking
 import VisualSearch
+import TestSupport
 
 /// The documented blend: visual only without events, co-engagement for items
 /// with events, popularity for new ones.

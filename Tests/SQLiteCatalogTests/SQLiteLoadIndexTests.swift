@@ -45,7 +45,7 @@ struct SQLiteLoadIndexTests {
 
         guard loading != .none else { return #expect(loaded.learned == nil) }
         let learned = try #require(loaded.learned)
-        let reference = items.map { $0.storedLearned.flatMap(QuantizedMatrixTests.reference) }
+        let reference = items.map { $0.storedLearned.flatMap(Int8Reference.reference) }
         #expect(learned.count == items.count && learned.filled == reference.compactMap { $0 }.count)
         #expect(Array(learned.values) == reference.flatMap { $0?.0 ?? [Int8](repeating: 0, count: Self.dimension) })
         #expect(learned.inverseNorms.map(\.bitPattern) == reference.map { ($0?.1 ?? 0).bitPattern })

@@ -3,6 +3,7 @@ import SearchEngine
 import Testing
 import VisualSearch
 import PostgreSQLCatalog
+import TestSupport
 
 /// How a `postgresql://` URL is read: libpq's defaults and password sources,
 /// vsearch's own parameters, and a description that never holds the password.

@@ -2,9 +2,9 @@ import Tracking
 
 /// Valid collector events for recommendation tests: every field the
 /// validator requires filled in, ids deterministic so a resent log is stored once.
-enum ShopperEvents {
+public enum ShopperEvents {
     /// One event on `item` after query `query` in session `session`.
-    static func event(_ action: TrackingAction, _ item: String, query: String, session: String) -> TrackingEvent {
+    public static func event(_ action: TrackingAction, _ item: String, query: String, session: String) -> TrackingEvent {
         var event = TrackingEvent(action: action)
         event.pid = item
         event.queryId = query
@@ -20,7 +20,7 @@ enum ShopperEvents {
     }
 
     /// `sessions` sessions in which a shopper clicks `a` and then buys `b`.
-    static func boughtTogether(_ a: String, _ b: String, sessions: Int, tag: String = "") -> [TrackingEvent] {
+    public static func boughtTogether(_ a: String, _ b: String, sessions: Int, tag: String = "") -> [TrackingEvent] {
         (0..<sessions).flatMap { session in
             [event(.productClick, a, query: "q\(tag)\(session)", session: "s\(tag)\(session)"),
              event(.transaction, b, query: "q\(tag)\(session)", session: "s\(tag)\(session)")]

@@ -1,6 +1,5 @@
 import Foundation
 import SearchEngine
-import TestSupport
 import Testing
 import Tracking
 import VisualSearch

@@ -2,15 +2,15 @@ import ImageOps
 
 /// Small compositions for the features tests: a picture on a canvas of one
 /// colour or of noise, filled rectangles.
-enum Canvas {
+public enum Canvas {
     /// A `width`×`height` canvas of `colour` with `picture` pasted at `x`, `y`.
-    static func paste(_ picture: PixelBuffer, at x: Int, _ y: Int, width: Int, height: Int,
+    public static func paste(_ picture: PixelBuffer, at x: Int, _ y: Int, width: Int, height: Int,
                       color: (UInt8, UInt8, UInt8)) -> PixelBuffer {
         paste(picture, onto: PixelBuffer(width: width, height: height, hasAlpha: false, fill: (color.0, color.1, color.2, 255)), at: x, y)
     }
 
     /// `picture` pasted onto `canvas` at `x`, `y` (clipped).
-    static func paste(_ picture: PixelBuffer, onto canvas: PixelBuffer, at x: Int, _ y: Int) -> PixelBuffer {
+    public static func paste(_ picture: PixelBuffer, onto canvas: PixelBuffer, at x: Int, _ y: Int) -> PixelBuffer {
         var out = canvas
         for row in 0..<picture.height where y + row < canvas.height {
             for column in 0..<picture.width where x + column < canvas.width {
@@ -24,7 +24,7 @@ enum Canvas {
     /// A canvas of `base` with a fixed pseudo-random jitter of up to +127 per
     /// 16 px block: blotches that survive reduction to 128 px, so no line of
     /// it is uniform even after shrink-on-load.
-    static func noise(width: Int, height: Int, base: (UInt8, UInt8, UInt8)) -> PixelBuffer {
+    public static func noise(width: Int, height: Int, base: (UInt8, UInt8, UInt8)) -> PixelBuffer {
         var state: UInt32 = 12345
         let columns = (width + 15) / 16
         let jitter = (0..<(columns * ((height + 15) / 16))).map { _ -> UInt8 in
@@ -43,7 +43,7 @@ enum Canvas {
     }
 
     /// `picture` with a rectangle filled with `colour`.
-    static func fill(_ picture: PixelBuffer, _ rect: PixelRect, color: (UInt8, UInt8, UInt8)) -> PixelBuffer {
+    public static func fill(_ picture: PixelBuffer, _ rect: PixelRect, color: (UInt8, UInt8, UInt8)) -> PixelBuffer {
         var out = picture
         for y in rect.y..<(rect.y + rect.height) {
             for x in rect.x..<(rect.x + rect.width) {
@@ -55,5 +55,16 @@ enum Canvas {
     }
 
     /// The dot product of two vectors.
-    static func dot(_ a: [Float], _ b: [Float]) -> Float { zip(a, b).reduce(0) { $0 + $1.0 * $1.1 } }
+    public static func dot(_ a: [Float], _ b: [Float]) -> Float { zip(a, b).reduce(0) { $0 + $1.0 * $1.1 } }
+
+    /// A 3:1 banner: the picture on the left, a headline (white bars) on the right.
+    public static func banner(_ picture: PixelBuffer) -> (PixelBuffer, PixelRect) {
+        let height = 128, width = 384
+        let small = Resampler.resample(picture, to: picture.size.fitting(inside: PixelSize(width: 110, height: 110)), filter: .triangle)
+        let x = 12, y = (height - small.height) / 2
+        var banner = Canvas.paste(small, at: x, y, width: width, height: height, color: (11, 61, 145))
+        banner = Canvas.fill(banner, PixelRect(x: 250, y: 55, width: 100, height: 6), color: (255, 255, 255))
+        banner = Canvas.fill(banner, PixelRect(x: 250, y: 70, width: 70, height: 6), color: (255, 255, 255))
+        return (banner, PixelRect(x: x, y: y, width: small.width, height: small.height))
+    }
 }
