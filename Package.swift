@@ -78,20 +78,20 @@ let package = Package(
         // store's approximate k-NN (issue 29). libdeflate gives the graph file's CRC-32.
         .target(name: "CHNSWIndex", dependencies: ["CLibDeflate"]),
         // The package's one lock, a pthread mutex ThreadSanitizer can see (issue 41).
-        .target(name: "Locking"),
+        .target(name: "ConcurrencyToolkit"),
         .target(
             name: "ImageOps",
             dependencies: [
-                "Locking", "CTurboJPEG", "CPNGCodec", "CLittleCMS",
+                "ConcurrencyToolkit", "CTurboJPEG", "CPNGCodec", "CLittleCMS",
                 .target(name: "CWebP", condition: .when(traits: ["WebP"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CGIF", condition: .when(traits: ["GIF"])),
             ]
         ),
-        .target(name: "Networking", dependencies: ["Locking"]),
+        .target(name: "Networking", dependencies: ["ConcurrencyToolkit"]),
         // ONNX Runtime's C API, loaded with dlopen at run time: nothing links against libonnxruntime.
-        .target(name: "OnnxRuntime", dependencies: ["Locking", "COnnxRuntime"]),
+        .target(name: "OnnxRuntime", dependencies: ["ConcurrencyToolkit", "COnnxRuntime"]),
         .target(name: "VisualSearch", dependencies: ["ImageOps", "Networking"]),
         .target(name: "Tracking"),
         .target(
@@ -104,7 +104,7 @@ let package = Package(
             ]
         ),
         // The engine knows the store roles, never a driver: GRDB and PostgresNIO live in the store targets.
-        .target(name: "SearchEngine", dependencies: ["Locking", "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
+        .target(name: "SearchEngine", dependencies: ["ConcurrencyToolkit", "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
             dependencies: ["SearchEngine", "VisualSearch", "Tracking", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
@@ -131,7 +131,7 @@ let package = Package(
         .target(
             name: "VisualSearchServer",
             dependencies: [
-                "Locking", "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
+                "ConcurrencyToolkit", "VisualSearch", "SearchEngine", "CatalogStores", "Tracking", "ImageOps", "Networking",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Toolkit"])),
@@ -148,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "vsearch",
             dependencies: [
-                "Locking", "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
+                "ConcurrencyToolkit", "ImageOps", "Networking", "VisualSearch", "Tracking", "EventDelivery", "SearchEngine", "SQLiteCatalog",
                 "PostgreSQLCatalog", "CatalogStores", "VisualSearchServer", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Locking", "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog",
+                "ConcurrencyToolkit", "ImageOps", "Networking", "VisualSearch", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog",
                 "CatalogStores", "VisualSearchServer", "Tracking",
                 .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
@@ -169,17 +169,17 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "ImageOpsTests", dependencies: ["Locking", "ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
+        .testTarget(name: "ImageOpsTests", dependencies: ["ConcurrencyToolkit", "ImageOps", "CPNGCodec", "CLibPNGReference", "TestSupport"]),
         .testTarget(
             name: "VisualSearchTests",
-            dependencies: ["Locking", "VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
+            dependencies: ["ConcurrencyToolkit", "VisualSearch", "ImageOps", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
         ),
-        .testTarget(name: "NetworkingTests", dependencies: ["Locking", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]),
+        .testTarget(name: "NetworkingTests", dependencies: ["ConcurrencyToolkit", "Networking", "TestSupport", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]),
         .testTarget(name: "TrackingTests", dependencies: ["Tracking", "TestSupport"]),
         .testTarget(
             name: "EventDeliveryTests",
             dependencies: [
-                "Locking", "EventDelivery", "Tracking", "Networking", "TestSupport",
+                "ConcurrencyToolkit", "EventDelivery", "Tracking", "Networking", "TestSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
             ]
@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
-                "Locking", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking",
+                "ConcurrencyToolkit", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking",
                 "ImageOps", "Networking", "TestSupport",
             ]
         ),
@@ -198,11 +198,14 @@ let package = Package(
             dependencies: ["CatalogStores", "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "ImageOps", "TestSupport"]
         ),
         .testTarget(name: "OnnxRuntimeTests", dependencies: ["OnnxRuntime", "TestSupport"]),
-        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(
+            name: "ConcurrencyToolkitTests",
+            dependencies: ["ConcurrencyToolkit", .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"]))]
+        ),
         .testTarget(
             name: "VisualSearchServerTests",
             dependencies: [
-                "Locking", "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
+                "ConcurrencyToolkit", "VisualSearchServer", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores",
                 "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Toolkit"])),

@@ -1,4 +1,4 @@
-import Locking
+import ConcurrencyToolkit
 
 /// A continuation resumed exactly once by whichever of several racers comes
 /// first; a result that arrives before the continuation is installed waits for it.

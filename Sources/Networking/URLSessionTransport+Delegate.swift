@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Locking
+import ConcurrencyToolkit
 
 extension URLSessionTransport {
     /// The session's delegate: routes each callback to its ``Exchange``,
@@ -44,7 +44,7 @@ extension URLSessionTransport {
             exchange.state.withLock { state in
                 state.head = Exchange.Head(status: http?.statusCode ?? 0, headers: headers, url: response.url)
                 state.body = []
-                state.lastProgress = exchange.clock.elapsed()
+                state.lastProgress = exchange.clock.now
             }
             if exchange.method != "HEAD", response.expectedContentLength > Int64(maxResponseBytes) {
                 exchange.fail(.responseTooLarge(url: exchange.shownURL, limit: maxResponseBytes))
@@ -65,7 +65,7 @@ extension URLSessionTransport {
                     return true
                 }
                 state.body.append(contentsOf: data)
-                state.lastProgress = exchange.clock.elapsed()
+                state.lastProgress = exchange.clock.now
                 return false
             }
             if tooLarge { dataTask.cancel() }
@@ -91,7 +91,7 @@ extension URLSessionTransport {
             guard let exchange = exchange(for: task) else { return completionHandler(nil) }
             let count = exchange.state.withLock { state -> Int in
                 state.redirects += 1
-                state.lastProgress = exchange.clock.elapsed()
+                state.lastProgress = exchange.clock.now
                 return state.redirects
             }
             guard count <= maxRedirects else {

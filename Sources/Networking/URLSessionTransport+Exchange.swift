@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Locking
+import ConcurrencyToolkit
 
 extension URLSessionTransport {
     /// One request in flight: what has arrived, the first failure recorded
@@ -37,20 +37,20 @@ extension URLSessionTransport {
         let outcome = OneShot<Result<HTTPClientResponse, HTTPClientError>>()
         let watchdog = Locked<Task<Void, Never>?>(nil)
         /// The clock idle time is measured on.
-        let clock: IdleClock
+        let clock: ElapsedClock
 
-        init(_ request: HTTPClientRequest, maxRedirects: Int, clock: IdleClock) {
+        init(_ request: HTTPClientRequest, maxRedirects: Int, clock: ElapsedClock) {
             self.clock = clock
             shownURL = Redaction.url(request.url)
             method = request.method.uppercased()
             timeout = request.timeout
             self.maxRedirects = maxRedirects
-            state.withLock { $0.lastProgress = clock.elapsed() }
+            state.withLock { $0.lastProgress = clock.now }
         }
 
         /// Bytes moved: the idle clock starts again.
         func progressed() {
-            let now = clock.elapsed()
+            let now = clock.now
             state.withLock { $0.lastProgress = now }
         }
 
@@ -67,7 +67,7 @@ extension URLSessionTransport {
             let limit = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
             let handle = Task.detached { [self] in
                 while true {
-                    let now = clock.elapsed()
+                    let now = clock.now
                     let wait: Duration? = state.withLock { state in
                         guard !state.finished else { return nil }
                         let idle = now - state.lastProgress
@@ -82,7 +82,7 @@ extension URLSessionTransport {
                         task.cancel()
                         return
                     }
-                    do { try await clock.sleep(wait) } catch { return }
+                    do { try await clock.sleep(for: wait) } catch { return }
                 }
             }
             watchdog.withLock { $0 = handle }

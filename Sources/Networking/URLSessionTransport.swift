@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ConcurrencyToolkit
 #endif
 
 /// ``HTTPTransport`` over the platform's `URLSession` (FoundationNetworking
@@ -38,8 +39,8 @@ public final class URLSessionTransport: HTTPTransport {
     public let destinationPolicy: DestinationPolicy
     /// Redirects followed per request before ``HTTPClientError/tooManyRedirects(url:limit:)``: 5 by default.
     public let maxRedirects: Int
-    /// The clock each request's idle timeout runs on: ``IdleClock/continuous`` by default.
-    public let idleClock: IdleClock
+    /// The clock each request's idle timeout runs on: ``ElapsedClock/continuous`` by default.
+    public let idleClock: ElapsedClock
     let delegate: SessionDelegate
     let session: URLSession
 
@@ -50,7 +51,7 @@ public final class URLSessionTransport: HTTPTransport {
     ///   - maxRedirects: redirects followed per request, 5 by default (0 follows none).
     ///   - idleClock: the clock idle timeouts run on, wall time by default (a test gives one it controls).
     public init(maxResponseBytes: Int = 32 << 20, destinationPolicy: DestinationPolicy = .unrestricted, maxRedirects: Int = 5,
-                idleClock: IdleClock = .continuous) {
+                idleClock: ElapsedClock = .continuous) {
         self.idleClock = idleClock
         self.maxResponseBytes = max(0, maxResponseBytes)
         self.destinationPolicy = destinationPolicy

@@ -1,5 +1,5 @@
 import COnnxRuntime
-import Locking
+import ConcurrencyToolkit
 
 /// ONNX Runtime's C library, loaded at run time (`dlopen`): nothing links
 /// against it, so a program that never asks for a model neither needs nor

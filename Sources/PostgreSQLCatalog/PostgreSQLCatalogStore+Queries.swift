@@ -55,14 +55,14 @@ extension PostgreSQLCatalogStore {
             let learnedDimension = loading != .none ? try await Self.learnedModel(connection)?.dimension ?? 0 : 0
             var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension,
                                      keepsExactLearned: loading == .exact)
-            let decoder = JSONDecoder()
             let rows = try await connection.query(PostgresQuery(unsafeSQL: """
                 SELECT id, im_name, source, features::real[], \(learnedDimension > 0 ? "learned::real[]" : "NULL::real[]"), palette::text
                 FROM images ORDER BY id
                 """), logger: Self.silent)
             for try await (id, name, source, vector, learned, paletteText) in rows.decode((Int64, String, String, [Float], [Float]?, String).self) {
                 guard vector.count == index.dimensions else { continue }
-                let palette = (try? decoder.decode(DominantColors.self, from: Data(paletteText.utf8))) ?? DominantColors(entries: [])
+                var text = paletteText
+                let palette = text.withUTF8 { DominantColors(json: UnsafeRawBufferPointer($0)) } ?? DominantColors(entries: [])
                 index.append(id: id, name: name, source: source, vector: vector, learned: learned, palette: palette)
             }
             return index

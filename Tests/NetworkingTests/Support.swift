@@ -1,6 +1,6 @@
 import Foundation
 import Networking
-import Locking
+import ConcurrencyToolkit
 
 /// Records the backoff waits a client asks for instead of sleeping, so retry
 /// tests run instantly and can assert each wait.

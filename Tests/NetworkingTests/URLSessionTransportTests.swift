@@ -3,6 +3,7 @@ import Foundation
 import Networking
 import TestSupport
 import Testing
+import ConcurrencyToolkit
 
 @Suite("URLSessionTransport against a real loopback server", .timeLimit(.minutes(10)))
 struct URLSessionTransportTests {
@@ -63,7 +64,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.stallMidBody(declared: 64 << 20, body: "")])
         defer { stub.stop() }
         // Idle time on a clock that never moves: only the header check can end the request.
-        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: IdleClock(TestClock()))
+        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: ElapsedClock(TestClock()))
         let result = await send(transport, HTTPClientRequest(url: stub.url(), timeout: 60))
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
     }
@@ -73,7 +74,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.oversized(bytes: 64 << 20)])
         defer { stub.stop() }
         // Idle time on a clock that never moves: only abandoning the body at the cap can end the request.
-        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: IdleClock(TestClock()))
+        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: ElapsedClock(TestClock()))
         let result = await send(transport, HTTPClientRequest(url: stub.url(), timeout: 60))
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
     }
@@ -83,7 +84,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.oversizedChunked(bytes: 64 << 20)])
         defer { stub.stop() }
         // Idle time on a clock that never moves: only abandoning the body at the cap can end the request.
-        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: IdleClock(TestClock()))
+        let transport = URLSessionTransport(maxResponseBytes: 1 << 20, idleClock: ElapsedClock(TestClock()))
         let result = await send(transport, HTTPClientRequest(url: stub.url(), timeout: 60))
         #expect(result.failure == .responseTooLarge(url: stub.url().absoluteString, limit: 1 << 20))
     }
@@ -105,7 +106,7 @@ struct URLSessionTransportTests {
         let stub = LoopbackStub([.stall])
         defer { stub.stop() }
         // Idle time on a clock that never moves: only the cancellation can end the request.
-        let transport = URLSessionTransport(idleClock: IdleClock(TestClock()))
+        let transport = URLSessionTransport(idleClock: ElapsedClock(TestClock()))
         let task = Task { await send(transport, HTTPClientRequest(url: stub.url(), timeout: 30)) }
         await stub.requestsArrived(1)
         task.cancel()

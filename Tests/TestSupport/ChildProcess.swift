@@ -1,6 +1,6 @@
 import Foundation
 import Subprocess
-import Locking
+import ConcurrencyToolkit
 #if canImport(System)
 import System
 #else

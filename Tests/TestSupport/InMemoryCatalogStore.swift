@@ -1,6 +1,6 @@
 import Foundation
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 
 /// A catalog store in memory: every role of ``CatalogStore`` (reader,

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import Locking
+import ConcurrencyToolkit
 
 /// A scripted HTTP/1.1 server on 127.0.0.1 for failure matrices: real
 /// sockets, so a client's real URLSession stack meets each failure. Each

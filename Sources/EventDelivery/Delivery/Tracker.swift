@@ -20,9 +20,10 @@ import ServiceLifecycle
 /// is at-least-once: a crash between "sent" and "removed" resends the batch,
 /// and the receiver deduplicates on each event's `eid`.
 ///
-/// A tracker is a ServiceLifecycle `Service`: ``run()`` delivers until
-/// graceful shutdown or cancellation, then makes a final delivery attempt.
-/// Outside a service group, ``start()`` and ``shutdown()`` do the same.
+/// A tracker is a ServiceLifecycle `Service` with one lifecycle: ``run()``
+/// delivers until graceful shutdown or cancellation, then makes a final
+/// delivery attempt; outside a service group, ``whileDelivering(_:)`` runs the
+/// same loop for the length of a closure.
 /// It logs through swift-log: a warning per dropped event, a notice per
 /// failed round, debug lines for delivered rounds.
 ///
@@ -33,10 +34,10 @@ import ServiceLifecycle
 /// let group = ServiceGroup(services: [server, tracker], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()        // SIGTERM: the loop stops, queued events get one more try
 ///
-/// // Or by hand:
-/// await tracker.start()
-/// try await tracker.track(.productClick(queryId: reqid, pid: "dress_17", imgUrl: url, pos: 3))
-/// await tracker.shutdown()     // stops the loop and tries once more to deliver
+/// // Or for the length of a closure:
+/// try await tracker.whileDelivering {
+///     try await tracker.track(.productClick(queryId: reqid, pid: "dress_17", imgUrl: url, pos: 3))
+/// }                            // the loop stops and queued events get one more try
 /// ```
 public actor Tracker: Service {
     /// Delivery settings.
@@ -91,7 +92,6 @@ public actor Tracker: Service {
     let clock: any TrackingClock
     /// Where the tracker reports dropped events and failed rounds.
     public nonisolated let logger: Logger
-    var loop: Task<Void, Never>?
     var round: Task<Report, Never>?
     /// Waits taken after failures, for tests and logs.
     public private(set) var backoffHistory: [Double] = []
@@ -237,8 +237,7 @@ public actor Tracker: Service {
     // MARK: - Running
 
     /// Runs the delivery loop until graceful shutdown (ServiceLifecycle) or
-    /// cancellation, then makes a final delivery attempt as ``shutdown()``
-    /// does. A round in flight when the signal comes is finished, not cut
+    /// cancellation, then makes a final delivery attempt. A round in flight when the signal comes is finished, not cut
     /// short; the final attempt runs even after cancellation and ends at its
     /// first failed round (each request bounded by the transport's timeout).
     /// Whatever is not delivered stays queued for the next run.
@@ -248,23 +247,20 @@ public actor Tracker: Service {
         _ = await finalDelivery()
     }
 
-    /// Starts the background delivery loop (idempotent): ``run()`` for callers without a service group.
-    public func start() {
-        guard loop == nil else { return }
-        loop = Task { await self.deliveryLoop() }
-    }
-
-    /// Stops the loop started by ``start()``, waits for it to finish its
-    /// round, and makes one more attempt to deliver what is queued.
-    /// Whatever is not delivered stays queued for the next start.
-    @discardableResult
-    public func shutdown() async -> Report {
-        if let loop {
-            loop.cancel()
-            await loop.value
+    /// Runs `body` with the delivery loop beside it, then stops the loop (a
+    /// round in flight is finished) and makes one more attempt to deliver what
+    /// is queued, as ``run()`` does at shutdown: the same lifecycle for a
+    /// caller without a service group, held by a task group rather than a task
+    /// left running. Whatever is not delivered stays queued for the next run.
+    /// - Returns: what `body` returned; its error is rethrown after the final attempt.
+    public nonisolated func whileDelivering<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        let result: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.deliveryLoop() }
+            defer { group.cancelAll() }
+            do { return .success(try await body()) } catch { return .failure(error) }
         }
-        loop = nil
-        return await finalDelivery()
+        _ = await finalDelivery()
+        return try result.get()
     }
 
     /// One more attempt, in a task of its own so that the caller's cancellation does not cut it short.

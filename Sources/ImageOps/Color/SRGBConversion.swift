@@ -1,4 +1,4 @@
-import Locking
+import ConcurrencyToolkit
 
 /// Converting decoded pixels to sRGB: one Little CMS transform per distinct
 /// profile and pixel layout, made once and cached, applied once per source

@@ -1,4 +1,4 @@
-import Locking
+import ConcurrencyToolkit
 
 /// Separable, fixed-point image resampling — the hot loop of thumbnails,
 /// upload preparation and indexing.

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// Runs `count` independent items on a fixed number of worker threads and
 /// collects their results in order. Each worker holds one item at a time, so

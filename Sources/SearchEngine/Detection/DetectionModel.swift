@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import OnnxRuntime
-import Locking
+import ConcurrencyToolkit
 
 /// The learned model's two detection parts, beside the embedding it serves:
 /// the network without its pooling (`detector.onnx`: a ``FeatureMap`` of a

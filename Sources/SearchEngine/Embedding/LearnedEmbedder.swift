@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import OnnxRuntime
-import Locking
+import ConcurrencyToolkit
 
 /// A learned image embedding: a convolutional network (by default
 /// EfficientNet-Lite0 trained on ImageNet, its classifier removed) run in

@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 #if canImport(Glibc)
 import Glibc

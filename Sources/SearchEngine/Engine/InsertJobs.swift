@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 
 /// The data API's asynchronous inserts: each `/insert` becomes a

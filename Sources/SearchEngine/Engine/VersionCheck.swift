@@ -1,4 +1,4 @@
-import Locking
+import ConcurrencyToolkit
 
 /// When the engine last asked its catalog for the version counter, so a busy
 /// engine asks at most once per ``VisualSearchEngine/Configuration/versionCheckInterval``:

@@ -43,7 +43,7 @@ public enum ColorFeatures {
     /// 3's decode for images longer than ``wideAspect`` times their shorter side
     /// (version 4 halved a banner's product: held-out `banner` recall@1 0.922 →
     /// 0.823). A catalog row records the version that computed it
-    /// (``ImageFeatures/fingerprint(of:)``), so `vsearch serve` and
+    /// (``StoredContentHash/fingerprint(of:)``), so `vsearch serve` and
     /// `catalog stats` report rows to re-index.
     public static let version = 5
     /// Histogram part length.

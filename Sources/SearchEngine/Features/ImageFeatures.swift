@@ -54,7 +54,7 @@ public enum ImageFeatures {
         let small = ColorFeatures.workingCopy(of: decoded.pixels)
         let content = MarginTrimmer.content(of: small)
         let item = CatalogItem(imageName: name, source: source, width: decoded.header.size.width,
-                               height: decoded.header.size.height, contentHash: fingerprint(of: bytes, learned: learned?.descriptor),
+                               height: decoded.header.size.height, contentHash: StoredContentHash.fingerprint(of: bytes, learned: learned?.descriptor),
                                features: trimmedVector(decoded.pixels, small: small, content: content),
                                palette: DominantColors.palette(of: small), metadata: metadata)
         // The learned vector sees the whole picture: trimming margins cost it copy-detection recall
@@ -251,38 +251,6 @@ public enum ImageFeatures {
             return try [regionVector] + (regions.count > 1 ? embedder.embed(Array(regions.dropFirst())) : [])
         }
         return QueryFeatures(vectors: vectors, learned: learnedVectors, region: region)
-    }
-
-    /// What a catalog row stores as its content hash: the file's ``ContentHash``
-    /// tagged with the ``ColorFeatures/version`` that computed its vector
-    /// (`…-f3`), so re-indexing recomputes the vectors of an older vsearch
-    /// (whose rows hold the bare hash) and `catalog migrate` carries the tag
-    /// along with the vector it belongs to.
-    /// With a learned model, its tag follows (`…-f3-m<12 hex digits of its hash>`):
-    /// indexing with another model (or with one after none) computes the row again.
-    public static func fingerprint(of bytes: [UInt8], learned: EmbeddingDescriptor? = nil) -> String {
-        ContentHash.of(bytes) + "-f\(ColorFeatures.version)" + (learned.map(learnedTag(of:)) ?? "")
-    }
-
-    /// The part of a fingerprint naming the learned model: `-m` and 12 hex digits of its hash.
-    public static func learnedTag(of descriptor: EmbeddingDescriptor) -> String {
-        "-m" + descriptor.contentHash.prefix(12)
-    }
-
-    /// Whether a stored content hash was computed by this vsearch's colour features (any learned model).
-    public static func isCurrent(_ storedHash: String) -> Bool {
-        colorPart(of: storedHash).hasSuffix("-f\(ColorFeatures.version)")
-    }
-
-    /// A stored content hash without its learned model's tag.
-    public static func colorPart(of storedHash: String) -> Substring {
-        guard let range = storedHash.range(of: "-m", options: .backwards) else { return Substring(storedHash) }
-        return storedHash[..<range.lowerBound]
-    }
-
-    /// Whether a stored content hash holds a learned vector of `descriptor`'s model.
-    public static func hasLearned(_ storedHash: String, of descriptor: EmbeddingDescriptor) -> Bool {
-        storedHash.hasSuffix(learnedTag(of: descriptor))
     }
 
     /// The colour vector of `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).

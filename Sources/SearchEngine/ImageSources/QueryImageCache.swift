@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 
 /// Uploaded query images, kept under an `im_id` (`<content hash>.jpg`) so a

@@ -5,7 +5,7 @@ import VisualSearch
 /// Adds images to a ``CatalogStore``: the one pipeline behind `vsearch index`
 /// (a folder) and the data API's `/insert` (fetched images).
 ///
-/// - Unchanged images (same ``ImageFeatures/fingerprint(of:learned:)``: the
+/// - Unchanged images (same ``StoredContentHash/fingerprint(of:learned:)``: the
 ///   file's ``ContentHash``, the features version and the learned model) are
 ///   not decoded again; their metadata is still updated when metadata was
 ///   given. Without a learned model, an image whose stored row has learned
@@ -379,8 +379,8 @@ public struct Indexer: Sendable {
     /// features, and the learned model's vector — or, indexing without a
     /// model, any (a colour-only run keeps the learned vectors it cannot make).
     static func isUnchanged(stored: String, bytes: [UInt8], learned: EmbeddingDescriptor?) -> Bool {
-        if let learned { return stored == ImageFeatures.fingerprint(of: bytes, learned: learned) }
-        return ImageFeatures.colorPart(of: stored) == ImageFeatures.fingerprint(of: bytes)
+        if let learned { return stored == StoredContentHash.fingerprint(of: bytes, learned: learned) }
+        return StoredContentHash.colorPart(of: stored) == StoredContentHash.fingerprint(of: bytes)
     }
 
     /// An absolute, normalised path, so the catalog's sources work from any working directory.

@@ -29,9 +29,9 @@ extension CatalogReader {
     }
 
     /// How many images an older vsearch's features computed (their stored
-    /// content hash lacks this version's tag, ``ImageFeatures/isCurrent(_:)``):
+    /// content hash lacks this version's tag, ``StoredContentHash/isCurrent(_:)``):
     /// they answer with their old vectors until `vsearch index` runs again.
     public func staleFeatureCount() async throws(VisualSearchError) -> Int {
-        try await contentHashes().values.filter { !ImageFeatures.isCurrent($0) }.count
+        try await contentHashes().values.filter { !StoredContentHash.isCurrent($0) }.count
     }
 }

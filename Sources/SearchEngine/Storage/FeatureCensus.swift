@@ -6,11 +6,11 @@ public struct FeatureCensus: Sendable {
     public private(set) var stale = 0
 
     public init(model: EmbeddingDescriptor?) {
-        tag = model.map(ImageFeatures.learnedTag(of:))
+        tag = model.map(StoredContentHash.learnedTag(of:))
     }
 
     public mutating func count(_ hash: String) {
         if let tag, hash.hasSuffix(tag) { learned += 1 }
-        if !ImageFeatures.isCurrent(hash) { stale += 1 }
+        if !StoredContentHash.isCurrent(hash) { stale += 1 }
     }
 }

@@ -1,18 +1,19 @@
 import Foundation
+import ConcurrencyToolkit
 
 /// The server's admission control, shared by every request: the client
 /// table, one queue per ``RequestLane``, the budget of body bytes in memory
 /// and the places for reading bodies whose credentials are not known yet.
-/// Its rules keep time by `clock` (``AdmissionClock``): the client rate and the queue wait.
+/// Its rules keep time by `clock` (``ElapsedClock``): the client rate and the queue wait.
 final class Admission: Sendable {
     let clients: ClientLimiter
     let lanes: [RequestLane: AdmissionQueue]
     let bodies: BodyBudget
     let unverified: UnverifiedBodies
-    let clock: AdmissionClock
+    let clock: ElapsedClock
 
     init(limits: ServerLimits, maxConcurrentLightRequests: Int, clock: any Clock<Duration> = ContinuousClock()) {
-        let time = AdmissionClock(clock)
+        let time = ElapsedClock(clock)
         self.clock = time
         unverified = UnverifiedBodies(limits: limits.unverifiedBodies)
         clients = ClientLimiter(limits: limits.clients, clock: time)

@@ -1,16 +1,16 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// Requests of one kind in flight, with a bounded queue in front: up to
 /// `limit` run; up to `maxQueued` more wait their turn (first come, first
-/// served) for at most `maxWait`, on the ``AdmissionClock`` given at init;
+/// served) for at most `maxWait`, on the ``ElapsedClock`` given at init;
 /// anything beyond is shed at once. A shed request is answered 503 with
 /// `Retry-After` — a fast, honest "not now" instead of a wait without bound.
 final class AdmissionQueue: Sendable {
     let limit: Int
     let maxQueued: Int
     let maxWait: Duration
-    let clock: AdmissionClock
+    let clock: ElapsedClock
     let state = Locked(State())
 
     struct State {
@@ -19,7 +19,7 @@ final class AdmissionQueue: Sendable {
         var nextID = 0
     }
 
-    init(limit: Int, maxQueued: Int, maxWait: Duration, clock: AdmissionClock = AdmissionClock()) {
+    init(limit: Int, maxQueued: Int, maxWait: Duration, clock: ElapsedClock = ElapsedClock()) {
         self.limit = max(1, limit)
         self.maxQueued = max(0, maxQueued)
         self.maxWait = maxWait

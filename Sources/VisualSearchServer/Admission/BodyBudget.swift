@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// Request bodies held in memory, reserved from their declared length before
 /// they are read (``ServerLimits/maxBodyBytesInFlight``), in three bounds:

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// Keeps ``ClientLimits`` per client: a token bucket for the rate and its
 /// requests in flight in each lane. Clients idle for a minute are forgotten,
@@ -35,7 +35,7 @@ import Locking
 /// sending what is refused is limited (429) once that bucket is empty, even
 /// while capacity is free; a client that sends what the server can answer never is.
 ///
-/// Both buckets refill by the ``AdmissionClock`` given at init.
+/// Both buckets refill by the ``ElapsedClock`` given at init.
 final class ClientLimiter: Sendable {
     /// Whether a request may go on.
     enum Decision: Equatable {
@@ -52,7 +52,7 @@ final class ClientLimiter: Sendable {
         var tokens: Double
         /// The bucket refusals are charged to.
         var refusalTokens: Double
-        /// When the buckets were last refilled (``AdmissionClock/now``).
+        /// When the buckets were last refilled (``ElapsedClock/now``).
         var refilled: Duration
         var inFlight: [RequestLane: Int] = [:]
         /// Of those, searches (``RoutePath/isSearch(_:)``).
@@ -74,7 +74,7 @@ final class ClientLimiter: Sendable {
     }
 
     let limits: ClientLimits
-    let clock: AdmissionClock
+    let clock: ElapsedClock
     let state = Locked(State())
     /// Forget clients idle this long once the table holds more than ``sweepThreshold`` of them.
     static let idleForgotten: Duration = .seconds(60)
@@ -82,7 +82,7 @@ final class ClientLimiter: Sendable {
     /// How long a client counts as searching after its last search ended.
     static let presence: Duration = .seconds(1)
 
-    init(limits: ClientLimits, clock: AdmissionClock = AdmissionClock()) {
+    init(limits: ClientLimits, clock: ElapsedClock = ElapsedClock()) {
         self.limits = limits
         self.clock = clock
     }

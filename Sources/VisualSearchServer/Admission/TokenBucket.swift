@@ -1,7 +1,8 @@
 import Foundation
+import ConcurrencyToolkit
 
 /// A token bucket: up to ``capacity`` tokens, refilled at ``rate`` a second
-/// by the ``AdmissionClock``'s time (``refill(now:)``). A request costing `n`
+/// by the ``ElapsedClock``'s time (``refill(now:)``). A request costing `n`
 /// tokens goes on when the bucket holds `n` (``take(_:)``), and otherwise is
 /// told how long to wait (``secondsUntil(_:)``). Tokens are whatever the
 /// limit counts: events, bytes.
@@ -18,7 +19,7 @@ struct TokenBucket: Sendable, Hashable {
     let rate: Double
     /// Tokens in it now (as of ``refilled``); below zero only if taken on credit.
     private(set) var tokens: Double
-    /// When it was last refilled (``AdmissionClock/now``).
+    /// When it was last refilled (``ElapsedClock/now``).
     private(set) var refilled: Duration
 
     /// A full bucket.

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// The places for reading bodies of requests whose head carries no
 /// credential (``UnverifiedBodyLimits``): a few in all, fewer per address.

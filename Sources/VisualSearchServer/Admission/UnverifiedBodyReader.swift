@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import Locking
+import ConcurrencyToolkit
 
 /// Reads the body of a request whose credentials are not known yet, for
 /// admission (``UnverifiedBodyLimits``): the body is collected up to the
-/// body limit while a watchdog on the ``AdmissionClock`` checks that it keeps
+/// body limit while a watchdog on the ``ElapsedClock`` checks that it keeps
 /// coming — ``UnverifiedBodyLimits/grace`` plus a second per
 /// ``UnverifiedBodyLimits/minRate`` bytes, never more than the request timeout.
 /// A body behind that is abandoned (the reading task is cancelled) and the
@@ -22,7 +22,7 @@ struct UnverifiedBodyReader: Sendable {
     }
 
     let limits: UnverifiedBodyLimits
-    let clock: AdmissionClock
+    let clock: ElapsedClock
     /// The request timeout, in seconds: the longest a body may take, however fast it comes.
     let timeout: Double
 

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,7 +14,7 @@ import Darwin
 /// more than ``sweepThreshold`` are kept, so the table stays small whatever
 /// the number of addresses seen.
 ///
-/// Buckets refill by the ``AdmissionClock`` given at init (tests step it).
+/// Buckets refill by the ``ElapsedClock`` given at init (tests step it).
 final class CollectorLimiter: Sendable {
     /// Whether a batch may be stored.
     enum Decision: Equatable {
@@ -57,7 +57,7 @@ final class CollectorLimiter: Sendable {
     }
 
     let limits: CollectorLimits
-    let clock: AdmissionClock
+    let clock: ElapsedClock
     let state = Locked(State())
     /// Sweep addresses whose buckets are full once more than this many are kept (at most once a second).
     static let sweepThreshold = 4096
@@ -66,7 +66,7 @@ final class CollectorLimiter: Sendable {
     /// A bucket of events holds this many seconds of its rate (and at least one full batch).
     static let burstSeconds = 10.0
 
-    init(limits: CollectorLimits, clock: AdmissionClock = AdmissionClock()) {
+    init(limits: CollectorLimits, clock: ElapsedClock = ElapsedClock()) {
         self.limits = limits
         self.clock = clock
     }

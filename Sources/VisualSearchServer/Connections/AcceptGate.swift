@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import Locking
+import ConcurrencyToolkit
 
 /// The first check a connection meets: when it is accepted, before it is
 /// given a pipeline (no HTTP decoder, no handler, no buffer, no task), the

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// Connections open now, in all and by peer address, shared by every connection's ``ConnectionGuard``.
 final class ConnectionCounter: Sendable {

@@ -4,7 +4,7 @@ import Logging
 import SearchEngine
 import VisualSearch
 import Synchronization
-import Locking
+import ConcurrencyToolkit
 
 /// Thumbnails made on their first request and kept on disk: the Rezolve
 /// rule's sizes (``SingleThumbnail``), one file per source version and size.

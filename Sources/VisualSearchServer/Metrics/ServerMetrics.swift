@@ -1,6 +1,6 @@
 import Foundation
 import Prometheus
-import Locking
+import ConcurrencyToolkit
 
 /// What `vsearch serve` tells its operators, in the Prometheus text format
 /// (version 0.0.4) at `GET /metrics`: the server's families, recorded into a

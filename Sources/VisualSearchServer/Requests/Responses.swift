@@ -2,7 +2,7 @@ import Foundation
 import ImageOps
 import Hummingbird
 import NIOCore
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 
 /// JSON responses.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Tracking
 import VisualSearch
+import ConcurrencyToolkit
 
 /// The local analytics collector: the hosted tracker's endpoints, stored in
 /// the catalog database (deduplicated by event id) for `vsearch events stats`.
@@ -50,7 +51,7 @@ public struct CollectorRoutes: Sendable {
         endpoint = EndpointFrame(settings: settings)
         self.metrics = metrics
         self.now = now
-        limiter = CollectorLimiter(limits: limits, clock: AdmissionClock(clock))
+        limiter = CollectorLimiter(limits: limits, clock: ElapsedClock(clock))
         addressSource = ClientLimits(addressHeader: addressHeader)
     }
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import CatalogStores
 import Foundation
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import VisualSearch
 
 extension CatalogCommand {

@@ -1,6 +1,6 @@
 import Foundation
 import Networking
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 @testable import EventDelivery

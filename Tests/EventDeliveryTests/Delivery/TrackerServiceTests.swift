@@ -98,9 +98,9 @@ struct TrackerServiceTests {
                               configuration: .init(batchSize: 2, retry: TrackerTests.exact), clock: ManualClock(),
                               logger: RecordingLogHandler.logger(records))
         for index in 0..<3 { try await tracker.track(click(index)) }
-        await tracker.start()
-        for _ in 0..<500 where store.count() < 1 { try await Task.sleep(for: .milliseconds(10)) }
-        await tracker.shutdown()
+        try await tracker.whileDelivering {
+            for _ in 0..<500 where store.count() < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        }
         let dropped = records.list.filter { $0.level == .warning && $0.message.hasPrefix("dropped event") }
         #expect(dropped.count == 1)
         #expect(dropped.first?.message.hasSuffix("code 7: bad pid") == true)

@@ -107,13 +107,13 @@ struct TrackerTests {
         #expect(store.count() == 30)
     }
 
-    @Test("the background loop delivers without flush; shutdown stops it")
+    @Test("the delivery loop delivers without flush while a closure runs, and stops after it")
     func loop() async throws {
         let (tracker, _, store, _, _) = try make()
-        await tracker.start()
-        for index in 0..<5 { try await tracker.track(click(index)) }
-        for _ in 0..<200 where store.count() < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
-        #expect(store.count() == 5)
-        await tracker.shutdown()
+        try await tracker.whileDelivering {
+            for index in 0..<5 { try await tracker.track(click(index)) }
+            for _ in 0..<200 where store.count() < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
+            #expect(store.count() == 5)
+        }
     }
 }

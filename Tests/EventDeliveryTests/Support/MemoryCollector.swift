@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 import Tracking
 
 /// A ``CollectorStore`` in memory with the collector's rules (each event

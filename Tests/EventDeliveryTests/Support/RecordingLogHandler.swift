@@ -1,5 +1,5 @@
 import Logging
-import Locking
+import ConcurrencyToolkit
 @testable import EventDelivery
 import Tracking
 

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 @testable import EventDelivery
 import TestSupport
 import Tracking

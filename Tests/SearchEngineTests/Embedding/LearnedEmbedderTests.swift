@@ -59,7 +59,7 @@ struct LearnedEmbedderTests {
         let item = try ImageFeatures.catalogItem(named: name, bytes: try FileIO.read("\(Self.fixtures)/\(reference.image)"),
                                                  source: name, metadata: [:], learned: embedder)
         #expect(item.learned == (try embedder.embed(pixels)))
-        #expect(item.contentHash.hasSuffix(ImageFeatures.learnedTag(of: embedder.descriptor)))
+        #expect(item.contentHash.hasSuffix(StoredContentHash.learnedTag(of: embedder.descriptor)))
     }
 
     /// A batch gives each image the vector it gets alone; vectors have unit length.
@@ -156,7 +156,7 @@ struct LearnedEmbedderTests {
             try editManifest(copy, edit)
             let changed = try LearnedEmbedder(installation: copy).descriptor
             #expect(changed.contentHash != installed.contentHash && changed.tag != installed.tag, "\(changed.preprocessing)")
-            #expect(!ImageFeatures.hasLearned("x-f3" + ImageFeatures.learnedTag(of: installed), of: changed))
+            #expect(!StoredContentHash.hasLearned("x-f3" + StoredContentHash.learnedTag(of: installed), of: changed))
         }
         let untouched = try LearnedEmbedder(installation: try LearnedModel.copy()).descriptor
         #expect(untouched.contentHash == installed.contentHash)

@@ -1,7 +1,7 @@
 import Foundation
 import SQLiteCatalog
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 import VisualSearch

@@ -1,6 +1,6 @@
 import Foundation
 import ImageOps
-import Locking
+import ConcurrencyToolkit
 import Testing
 import VisualSearch
 @testable import SearchEngine

@@ -137,10 +137,10 @@ struct ImageFeaturesTests {
     @Test("the stored content hash carries the features version; a bare hash (an older vsearch) is stale")
     func fingerprint() {
         let bytes = Repository.bytes("chelsea_cat.jpg")
-        let stored = ImageFeatures.fingerprint(of: bytes)
+        let stored = StoredContentHash.fingerprint(of: bytes)
         #expect(stored == ContentHash.of(bytes) + "-f\(ColorFeatures.version)")
-        #expect(ImageFeatures.isCurrent(stored))
-        #expect(!ImageFeatures.isCurrent(ContentHash.of(bytes)))
+        #expect(StoredContentHash.isCurrent(stored))
+        #expect(!StoredContentHash.isCurrent(ContentHash.of(bytes)))
     }
 }
 

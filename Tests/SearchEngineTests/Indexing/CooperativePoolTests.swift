@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import VisualSearch
 import SQLiteCatalog
-import Locking
+import ConcurrencyToolkit
 
 /// Indexing runs on threads of its own: while index runs wait for their workers, the cooperative pool —
 /// one thread per core, shared by every task of the process (a server's requests among them) — stays free.

@@ -1,7 +1,7 @@
 import Foundation
 import ImageOps
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 import VisualSearch
@@ -123,7 +123,7 @@ struct IndexerTests {
         try FileManager.default.copyItem(atPath: Repository.images + "/cameraman.jpg", toPath: input + "/astronaut.jpg")
         let changed = try await Indexer(store: store).run(directory: input)
         #expect(changed.indexed == 1 && changed.unchanged == 2)
-        #expect(try await store.contentHashes()["astronaut"] == ImageFeatures.fingerprint(of: Repository.bytes("cameraman.jpg")))
+        #expect(try await store.contentHashes()["astronaut"] == StoredContentHash.fingerprint(of: Repository.bytes("cameraman.jpg")))
         let row = try #require(try await store.loadIndex().row(named: "astronaut"))
         let oldRow = try #require(before.row(named: "astronaut"))
         #expect(try await store.loadIndex().vector(at: row) != before.vector(at: oldRow))
@@ -147,7 +147,7 @@ struct IndexerTests {
         let again = try await Indexer(store: store).run(directory: input)
         #expect(again.indexed == 1 && again.unchanged == 2)
         #expect(try await store.staleFeatureCount() == 0)
-        #expect(try await store.contentHashes()["astronaut"] == ImageFeatures.fingerprint(of: bytes))
+        #expect(try await store.contentHashes()["astronaut"] == StoredContentHash.fingerprint(of: bytes))
         let after = try await store.loadIndex()
         #expect(after.vector(at: try #require(after.row(named: "astronaut"))) == index.vector(at: row))
     }

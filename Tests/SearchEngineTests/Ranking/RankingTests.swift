@@ -1,6 +1,6 @@
 import Foundation
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 import VisualSearch

@@ -4,6 +4,7 @@ import Hummingbird
 import Testing
 import VisualSearch
 @testable import VisualSearchServer
+import ConcurrencyToolkit
 
 /// The pieces of admission on their own: the client table's token bucket and
 /// shares, a lane's bounded queue, which lane a request takes, who a client
@@ -15,7 +16,7 @@ import VisualSearch
 struct AdmissionTests {
     /// A limiter whose lanes (64 slots each) are contended: another client holds half the slots.
     static func busy(_ limits: ClientLimits, clock: any Clock<Duration> = SteppedClock()) -> ClientLimiter {
-        let limiter = ClientLimiter(limits: limits, clock: AdmissionClock(clock))
+        let limiter = ClientLimiter(limits: limits, clock: ElapsedClock(clock))
         for lane in RequestLane.allCases {
             for _ in 0..<32 { _ = limiter.admit("other", lane: lane, slots: 64) }
         }
@@ -61,7 +62,7 @@ struct AdmissionTests {
     @Test("issue 24: a polite client on an idle server — 1,000 sequential requests at 54 a second — is never refused with the default limits")
     func politeClient() async {
         let clock = SteppedClock()  // a thousand instants: stepped without yielding
-        let limiter = ClientLimiter(limits: ClientLimits(), clock: AdmissionClock(clock))
+        let limiter = ClientLimiter(limits: ClientLimits(), clock: ElapsedClock(clock))
         var refused = 0
         for index in 0..<1000 {
             clock.step(to: .microseconds(Int64(index) * 1_000_000 / 54))
@@ -80,7 +81,7 @@ struct AdmissionTests {
     @Test("a client that keeps sending what is refused (400, 413) is limited even in a free lane; others and the refill are not affected")
     func refusalsAreLimited() async {
         let clock = SteppedClock()
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100), clock: AdmissionClock(clock))
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 50, burst: 100), clock: ElapsedClock(clock))
         // A pixel-bomb sender: each bomb admitted (the image lane is free) and then refused with 413 — ten at once
         // (the refusal burst), far below the 100 its request bucket allows.
         for _ in 0..<10 {
@@ -103,7 +104,7 @@ struct AdmissionTests {
     func fairShare() async {
         let clock = SteppedClock()
         let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 0, maxConcurrentImageRequests: 0),
-                                    clock: AdmissionClock(clock))
+                                    clock: ElapsedClock(clock))
         // A lane of 8: the flooder takes half while it is free…
         for _ in 0..<4 { #expect(limiter.admit("flooder", slots: 8) == .admitted) }
         // …and then, alone in a contended lane, its share is 8 / (1 + 1) = 4: it has them.
@@ -116,7 +117,7 @@ struct AdmissionTests {
         limiter.release("flooder")
         #expect(limiter.admit("flooder", slots: 8) == .tooManyInFlight(limit: 2, lane: nil), "now 8 / (1 other + 2) = 2")
         // The image lane counts apart, with the configured cap.
-        let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1), clock: AdmissionClock(clock))
+        let capped = ClientLimiter(limits: ClientLimits(maxConcurrentImageRequests: 1), clock: ElapsedClock(clock))
         for _ in 0..<8 { _ = capped.admit("other", lane: .image, slots: 16) }
         #expect(capped.admit("a", lane: .image, slots: 16) == .admitted)
         #expect(capped.admit("a", lane: .image, slots: 16) == .tooManyInFlight(limit: 1, lane: .image))
@@ -139,7 +140,7 @@ struct AdmissionTests {
     func processorShare() async {
         let clock = SteppedClock()
         // Two processors; a lane of 64 slots, never half full here: only the share of the processors binds.
-        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 16, searchProcessors: 2), clock: AdmissionClock(clock))
+        let limiter = ClientLimiter(limits: ClientLimits(requestsPerSecond: 0, maxConcurrent: 16, searchProcessors: 2), clock: ElapsedClock(clock))
         // Alone, a client may have eight expensive searches in flight: there is nobody to be fair to.
         for _ in 0..<8 { #expect(limiter.admit("flooder", slots: 64, search: true) == .admitted) }
         // Another client searches: admitted (a newcomer always is), and from now on the flooder has half of two processors.
@@ -167,7 +168,7 @@ struct AdmissionTests {
     @Test("a lane's queue: slots, then waiters in order, then shedding; a waiter past its time on the queue's clock is shed, not before")
     func queue() async throws {
         let clock = SteppedClock()
-        let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30), clock: AdmissionClock(clock))
+        let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30), clock: ElapsedClock(clock))
         #expect(await queue.acquire())
         let waiter = Task { await queue.acquire() }
         #expect(await eventually { queue.counts.queued == 1 })
@@ -179,7 +180,7 @@ struct AdmissionTests {
         queue.release()
         #expect(queue.counts == (0, 0))
 
-        let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .seconds(5), clock: AdmissionClock(clock))
+        let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .seconds(5), clock: ElapsedClock(clock))
         #expect(await short.acquire())
         let late = Task { await short.acquire() }
         #expect(await eventually { short.counts.queued == 1 })

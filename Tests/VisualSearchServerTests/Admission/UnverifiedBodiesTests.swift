@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import Locking
+import ConcurrencyToolkit
 import Testing
 @testable import VisualSearchServer
 
@@ -45,7 +45,7 @@ struct UnverifiedBodiesTests {
     @Test("a body that stops arriving is let go once its time is up on the admission clock, not before")
     func stalledBody() async throws {
         let clock = SteppedClock()
-        let reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: AdmissionClock(clock), timeout: 30)
+        let reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: ElapsedClock(clock), timeout: 30)
         let (body, sender) = Self.body()
         sender.yield(ByteBuffer(bytes: [UInt8](repeating: 1, count: 1000)))  // earns a second: 3 s in all
         let finished = Finished()
@@ -65,7 +65,7 @@ struct UnverifiedBodiesTests {
     @Test("a body that keeps arriving is read whole, however long it takes in all; one over the limit is refused")
     func steadyBody() async throws {
         let clock = SteppedClock()
-        let reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: AdmissionClock(clock), timeout: 30)
+        let reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: ElapsedClock(clock), timeout: 30)
         let (body, sender) = Self.body()
         let reading = Task { try await reader.read(body, upTo: 1 << 20) }
         for _ in 0..<10 {  // 1000 bytes a second for 10 s

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 @testable import VisualSearchServer

@@ -2,7 +2,7 @@ import CatalogStores
 import Foundation
 import ImageOps
 import SearchEngine
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 import VisualSearch

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// A clock that moves only when ``step(by:)`` moves it, at once and without
 /// yielding. Sleepers on it poll every millisecond and wake once it has been

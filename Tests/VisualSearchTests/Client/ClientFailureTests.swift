@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import Networking
-import Locking
+import ConcurrencyToolkit
 import TestSupport
 import Testing
 @testable import VisualSearch
@@ -141,7 +141,7 @@ struct ClientFailureTests {
         // Idle time on a clock that never moves: only the cancellation can end the request.
         let client = ViSearchClient(configuration: ClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(stub.port)")!, credentials: .appKey("k"),
                                                                        timeout: 30, retry: .none),
-                                    transport: URLSessionTransport(idleClock: IdleClock(TestClock())), sleep: Waits().sleep)
+                                    transport: URLSessionTransport(idleClock: ElapsedClock(TestClock())), sleep: Waits().sleep)
         let task = Task { await search(client) }
         await stub.requestsArrived(1)
         task.cancel()

@@ -1,6 +1,6 @@
 import CHNSWIndex
 import Foundation
-import Locking
+import ConcurrencyToolkit
 
 /// The embedded store's approximate k-NN: an ``HNSWGraph`` per vector space
 /// the catalog holds (colour; learned when it has a model), kept in step

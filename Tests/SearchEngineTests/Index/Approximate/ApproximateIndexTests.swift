@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import ConcurrencyToolkit
 import SearchEngine
 import TestSupport
 import Testing

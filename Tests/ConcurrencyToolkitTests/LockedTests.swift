@@ -1,5 +1,5 @@
 import Dispatch
-import Locking
+import ConcurrencyToolkit
 import Testing
 
 /// `Locked`: the value is reached only under the lock, whatever the threads.
