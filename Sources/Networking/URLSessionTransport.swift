@@ -1,7 +1,7 @@
+import ConcurrencyToolkit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import ConcurrencyToolkit
 #endif
 
 /// ``HTTPTransport`` over the platform's `URLSession` (FoundationNetworking

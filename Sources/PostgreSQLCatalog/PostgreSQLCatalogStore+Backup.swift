@@ -51,9 +51,10 @@ extension PostgreSQLCatalogStore: CatalogBackup {
                 throw .toolFailed(tool: dump, status: dumped.status, output: output)
             }
             progress(BackupProgress(completed: 1, total: 2, unit: "steps"))
-            defer { progress(BackupProgress(completed: 2, total: 2, unit: "steps")) }
             guard let restore else { return "not checked: pg_restore not found (\(PostgreSQLClientTools.installHint("pg_restore")))" }
-            return try await Self.checkArchive(temporary, schema: settings.schema, restore: restore, destination: destination)
+            let checked = try await Self.checkArchive(temporary, schema: settings.schema, restore: restore, destination: destination)
+            progress(BackupProgress(completed: 2, total: 2, unit: "steps"))
+            return checked
         }
         return BackupReport(source: location, destination: destination, format: .pgDumpCustom, bytes: BackupDestination.size(of: destination),
                             images: nil, integrity: integrity, seconds: Date().timeIntervalSince(start),

@@ -188,22 +188,26 @@ extension PostgreSQLCatalogStore {
         return descriptor
     }
 
-    /// Records what makes the learned vectors. A new model clears the vectors
-    /// of the old one (the indexer recomputes every row) and rebuilds the HNSW
-    /// expression index on `learned::vector(N)` for its length N.
+    /// Records what makes the learned vectors. A model that makes other vectors
+    /// (``EmbeddingDescriptor/makesSameVectors(as:)``) clears the vectors of the
+    /// old one (the indexer recomputes every row) and rebuilds the HNSW
+    /// expression index on `learned::vector(N)` for its length N; the same
+    /// model under another name or version only changes the record.
     public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
         let text = String(decoding: (try? JSONEncoder().encode(descriptor)) ?? Data(), as: UTF8.self)
         try await withTransaction { connection in
             try await connection.query("LOCK TABLE catalog_models IN SHARE ROW EXCLUSIVE MODE", logger: Self.silent)
             let current = try await Self.learnedModel(connection)
             guard current != descriptor else { return }
-            if current != nil {
+            // The same vectors under another name or version: only the record changes.
+            let sameVectors = descriptor.makesSameVectors(as: current)
+            if current != nil, !sameVectors {
                 // Dropping the column (and its index) rather than setting it NULL: an index built in
                 // this transaction would still see the old rows' vectors of the old length.
                 try await connection.query("ALTER TABLE images DROP COLUMN learned", logger: Self.silent)
                 try await connection.query("ALTER TABLE images ADD COLUMN learned vector", logger: Self.silent)
             }
-            if current?.dimension != descriptor.dimension || current != nil {
+            if !sameVectors {
                 try await connection.query("DROP INDEX IF EXISTS images_learned_hnsw", logger: Self.silent)
                 // The length is an integer of ours, never user text.
                 try await connection.query(PostgresQuery(unsafeSQL: """

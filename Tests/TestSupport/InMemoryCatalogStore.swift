@@ -244,7 +244,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
     public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
         try write { state in
             guard state.learnedModel != descriptor else { return }
-            if let old = state.learnedModel, old.dimension != descriptor.dimension || old.contentHash != descriptor.contentHash {
+            if let old = state.learnedModel, !descriptor.makesSameVectors(as: old) {
                 for name in state.images.keys { state.images[name]?.item.learned = nil }
             }
             state.learnedModel = descriptor

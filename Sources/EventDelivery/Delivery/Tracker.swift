@@ -96,7 +96,7 @@ public actor Tracker: Service {
     /// Waits taken after failures, for tests and logs.
     public private(set) var backoffHistory: [Double] = []
 
-    /// Creates a tracker (nothing is sent until ``start()``, ``run()`` or ``flush(maxFailures:)``).
+    /// Creates a tracker (nothing is sent until ``run()``, ``whileDelivering(_:)`` or ``flush(maxFailures:)``).
     /// - Parameters:
     ///   - queue: the durable queue events are committed to.
     ///   - transport: where batches go.

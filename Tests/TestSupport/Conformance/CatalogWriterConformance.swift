@@ -93,6 +93,16 @@ public enum CatalogWriterConformance {
             await #expect(throws: VisualSearchError.self) { try await store.upsert([wrong], schema: ConformanceSample.schema) }
             #expect(try await store.count() == 2)
 
+            // The same model under another name and version (the same vectors, EmbeddingDescriptor.makesSameVectors):
+            // recorded, and the vectors kept — the indexer will not recompute them.
+            var renamed = model
+            renamed.name = "test-model-renamed"
+            renamed.version = "2"
+            try await store.recordLearnedModel(renamed)
+            #expect(try await store.learnedModel() == renamed)
+            let kept = try await store.loadIndex(learned: .exact)
+            #expect(kept.learnedVector(at: try #require(kept.row(named: "a"))) == withVector.storedLearned)
+
             // Another model of another length: the old vectors are gone, the new length is accepted.
             try await store.recordLearnedModel(Items.learnedModel(dimension: 32, hash: String(repeating: "77", count: 32)))
             #expect(try await store.loadIndex().learnedCount == 0)
