@@ -6,8 +6,8 @@ import VisualSearch
 
 /// The ``CatalogWriter`` contract: declaring fields, upserts by `im_name`, learned
 /// vectors, metadata updates, removal, what is refused before anything is
-/// written, and the version every committed change moves — run once per
-/// ``StoreFactory`` in ``StoreFactory/all``.
+/// written, and the version every committed change moves — run by each
+/// store's test target.
 public enum CatalogWriterConformance {
     /// Every check of the contract, each naming the stores it applies to.
     public static var checks: [ConformanceCheck] {

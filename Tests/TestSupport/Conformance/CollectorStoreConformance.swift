@@ -3,8 +3,8 @@ import SearchEngine
 import Testing
 import Tracking
 
-/// The ``CollectorStore`` contract of every catalog store, run once per
-/// ``StoreFactory``: per-event validation, at-most-once storage per event id,
+/// The ``CollectorStore`` contract of every database store, run by each
+/// store's test target: per-event validation, at-most-once storage per event id,
 /// content ids for events without one, and the engagement statistics.
 public enum CollectorStoreConformance {
     static func click(_ index: Int, id: String? = nil) -> TrackingEvent {

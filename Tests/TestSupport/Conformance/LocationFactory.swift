@@ -26,7 +26,4 @@ public struct LocationFactory: Sendable, CustomTestStringConvertible {
         case .inMemory: preconditionFailure("the in-memory store has no location")
         }
     }
-
-    /// SQLite always; PostgreSQL when a test server is configured, and always in CI.
-    public static let all: [LocationFactory] = PostgreSQLTestDatabase.isRequired ? [.sqlite, .postgreSQL] : [.sqlite]
 }

@@ -23,10 +23,9 @@ public struct StoreUnderTest: Sendable {
     }
 }
 
-/// How the conformance suites get stores. Every suite in `Storage/*Conformance*`
-/// runs once per factory in ``all`` (the catalog roles) or ``databases`` (the
-/// collector too): a new store joins by adding one factory there, and nothing
-/// else changes.
+/// How tests get a fresh store of each kind: a ``ConformanceCheck`` builds the
+/// store of the kind it is run on (``init(_:)``); the engine tests that run on
+/// every store take ``all`` or ``databases`` (those that keep events).
 public struct StoreFactory: Sendable, CustomTestStringConvertible {
     public let name: String
     public let make: @Sendable () async throws -> StoreUnderTest
