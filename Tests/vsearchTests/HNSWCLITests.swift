@@ -507,10 +507,13 @@ struct HNSWCLITests {
     static func checkAnswers(_ catalog: String, folder: String, round: String) async throws -> Int {
         let stats = try await CLI.run(["catalog", "stats", "--catalog", catalog, "--json"])
         #expect(stats.status == 0 && object(stats.stdout)["integrity"] as? String == "ok", "\(round): \(stats.stdout) \(stats.stderr)")
-        let (count, inserted) = try await { () async throws -> (Int, [(row: Int, vector: [Float])]) in
-            let index = try await SQLiteCatalogStore(path: catalog).loadIndex()
+        // The store is let go before the commands run (the closure's scope).
+        let (count, dimensions, catalogVersion, inserted) = try await { () async throws -> (Int, Int, Int, [(row: Int, id: Int64, vector: [Float])]) in
+            let store = try await SQLiteCatalogStore(path: catalog)
+            let index = try await store.loadIndex()
             let rows = (0..<index.count).filter { index.names[$0].hasPrefix("v9") }.suffix(30)
-            return (index.count, rows.map { (Int(index.names[$0].dropFirst()) ?? -1, index.vector(at: $0)) })
+            return (index.count, index.dimensions, try await store.version(),
+                    rows.map { (Int(index.names[$0].dropFirst()) ?? -1, index.ids[$0], index.vector(at: $0)) })
         }()
         let queries = folder + "/check.f32"
         try write(Array(Self.queries.prefix(10)) + inserted.map(\.vector), to: queries)
@@ -522,16 +525,42 @@ struct HNSWCLITests {
             return count
         }
         #expect(Array(approximate.tops.prefix(10)) == Array(exact.tops.prefix(10)), "\(round): held-out queries")
+        // A row not found first by its own vector is either one the graph lacks (stale: the failure this test is
+        // for) or one the graph holds but its search does not reach at ef 400 (HNSW's recall: a freshly built graph
+        // of these colour vectors now and then misses a row by its own vector; one CI run in many). The saved graph
+        // tells them apart: when it holds the row with its vector, the miss is recall, allowed up to two; when it
+        // does not, the miss fails (stale, or a catch-up that lost the row).
+        let saved: (graph: HNSWGraph, manifest: GraphFiles.Manifest)? = switch GraphFiles(besideCatalog: catalog)
+            .load(.color, dimensions: dimensions, model: nil, capacity: count) {
+        case .graph(let graph, let manifest): (graph, manifest)
+        case .missing, .unusable: nil
+        }
         let firsts = approximate.tops.dropFirst(10).map(\.first)
+        var recallMisses: [String] = []
         // On a miss, say what the exact scan put first and how alike the two rows' vectors are: a tie (two rows with
         // one vector) and a graph that lost the row are told apart by these.
-        let misses = zip(inserted, zip(firsts, exact.tops.dropFirst(10).map(\.first))).filter { $0.0.row != $0.1.0 }.map { row, found in
+        let misses = zip(inserted, zip(firsts, exact.tops.dropFirst(10).map(\.first))).filter { $0.0.row != $0.1.0 }.compactMap { row, found -> String? in
             let other = inserted.first { $0.row == found.0 }?.vector
             let cosine = other.map { zip($0, row.vector).reduce(Float(0)) { $0 + $1.0 * $1.1 } }
-            return "\(row.row): approximate first \(found.0.map(String.init) ?? "none"), exact first \(found.1.map(String.init) ?? "none")"
-                + (cosine.map { ", cosine of the two \($0)" } ?? "")
+            let held: HNSWGraph.Presence? = saved.map { saved in
+                row.vector.withUnsafeBufferPointer { saved.graph.presence(of: row.id, vector: $0.baseAddress!) }
+            }
+            let approximateFirst = found.0.map(String.init) ?? "none", exactFirst = found.1.map(String.init) ?? "none"
+            let likeness = cosine.map { ", cosine of the two \($0)" } ?? ""
+            let graphState: String = if let saved, let held {
+                "saved graph at version \(saved.manifest.catalogVersion) of \(catalogVersion): row \(held)"
+            } else {
+                "no saved graph"
+            }
+            let described = "\(row.row): approximate first \(approximateFirst), exact first \(exactFirst)\(likeness), \(graphState)"
+            if held == .same {
+                recallMisses.append(described)
+                return nil
+            }
+            return described
         }
         #expect(misses.isEmpty, "\(round): each inserted row found first; missed: \(misses)")
+        #expect(recallMisses.count <= 2, "\(round): inserted rows the saved graph holds but does not reach at ef 400: \(recallMisses)")
         let recall = Self.recall(Array(approximate.tops.dropFirst(10)), Array(exact.tops.dropFirst(10)))
         #expect(inserted.isEmpty || recall >= 0.7, "\(round): recall \(recall) among the inserted rows")
         return count
