@@ -118,7 +118,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Toolkit"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Toolkit"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Toolkit"])),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
                 // pg_dump and pg_restore for `vsearch catalog backup`, awaited with both pipes drained.
                 .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Toolkit"])),
             ]
@@ -127,7 +126,6 @@ let package = Package(
             name: "CatalogStores",
             dependencies: [
                 "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "Tracking", "Networking",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Toolkit"])),
             ]
         ),
         .target(

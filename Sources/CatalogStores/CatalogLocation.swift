@@ -3,7 +3,6 @@ import Networking
 import PostgreSQLCatalog
 import SQLiteCatalog
 import SearchEngine
-import ServiceLifecycle
 import Tracking
 import VisualSearch
 
@@ -12,7 +11,9 @@ import VisualSearch
 ///
 /// ```swift
 /// let location = CatalogLocation(parsing: "demo-output/catalog.sqlite")
-/// let store = try await location.open(creating: false)   // refuses a missing catalog
+/// let count = try await location.withCatalog { opened in   // refuses a missing catalog
+///     try await opened.store.imageCount()
+/// }   // a database's connection pool is closed here
 /// ```
 public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
     /// A SQLite file (the embedded default).
@@ -47,23 +48,23 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Opens the store. Only `creating` (`vsearch index`, `catalog migrate`, the vector-loading debug commands) makes a new catalog.
+    /// Runs `body` with the catalog opened: the store in every role, its
+    /// candidate source, where uploads are cached. A database's connection
+    /// pool runs in this scope for as long as `body` does (the scope owns it,
+    /// PostgresNIO's rule), so a server serves inside `body`. Only `creating`
+    /// (`vsearch index`, `catalog migrate`, the vector-loading debug commands) makes a new catalog.
     /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
     ///   catalog, ``VisualSearchError/catalog(location:reason:)`` for one that cannot be used,
-    ///   ``VisualSearchError/unavailable(location:reason:)`` for a database that cannot be reached.
-    public func open(creating: Bool = false) async throws(VisualSearchError) -> any CatalogStore & CollectorStore {
-        try await openCatalog(creating: creating).store
-    }
-
-    /// Opens the store with what an engine and a server need beside it: its
-    /// candidate source, where uploads are cached, and the services that
-    /// must outlive a server's requests.
-    public func openCatalog(creating: Bool = false) async throws(VisualSearchError) -> OpenedCatalog {
+    ///   ``VisualSearchError/unavailable(location:reason:)`` for a database that cannot be reached;
+    ///   and what `body` throws.
+    public func withCatalog<Result>(creating: Bool = false, _ body: (OpenedCatalog) async throws -> Result) async throws -> Result {
         switch self {
         case .sqlite(let path):
-            return OpenedCatalog(sqlite: try await SQLiteCatalogStore(path: path, creating: creating))
+            return try await body(OpenedCatalog(sqlite: try await SQLiteCatalogStore(path: path, creating: creating)))
         case .postgreSQL(let url):
-            return OpenedCatalog(postgreSQL: try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: url.absoluteString), creating: creating))
+            return try await PostgreSQLCatalogStore.withStore(try PostgreSQLSettings(url: url.absoluteString), creating: creating) { store in
+                try await body(OpenedCatalog(postgreSQL: store))
+            }
         }
     }
 }

@@ -1,11 +1,10 @@
 import PostgreSQLCatalog
 import SQLiteCatalog
 import SearchEngine
-import ServiceLifecycle
 import Tracking
 import VisualSearch
 
-/// A catalog as ``CatalogLocation/openCatalog(creating:)`` opened it: the
+/// A catalog as ``CatalogLocation/withCatalog(creating:_:)`` opened it: the
 /// store in every role, and what whoever composes an engine or a server
 /// needs to know of it — the one place that knows which store does what.
 public struct OpenedCatalog: Sendable {
@@ -17,40 +16,36 @@ public struct OpenedCatalog: Sendable {
     public let queryCacheDirectory: String?
     /// Where an in-memory catalog's HNSW graphs are saved: beside a SQLite file; nil for a store running k-NN itself.
     public let graphFiles: GraphFiles?
-    /// What a server's `ServiceGroup` runs after its application, so they
-    /// stop after the last request: the PostgreSQL pool.
-    public let services: [any Service]
     /// How the store backs itself up (`vsearch catalog backup`); nil when it cannot.
     public let backup: (any CatalogBackup)?
     /// How the store holds one state of the catalog for a series of reads (`vsearch catalog migrate`); nil when it cannot.
     public let snapshots: (any CatalogSnapshots)?
 
     public init(store: any CatalogStore & CollectorStore, candidates: CandidateSource, queryCacheDirectory: String?,
-                graphFiles: GraphFiles? = nil, services: [any Service], backup: (any CatalogBackup)? = nil,
+                graphFiles: GraphFiles? = nil, backup: (any CatalogBackup)? = nil,
                 snapshots: (any CatalogSnapshots)? = nil) {
         self.store = store
         self.candidates = candidates
         self.queryCacheDirectory = queryCacheDirectory
         self.graphFiles = graphFiles
-        self.services = services
         self.backup = backup
         self.snapshots = snapshots
     }
 
     /// A SQLite catalog: the file is the catalog, its insert journal and its
     /// collector; candidates are scored in memory; uploads are cached and HNSW
-    /// graphs saved beside the file; nothing runs beside a server.
+    /// graphs saved beside the file.
     public init(sqlite store: SQLiteCatalogStore) {
         self.init(store: store, candidates: .inMemory, queryCacheDirectory: store.queryCacheDirectory,
-                  graphFiles: store.graphFiles, services: [], backup: store, snapshots: store)
+                  graphFiles: store.graphFiles, backup: store, snapshots: store)
     }
 
     /// A PostgreSQL catalog: the database is the catalog, its insert journal
     /// and its collector, and runs the k-NN stage itself
-    /// (``CandidateSource/store(_:)``): an engine holds no vectors; its
-    /// connection pool is a service a server runs.
+    /// (``CandidateSource/store(_:)``): an engine holds no vectors. Its
+    /// connection pool runs in the scope that opened it (``PostgreSQLCatalogStore/withStore(_:creating:_:)``).
     public init(postgreSQL store: PostgreSQLCatalogStore) {
-        self.init(store: store, candidates: .store(store), queryCacheDirectory: nil, services: [store],
+        self.init(store: store, candidates: .store(store), queryCacheDirectory: nil,
                   backup: store, snapshots: store)
     }
 

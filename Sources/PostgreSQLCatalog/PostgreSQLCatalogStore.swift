@@ -29,39 +29,49 @@ import VisualSearch
 ///
 /// ```swift
 /// let settings = try PostgreSQLSettings(url: "postgresql://vsearch@db:5432/shop")
-/// let store = try await PostgreSQLCatalogStore.open(settings, creating: true)
+/// try await PostgreSQLCatalogStore.withStore(settings, creating: true) { store in
+///     try await store.upsert(items, schema: schema)
+/// }   // the pool is closed here
 /// ```
+///
+/// The connection pool lives as long as the scope that owns it
+/// (``withStore(_:creating:_:)``): PostgresNIO's rule that whoever owns a
+/// `PostgresClient` runs its `run()`. A server opens its catalog in that
+/// scope and serves inside it, so the pool outlives the last request.
 public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     /// Where the catalog is, and how it is queried.
     public let settings: PostgreSQLSettings
     public var location: String { settings.description }
     let client: PostgresClient
-    /// Runs the pool; nil for a snapshot's store, which borrows its catalog's pool.
-    let runner: Task<Void, Never>?
     /// A snapshot's one connection, inside its `REPEATABLE READ` transaction
     /// (``withSnapshot(_:)``): every read goes there, writes are refused.
     let pinned: PostgresConnection?
     let logger: Logger
 
-    /// Connects, checks the pgvector extension and the catalog's tables, and
-    /// migrates them. With `creating` (`vsearch index`, `catalog migrate`, the
-    /// vector-loading debug commands), makes the schema, the extension and the tables when missing.
+    /// Runs `body` with the catalog `settings` names, its connection pool
+    /// running in a child task of this scope for exactly as long as `body`
+    /// does (closed when it returns or throws; a later call on the store
+    /// fails as unavailable). Connects, checks the pgvector extension and the
+    /// catalog's tables, and migrates them first. With `creating`
+    /// (`vsearch index`, `catalog migrate`, the vector-loading debug
+    /// commands), makes the schema, the extension and the tables when missing.
     /// - Throws: ``VisualSearchError/unavailable(location:reason:)`` when the
     ///   server cannot be reached, ``VisualSearchError/catalogNotFound(location:)``
     ///   for a database without a catalog, ``VisualSearchError/catalog(location:reason:)``
-    ///   for a missing extension or privilege, naming the fix.
-    public static func open(_ settings: PostgreSQLSettings, creating: Bool = false) async throws(VisualSearchError) -> PostgreSQLCatalogStore {
+    ///   for a missing extension or privilege, naming the fix; and what `body` throws.
+    public static func withStore<Result>(_ settings: PostgreSQLSettings, creating: Bool = false,
+                                         _ body: (PostgreSQLCatalogStore) async throws -> Result) async throws -> Result {
         let store = PostgreSQLCatalogStore(settings: settings)
-        do {
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+            group.addTask { await store.client.run() }
+            defer { group.cancelAll() }
             try await store.prepare(creating: creating)
-        } catch {
-            store.close()
-            throw error
+            return try await body(store)
         }
-        return store
     }
 
-    init(settings: PostgreSQLSettings) {
+    /// A store whose pool nobody runs yet: ``withStore(_:creating:_:)`` runs it.
+    private init(settings: PostgreSQLSettings) {
         self.settings = settings
         var logger = Logger(label: "vsearch.postgresql")
         logger.logLevel = .critical  // the pool's own messages; failures reach callers as typed errors
@@ -79,9 +89,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
             ("hnsw.ef_search", String(settings.efSearch)),
             ("hnsw.iterative_scan", "relaxed_order"),
         ]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
-        runner = Task { await client.run() }
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         pinned = nil
     }
 
@@ -90,14 +98,8 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         settings = store.settings
         client = store.client
         logger = store.logger
-        runner = nil
         pinned = connection
     }
-
-    deinit { runner?.cancel() }
-
-    /// Closes the pool; later calls fail as unavailable.
-    public func close() { runner?.cancel() }
 
     static func tls(_ mode: PostgreSQLSettings.TLSMode) -> PostgresClient.Configuration.TLS {
         var configuration = TLSConfiguration.makeClientConfiguration()

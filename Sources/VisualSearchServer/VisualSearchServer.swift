@@ -28,8 +28,11 @@ import VisualSearch
 /// Hummingbird application you can run alone or add to your own `ServiceGroup`.
 ///
 /// ```swift
-/// let server = try await VisualSearchServer(configuration: ServerConfiguration(catalog: .sqlite(path: "catalog.sqlite"), port: 0))
-/// try await server.run { port in print("listening on", port) }   // until SIGINT/SIGTERM
+/// let configuration = ServerConfiguration(catalog: .sqlite(path: "catalog.sqlite"), port: 0)
+/// try await configuration.catalog.withCatalog { catalog in   // a database's pool lives in this scope
+///     let server = try await VisualSearchServer(configuration: configuration, catalog: catalog)
+///     try await server.run { port in print("listening on", port) }   // until SIGINT/SIGTERM
+/// }
 /// ```
 public struct VisualSearchServer<Service: VisualSearchService>: Sendable where Service.Failure: ServedFailure {
     public let configuration: ServerConfiguration
@@ -48,7 +51,7 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     /// What `/metrics` reports.
     public let metrics: ServerMetrics
     /// Services the server's `ServiceGroup` runs after its application, so
-    /// they stop after the last request (a PostgreSQL store's pool).
+    /// they stop after the last request (the engine's graph compaction).
     public let services: [any ServiceLifecycle.Service]
     /// Called once the application has stopped, before ``services`` stop
     /// (the engine's insert transactions save their progress there).
@@ -139,12 +142,13 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     /// `ServiceGroup` runs the application and then ``services``; on a signal
     /// it finishes requests in flight, calls `onStop` (the engine stops its
     /// insert transactions between batches, their progress saved), then
-    /// stops the services (a PostgreSQL pool closes last).
+    /// stops the services. A PostgreSQL catalog's pool belongs to the scope
+    /// the catalog was opened in (``CatalogLocation/withCatalog(creating:_:)``),
+    /// around this call, so it closes after the last request.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             // ServiceGroup stops its services in reverse order: the application first (requests in
-            // flight finish), the services (a PostgreSQL pool) after it. Listed the other way round,
-            // SIGTERM closed the pool under the requests still running (503 "the connection pool is closed").
+            // flight finish), the services after it.
             services: services.map { .init(service: $0) }
                 + [.init(service: StoppingService(application: application(onListening: onListening), onStop: onStop))],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -171,14 +175,14 @@ struct StoppingService<Application: ApplicationProtocol>: ServiceLifecycle.Servi
 }
 
 extension VisualSearchServer where Service == VisualSearchEngine {
-    /// Opens the catalog `configuration` names (it must exist) and serves an
-    /// engine on it, with the server's image limits and an ``ImageWorkPool``
-    /// of ``ServerLimits/imageWork``.
-    /// - Throws: ``VisualSearchError`` for a missing or unusable catalog.
-    public init(configuration: ServerConfiguration, logger: Logger? = nil) async throws(VisualSearchError) {
-        let opened = try await configuration.catalog.openCatalog(creating: false)
-        let engine = try await opened.engine(configuration: Self.engineConfiguration(for: configuration))
-        self.init(configuration: configuration, engine: engine, store: opened.store, services: opened.services, logger: logger)
+    /// Serves an engine on `catalog` (opened from ``ServerConfiguration/catalog``
+    /// by ``CatalogLocation/withCatalog(creating:_:)``, whose scope the server
+    /// runs in), with the server's image limits and an ``ImageWorkPool`` of
+    /// ``ServerLimits/imageWork``.
+    /// - Throws: ``VisualSearchError`` when the engine cannot load the catalog.
+    public init(configuration: ServerConfiguration, catalog: OpenedCatalog, logger: Logger? = nil) async throws(VisualSearchError) {
+        let engine = try await catalog.engine(configuration: Self.engineConfiguration(for: configuration))
+        self.init(configuration: configuration, engine: engine, store: catalog.store, logger: logger)
     }
 
     /// Serves an engine you made over `store` (its catalog and collector).

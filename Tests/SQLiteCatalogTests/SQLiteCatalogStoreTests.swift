@@ -118,9 +118,8 @@ struct SQLiteCatalogStoreTests {
     func location() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
         #expect(CatalogLocation(parsing: path) == .sqlite(path: path))
-        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await CatalogLocation(parsing: path).open() }
-        let store = try await CatalogLocation(parsing: path).open(creating: true)
-        #expect(store.location == path)
+        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await CatalogLocation(parsing: path).withCatalog { _ in } }
+        #expect(try await CatalogLocation(parsing: path).withCatalog(creating: true) { $0.store.location } == path)
 
         // Port 1 on loopback: nothing listens there.
         let postgres = CatalogLocation(parsing: "postgresql://shop:s3cret@127.0.0.1:1/catalog?connect_timeout=1")
@@ -130,7 +129,7 @@ struct SQLiteCatalogStoreTests {
         }
         #expect(postgres.description == "postgresql://shop@127.0.0.1:1/catalog")
         await #expect {
-            try await postgres.open()
+            try await postgres.withCatalog { _ in Issue.record("an unreachable server was opened") }
         } throws: { error in
             guard case VisualSearchError.unavailable(let location, _) = error else { return false }
             return location == "postgresql://shop@127.0.0.1:1/catalog" && !"\(error)".contains("s3cret")

@@ -98,6 +98,34 @@ public final class RawConnection: @unchecked Sendable {
         return recv(socketDescriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
+    /// How many of `connections` have an answer, once at least `count` of them do: the wait is on the sockets
+    /// themselves (poll(2) wakes when one becomes readable), not on a timer; `limit` only bounds it (a test that
+    /// gets fewer fails on the count). A connection the server closed without an answer is not waited on again.
+    public static func answered(_ connections: [RawConnection], atLeast count: Int, within limit: Duration = .seconds(60)) async -> Int {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = ContinuousClock.now + limit
+                var closed = Set<Int32>()
+                while true {
+                    let answered = connections.filter(\.hasAnswer).count
+                    let waiting = connections.filter { !$0.hasAnswer && !closed.contains($0.socketDescriptor) }
+                    let left = ContinuousClock.now.duration(to: deadline)
+                    if answered >= count || waiting.isEmpty || left <= .zero {
+                        continuation.resume(returning: answered)
+                        return
+                    }
+                    var descriptors = waiting.map { pollfd(fd: $0.socketDescriptor, events: Int16(POLLIN), revents: 0) }
+                    let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                    guard poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0 else { continue }
+                    // Readable without a byte to peek: the server closed it (or it failed); it will never answer.
+                    for (connection, descriptor) in zip(waiting, descriptors) where descriptor.revents != 0 && !connection.hasAnswer {
+                        closed.insert(connection.socketDescriptor)
+                    }
+                }
+            }
+        }
+    }
+
     /// Waits (up to the read timeout) for the server to close the connection:
     /// true when it did, false when it sent more or stayed silent and open.
     public func closedByServer() async -> Bool {

@@ -6,6 +6,8 @@ import Logging
 import Networking
 import NIOCore
 import SearchEngine
+import SQLiteCatalog
+import CatalogStores
 import VisualSearch
 import VisualSearchServer
 
@@ -41,7 +43,9 @@ public enum ServerFixture {
         if let catalog { path = catalog } else { path = await Corpus.sharedCatalog() }
         var configuration = ServerConfiguration(catalog: .sqlite(path: path), port: 0)
         configure(&configuration)
-        return try await VisualSearchServer(configuration: configuration, logger: logger)
+        // A SQLite catalog has no pool to scope: the store lives as long as the server holds it.
+        return try await VisualSearchServer(configuration: configuration, catalog: OpenedCatalog(sqlite: try await SQLiteCatalogStore(path: path)),
+                                            logger: logger)
     }
 
     // MARK: - Router
@@ -73,24 +77,37 @@ public enum ServerFixture {
         public var description: String { "the test server did not start: \(reason)" }
     }
 
-    /// Starts a server over a fresh catalog of the corpus (`configure` adjusts it) and returns once it listens.
-    /// - Throws: the server's own error when it cannot open its catalog or bind its port.
+    /// Starts a server over a fresh catalog of the corpus (`configure` adjusts it, a PostgreSQL URL included) and
+    /// returns once it listens. The server's task opens the catalog and serves inside that scope, as `vsearch serve` does.
+    /// - Throws: ``StartFailed`` with the server's own error when it cannot open its catalog or bind its port.
     public static func live(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> Live {
         var configuration = ServerConfiguration(catalog: .sqlite(path: await Corpus.makeCatalog()), port: 0)
         configure(&configuration)
-        return try await live(try await VisualSearchServer(configuration: configuration))
+        let configured = configuration
+        return try await start { listening in
+            try await configured.catalog.withCatalog { opened async throws in
+                let server = try await VisualSearchServer(configuration: configured, catalog: opened)
+                try await server.run { bound in listening(server, bound) }
+            }
+        }
     }
 
     /// Runs `server` on its configured host and port and returns once it listens.
     /// - Throws: ``StartFailed`` with the server's error when it stops before listening.
     public static func live(_ server: VisualSearchServer<VisualSearchEngine>) async throws -> Live {
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        try await start { listening in try await server.run { bound in listening(server, bound) } }
+    }
+
+    /// Runs `serve` in a task and returns once it says where it listens.
+    static func start(_ serve: @escaping @Sendable (_ listening: @escaping @Sendable (VisualSearchServer<VisualSearchEngine>, Int) -> Void) async throws -> Void)
+        async throws -> Live {
+        let (stream, continuation) = AsyncStream<(VisualSearchServer<VisualSearchEngine>, Int)>.makeStream()
         let task = Task {
             defer { continuation.finish() }
-            try await server.run { bound in continuation.yield(bound) }
+            try await serve { server, bound in continuation.yield((server, bound)) }
         }
         var iterator = stream.makeAsyncIterator()
-        guard let bound = await iterator.next() else {
+        guard let (server, bound) = await iterator.next() else {
             let reason: String
             do { try await task.value; reason = "it stopped before listening" } catch { reason = "\(error)" }
             throw StartFailed(reason: reason)
@@ -139,7 +156,7 @@ public enum ServerFixture {
     public static func process<Value: Sendable>(binary: String, catalog: String, _ extra: [String] = [], environment: [String: String] = [:],
                                                 _ body: (_ url: String, _ server: ChildProcess.Running) async throws -> Value)
         async throws -> (Value, ChildProcess.Outcome) {
-        try await ChildProcess.withRunning(binary, ["serve", "--catalog", catalog, "--port", "0"] + extra, environment: environment) { server in
+        try await ChildProcess.withRunning(binary, ["serve", "--catalog", catalog, "--port", "0"] + extra, environment: environment) { server async throws in
             let line = try await server.line { $0.contains("listening on http://") }
             guard let range = line.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) else {
                 throw StartFailed(reason: "no address in its start-up line: \(line)")

@@ -17,9 +17,9 @@ struct PostgreSQLRestartTests {
         // Setting up on a loaded CI machine may wait long for a connection; the server's
         // own timeout bounds how long a request waits while the database is down.
         let url = database.url + "?connect_timeout=10"
-        let store = try await PostgreSQLCatalogStore.open(try PostgreSQLSettings(url: database.url + "?connect_timeout=60"), creating: true)
-        _ = try await Indexer(store: store).run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
-        store.close()
+        try await PostgreSQLCatalogStore.withStore(try PostgreSQLSettings(url: database.url + "?connect_timeout=60"), creating: true) { store async throws in
+            _ = try await Indexer(store: store).run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
+        }
 
         let running = try await ServerFixture.live { $0.catalog = CatalogLocation(parsing: url) }
         let search = running.url.appendingPathComponent("search").absoluteString + "?im_name=chelsea_cat&limit=3"

@@ -88,7 +88,7 @@ public final class ImageWorkPool: Sendable {
     }
 
     public let limits: Limits
-    let state = Locked(State())
+    let state = Observed(State())
     let threads: WorkerThreads
 
     struct Waiter {
@@ -119,8 +119,12 @@ public final class ImageWorkPool: Sendable {
 
     deinit { threads.stop() }
 
+    /// Returns true once `condition` holds, checked again after each change of this pool's statistics (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    public func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
+
     /// Counters and gauges as they are now.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics { state.read { $0.statistics } }
 
     /// Runs `work` on a worker thread once `pixels` fit in the budget.
     /// - Parameter pixels: what the work decodes (``ShrinkOnLoad/decodedPixelCount(of:minimumSize:)``).

@@ -18,9 +18,10 @@ import Foundation
 /// that `pg_restore` loads (README, "Backup and restore").
 ///
 /// ```swift
-/// let opened = try await CatalogLocation(parsing: "catalog.sqlite").openCatalog()
-/// let report = try await opened.backup!.backup(to: "backups/catalog.sqlite", replacing: false) { step in
-///     print(step.completed, "of", step.total, step.unit)
+/// let report = try await CatalogLocation(parsing: "catalog.sqlite").withCatalog { opened in
+///     try await opened.backup!.backup(to: "backups/catalog.sqlite", replacing: false) { step in
+///         print(step.completed, "of", step.total, step.unit)
+///     }
 /// }
 /// ```
 public protocol CatalogBackup: Sendable {

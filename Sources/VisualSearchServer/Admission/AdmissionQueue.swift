@@ -11,7 +11,7 @@ final class AdmissionQueue: Sendable {
     let maxQueued: Int
     let maxWait: Duration
     let clock: ElapsedClock
-    let state = Locked(State())
+    let state = Observed(State())
 
     struct State {
         var running = 0
@@ -26,8 +26,12 @@ final class AdmissionQueue: Sendable {
         self.clock = clock
     }
 
+    /// Returns true once `condition` holds, checked again after each change of this queue's counts (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
+
     /// Requests running and waiting now.
-    var counts: (running: Int, queued: Int) { state.withLock { ($0.running, $0.waiting.count) } }
+    var counts: (running: Int, queued: Int) { state.read { ($0.running, $0.waiting.count) } }
 
     /// Waits for a slot: true when admitted (then ``release()`` when done),
     /// false when shed (the queue is full, the wait ran out, or the task was cancelled).

@@ -32,7 +32,7 @@ final class BodyBudget: Sendable {
     let limit: Int
     let clientShare: Int
     let unauthenticatedShare: Int
-    let state = Locked(State())
+    let state = Observed(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)
@@ -40,8 +40,12 @@ final class BodyBudget: Sendable {
         unauthenticatedShare = max(1, limit / 4)
     }
 
+    /// Returns true once `condition` holds, checked again after each change of this budget (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
+
     /// Bytes reserved now, in all.
-    var reserved: Int { state.withLock { $0.total } }
+    var reserved: Int { state.read { $0.total } }
 
     /// Reserves `bytes` for `client`; nil when reserved (then ``release(_:for:)``),
     /// else the bound it would pass. A body larger than a bound on its own

@@ -20,14 +20,18 @@ final class UnverifiedBodies: Sendable {
     }
 
     let limits: UnverifiedBodyLimits
-    let state = Locked(State())
+    let state = Observed(State())
 
     init(limits: UnverifiedBodyLimits) {
         self.limits = limits
     }
 
+    /// Returns true once `condition` holds, checked again after each change of this count (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
+
     /// Bodies being read now, in all.
-    var inFlight: Int { state.withLock { $0.total } }
+    var inFlight: Int { state.read { $0.total } }
 
     /// Takes a place for a body from `address`: nil when taken (then ``release(for:)``), else why not.
     func take(for address: String) -> Refusal? {

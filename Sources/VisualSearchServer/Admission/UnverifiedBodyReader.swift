@@ -25,6 +25,8 @@ struct UnverifiedBodyReader: Sendable {
     let clock: ElapsedClock
     /// The request timeout, in seconds: the longest a body may take, however fast it comes.
     let timeout: Double
+    /// Told the bytes received so far after each chunk (an observation hook: tests wait on it, never on time).
+    var observer: (@Sendable (_ received: Int) -> Void)? = nil
 
     /// Bytes received so far, shared by the reader and its watchdog.
     final class Progress: Sendable {
@@ -35,7 +37,7 @@ struct UnverifiedBodyReader: Sendable {
     func read(_ body: RequestBody, upTo limit: Int) async throws(Failure) -> ByteBuffer {
         let progress = Progress()
         let start = clock.now
-        let limits = self.limits, clock = self.clock, timeout = self.timeout
+        let limits = self.limits, clock = self.clock, timeout = self.timeout, observer = self.observer
         do {
             return try await withThrowingTaskGroup(of: ByteBuffer.self) { group in
                 group.addTask {
@@ -46,6 +48,7 @@ struct UnverifiedBodyReader: Sendable {
                         collected.writeBuffer(&chunk)
                         let count = collected.readableBytes
                         progress.bytes.withLock { $0 = count }
+                        observer?(count)
                     }
                     return collected
                 }

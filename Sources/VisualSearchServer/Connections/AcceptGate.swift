@@ -140,7 +140,7 @@ final class AcceptGate: Sendable {
     let limits: ConnectionLimits
     /// Whether connections are limited by peer address (not behind a proxy).
     let limitsPerAddress: Bool
-    private let state = Locked(State())
+    private let state = Observed(State())
 
     init(limits: ConnectionLimits, limitsPerAddress: Bool) {
         self.limits = limits
@@ -201,7 +201,7 @@ final class AcceptGate: Sendable {
 
     /// What connection `id` may do (nil: not admitted by this gate, or evicted).
     func verdict(of id: ObjectIdentifier) -> Verdict? {
-        state.withLock { $0.entries[id]?.verdict }
+        state.read { $0.entries[id]?.verdict }
     }
 
     /// A request began on connection `id`: it is no longer idle.
@@ -220,16 +220,20 @@ final class AcceptGate: Sendable {
 
     /// Admitted connections open now (in all, the health reserve aside, and from `address`).
     func open(from address: String) -> (total: Int, fromAddress: Int) {
-        state.withLock { ($0.total, $0.byAddress[address] ?? 0) }
+        state.read { ($0.total, $0.byAddress[address] ?? 0) }
     }
 
     /// Admitted connections idle now (no request in progress), the health reserve included.
     var idleConnections: Int {
-        state.withLock { $0.entries.values.count(where: { $0.idleSince != nil }) }
+        state.read { $0.entries.values.count(where: { $0.idleSince != nil }) }
     }
+
+    /// Returns true once `condition` holds, checked again after each change of this gate's counts (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
 
     /// Connections served, refused (open with a 503/429 to come), in the health reserve, and evicted since the start.
     var counts: (serving: Int, refusing: Int, reserve: Int, evicted: Int) {
-        state.withLock { ($0.serving, $0.total - $0.serving, $0.reserve, $0.evicted) }
+        state.read { ($0.serving, $0.total - $0.serving, $0.reserve, $0.evicted) }
     }
 }

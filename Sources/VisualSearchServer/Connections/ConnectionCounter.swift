@@ -3,7 +3,7 @@ import ConcurrencyToolkit
 
 /// Connections open now, in all and by peer address, shared by every connection's ``ConnectionGuard``.
 final class ConnectionCounter: Sendable {
-    let state = Locked<(total: Int, byAddress: [String: Int])>((0, [:]))
+    let state = Observed<(total: Int, byAddress: [String: Int])>((0, [:]))
 
     /// Counts a new connection; returns the totals including it.
     func open(from address: String) -> (total: Int, fromAddress: Int) {
@@ -24,8 +24,12 @@ final class ConnectionCounter: Sendable {
         }
     }
 
+    /// Returns true once `condition` holds, checked again after each change of this counter (an observation hook,
+    /// never a timer); false when the waiting task is cancelled first.
+    func until(_ condition: () -> Bool) async -> Bool { await state.until(condition) }
+
     /// Connections open now.
-    var total: Int { state.withLock { $0.total } }
+    var total: Int { state.read { $0.total } }
 
     /// Refused connections held for the refusal delay, apart from the others (so they cannot fill the table).
     let held = Locked(0)

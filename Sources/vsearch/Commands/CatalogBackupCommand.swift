@@ -61,14 +61,15 @@ extension CatalogCommand {
             let tenths = Tenths()
             do {
                 try catalog.checkLocation()
-                let opened = try await catalog.location.openCatalog()
-                guard let backup = opened.backup else {
-                    throw BackupError.destination(path: destination, reason: "the catalog at \(catalog.location) cannot be backed up by vsearch")
-                }
-                let report = try await backup.backup(to: destination, replacing: force) { step in
-                    guard let first = tenths.advance(to: step.total == 0 ? 10 : step.completed * 10 / step.total) else { return }
-                    if first { progress.begin(total: step.total, noun: step.unit) }
-                    progress.item(completed: step.completed, failed: false, line: "copied \(step.completed) of \(step.total) \(step.unit)")
+                let report = try await catalog.location.withCatalog { opened in
+                    guard let backup = opened.backup else {
+                        throw BackupError.destination(path: destination, reason: "the catalog at \(catalog.location) cannot be backed up by vsearch")
+                    }
+                    return try await backup.backup(to: destination, replacing: force) { step in
+                        guard let first = tenths.advance(to: step.total == 0 ? 10 : step.completed * 10 / step.total) else { return }
+                        if first { progress.begin(total: step.total, noun: step.unit) }
+                        progress.item(completed: step.completed, failed: false, line: "copied \(step.completed) of \(step.total) \(step.unit)")
+                    }
                 }
                 progress.end()
                 if json { Terminal.json(report); return }

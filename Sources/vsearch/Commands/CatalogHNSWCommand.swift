@@ -93,26 +93,33 @@ extension CatalogCommand {
         static func update(_ catalog: CatalogOptions, rebuild: Bool = false, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                            quiet: Bool, always: Bool) async throws -> ([ApproximateIndex.Report.Space], GraphFiles) {
             let reports = Reports()
-            let opened: OpenedCatalog
-            do { opened = try await catalog.location.openCatalog() } catch { throw CLIError.report(error) }
-            guard let files = opened.graphFiles else { return ([], GraphFiles(directory: "")) }
-            if !always {
-                let size = (try? await opened.store.count()) ?? 0
-                guard size > NearestNeighbourSettings().exactBelow || files.manifest(.color) != nil else { return ([], files) }
-            }
-            if rebuild { files.removeAll() }
             var configuration = VisualSearchEngine.Configuration()
             configuration.nearestNeighbours.mode = .approximate  // wanted whatever the catalog's size
             configuration.graphPolicy = ApproximateIndex.Policy(builds: true, saves: true)
             configuration.graphPolicy.threads = threads
             configuration.graphPolicy.progress = quiet ? nil : GraphReporting.progress()
             configuration.graphReports = { reports.record($0) }
+            let engineConfiguration = configuration
+            // Where the graphs are, and whether they were brought up to date; nil for a catalog that keeps none.
+            let outcome: (files: GraphFiles, updated: Bool)?
             do {
-                let engine = try await opened.engine(configuration: configuration)
-                try await engine.saveGraphs()
+                outcome = try await catalog.location.withCatalog { opened in
+                    guard let files = opened.graphFiles else { return nil }
+                    if !always {
+                        let size = (try? await opened.store.count()) ?? 0
+                        guard size > NearestNeighbourSettings().exactBelow || files.manifest(.color) != nil else { return (files, false) }
+                    }
+                    if rebuild { files.removeAll() }
+                    let engine = try await opened.engine(configuration: engineConfiguration)
+                    try await engine.saveGraphs()
+                    return (files, true)
+                }
             } catch {
                 throw CLIError.report(error)
             }
+            guard let outcome else { return ([], GraphFiles(directory: "")) }
+            let files = outcome.files
+            guard outcome.updated else { return ([], files) }
             switch reports.last {
             case .failure(let error):
                 if error.kind == .cancelled {

@@ -43,16 +43,20 @@ extension CatalogCommand {
         func run() async throws {
             let progress = ProgressReporter(quiet: quiet || json)
             do {
-                let source = try await CatalogLocation(parsing: from).openCatalog()
-                let target = try await CatalogLocation(parsing: to).open(creating: true)
                 let batchSize = batchSize
-                let summary = try await source.withSnapshot { snapshot throws(VisualSearchError) in
-                    var copy = CatalogCopy(from: snapshot, to: target)
-                    copy.batchSize = batchSize
-                    var begun = false
-                    return try await copy.run { done, total in
-                        if !begun { progress.begin(total: total, noun: "images"); begun = true }
-                        progress.item(completed: done, failed: false, line: "copied \(done) of \(total)")
+                // Both catalogs open for the copy's length (a database's pool runs in its scope).
+                let summary = try await CatalogLocation(parsing: from).withCatalog { source in
+                    try await CatalogLocation(parsing: to).withCatalog(creating: true) { destination in
+                        let target = destination.store
+                        return try await source.withSnapshot { snapshot throws(VisualSearchError) in
+                            var copy = CatalogCopy(from: snapshot, to: target)
+                            copy.batchSize = batchSize
+                            var begun = false
+                            return try await copy.run { done, total in
+                                if !begun { progress.begin(total: total, noun: "images"); begun = true }
+                                progress.item(completed: done, failed: false, line: "copied \(done) of \(total)")
+                            }
+                        }
                     }
                 }
                 progress.end()

@@ -88,9 +88,10 @@ struct InsertCommand: AsyncParsableCommand {
             if let url = service.endpointURL {
                 try await insert(into: service.client(endpoint: url), items: try items(), waits: wait)
             } else {
-                let engine = try await catalog.engine(model: model)
-                try await declareFields(in: engine)
-                try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
+                try await catalog.withEngineUnreported(model: model) { engine in
+                    try await declareFields(in: engine)
+                    try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
+                }
             }
         } catch let error as ExitCode {
             throw error
@@ -135,7 +136,7 @@ struct InsertStatusCommand: AsyncParsableCommand {
             let status = if let url = service.endpointURL {
                 try await service.client(endpoint: url).insertStatus(request)
             } else {
-                try await catalog.engine(model: nil).insertStatus(request)
+                try await catalog.withEngineUnreported(model: nil) { try await $0.insertStatus(request) }
             }
             if json { Terminal.json(status) } else { for progress in status.result { Self.print(progress) } }
             // The same rule as `insert --wait`: a finished insert with failed images exits 1.
@@ -178,7 +179,7 @@ struct RemoveCommand: AsyncParsableCommand {
             let response = if let url = service.endpointURL {
                 try await service.client(endpoint: url).remove(request)
             } else {
-                try await catalog.engine(model: nil).remove(request)
+                try await catalog.withEngineUnreported(model: nil) { try await $0.remove(request) }
             }
             try Self.report(response, names: names, json: json)
         } catch let error as ExitCode {

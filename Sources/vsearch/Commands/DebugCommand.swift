@@ -94,21 +94,21 @@ struct DebugCommand: AsyncParsableCommand {
         @Option var limit = 10
 
         func run() async throws {
-            let engine: VisualSearchEngine
-            do { engine = try await catalog.engine(model: model) } catch { throw CLIError.report(error) }
-            var parameters = SearchParameters()
-            parameters.limit = limit
-            parameters.includesScore = true
-            parameters.filters = try filters.map { try Filter(parsing: $0, acceptsEquals: true) }
-            var times: [Double] = []
-            var total = 0
-            for _ in 0..<repeats {
-                let start = ContinuousClock.now
-                total = try await engine.search(SearchRequest(imageName: imageName, parameters: parameters)).total
-                times.append(DebugCommand.seconds(since: start) * 1000)
+            try await catalog.withEngine(model: model) { engine in
+                var parameters = SearchParameters()
+                parameters.limit = limit
+                parameters.includesScore = true
+                parameters.filters = try filters.map { try Filter(parsing: $0, acceptsEquals: true) }
+                var times: [Double] = []
+                var total = 0
+                for _ in 0..<repeats {
+                    let start = ContinuousClock.now
+                    total = try await engine.search(SearchRequest(imageName: imageName, parameters: parameters)).total
+                    times.append(DebugCommand.seconds(since: start) * 1000)
+                }
+                Terminal.json(["repeats": Double(repeats), "total": Double(total), "ms_median": DebugCommand.median(times),
+                               "ms_p99": times.sorted()[min(times.count - 1, times.count * 99 / 100)]])
             }
-            Terminal.json(["repeats": Double(repeats), "total": Double(total), "ms_median": DebugCommand.median(times),
-                           "ms_p99": times.sorted()[min(times.count - 1, times.count * 99 / 100)]])
         }
     }
 }

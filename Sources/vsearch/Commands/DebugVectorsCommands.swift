@@ -41,25 +41,26 @@ extension DebugCommand {
             let schema = FieldSchema(fields: ["brand": .string])
             let model = try learnedModel()
             do {
-                let store = try await catalog.open(creating: true)
-                try await store.declare(schema)
-                if let model { try await store.recordLearnedModel(model) }
-                let start = ContinuousClock.now
-                var batch: [CatalogItem] = []
-                batch.reserveCapacity(batchSize)
-                for row in 0..<count {
-                    let name = DebugCommand.vectorName(row)
-                    batch.append(CatalogItem(imageName: name, source: "vectors/" + name, width: 1, height: 1, contentHash: name,
-                                             features: Array(floats[(row * dims)..<((row + 1) * dims)]),
-                                             learned: learnedFloats.map { Array($0[(row * learnedDims)..<((row + 1) * learnedDims)]) },
-                                             palette: DominantColors(entries: []), metadata: ["brand": "b\(row % 10)"]))
-                    if batch.count == batchSize || row == count - 1 {
-                        try await store.upsert(batch, schema: schema)
-                        batch.removeAll(keepingCapacity: true)
+                try await catalog.withStoreUnreported(creating: true) { store in
+                    try await store.declare(schema)
+                    if let model { try await store.recordLearnedModel(model) }
+                    let start = ContinuousClock.now
+                    var batch: [CatalogItem] = []
+                    batch.reserveCapacity(batchSize)
+                    for row in 0..<count {
+                        let name = DebugCommand.vectorName(row)
+                        batch.append(CatalogItem(imageName: name, source: "vectors/" + name, width: 1, height: 1, contentHash: name,
+                                                 features: Array(floats[(row * dims)..<((row + 1) * dims)]),
+                                                 learned: learnedFloats.map { Array($0[(row * learnedDims)..<((row + 1) * learnedDims)]) },
+                                                 palette: DominantColors(entries: []), metadata: ["brand": "b\(row % 10)"]))
+                        if batch.count == batchSize || row == count - 1 {
+                            try await store.upsert(batch, schema: schema)
+                            batch.removeAll(keepingCapacity: true)
+                        }
                     }
+                    let seconds = DebugCommand.seconds(since: start)
+                    Terminal.json(Report(count: count, seconds: seconds, imagesPerSecond: Double(count) / max(seconds, 1e-9)))
                 }
-                let seconds = DebugCommand.seconds(since: start)
-                Terminal.json(Report(count: count, seconds: seconds, imagesPerSecond: Double(count) / max(seconds, 1e-9)))
             } catch {
                 throw CLIError.report(error)
             }
@@ -124,23 +125,23 @@ extension DebugCommand {
                 throw ValidationError(error.message)
             }
             let opening = ContinuousClock.now
-            let engine: VisualSearchEngine
-            do { engine = try await catalog.engine(model: model) } catch { throw CLIError.report(error) }
-            let startSeconds = DebugCommand.seconds(since: opening)
-            do {
-                for vector in vectors.prefix(warmup) { _ = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters) }
-                let cpuBefore = ProcessStatistics.cpuSeconds
-                var report = Report(ms: [], tops: [], cpuSeconds: 0, startSeconds: startSeconds)
-                for vector in vectors {
-                    let start = ContinuousClock.now
-                    let response = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters)
-                    report.ms.append(DebugCommand.seconds(since: start) * 1000)
-                    report.tops.append(response.result.compactMap { Int($0.imageName.dropFirst()) })
+            try await catalog.withEngine(model: model) { engine in
+                let startSeconds = DebugCommand.seconds(since: opening)
+                do {
+                    for vector in vectors.prefix(warmup) { _ = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters) }
+                    let cpuBefore = ProcessStatistics.cpuSeconds
+                    var report = Report(ms: [], tops: [], cpuSeconds: 0, startSeconds: startSeconds)
+                    for vector in vectors {
+                        let start = ContinuousClock.now
+                        let response = try await engine.vectorSearch(vector, similarity: mode, parameters: parameters)
+                        report.ms.append(DebugCommand.seconds(since: start) * 1000)
+                        report.tops.append(response.result.compactMap { Int($0.imageName.dropFirst()) })
+                    }
+                    report.cpuSeconds = ProcessStatistics.cpuSeconds - cpuBefore
+                    Terminal.jsonLine(report)
+                } catch {
+                    throw CLIError.report(error)
                 }
-                report.cpuSeconds = ProcessStatistics.cpuSeconds - cpuBefore
-                Terminal.jsonLine(report)
-            } catch {
-                throw CLIError.report(error)
             }
         }
     }

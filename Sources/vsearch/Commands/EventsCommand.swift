@@ -34,7 +34,9 @@ struct EventsCommand: AsyncParsableCommand {
         func run() async throws {
             let stats: EventStats
             do {
-                stats = try await catalog.open().stats(since: since.flatMap { StatsWindow.start($0, now: Date()) }, limit: limit)
+                stats = try await catalog.withStoreUnreported { store in
+                    try await store.stats(since: since.flatMap { StatsWindow.start($0, now: Date()) }, limit: limit)
+                }
             } catch {
                 throw CLIError.report(error)
             }

@@ -74,20 +74,21 @@ struct IndexCommand: AsyncParsableCommand {
             let learned = colorOnly ? nil : try model.learnedEmbedder()
             try learned?.load()
             configuration.learned = learned
-            let store = try await catalog.openUnreported(creating: true)
-            if created != nil { created?.store = store }
-            try await Self.noteModel(learned, catalog: try await store.learnedModel(), colorOnly: colorOnly, quiet: quiet)
-            let indexer = Indexer(store: store, configuration: configuration)
-            summary = try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
-                                            isCancelled: { Interrupt.isRequested }) { event in
-                switch event {
-                case .started(let total): reporter.begin(total: total, noun: "images")
-                case .image(let name, _, let error, let done, _):
-                    reporter.item(completed: done, failed: error != nil, line: error.map { "FAIL  \($0)" } ?? "ok    \(name)")
-                case .unchanged(_, _, let done, _):
-                    reporter.item(completed: done, failed: false, line: nil)  // counted in the summary, not listed
-                case .committed(let count):
-                    if count > 0 { reporter.note("committed \(count)") }   // a re-run with nothing new commits nothing: no line
+            summary = try await catalog.withStoreUnreported(creating: true) { store in
+                if created != nil { created?.store = store }
+                try await Self.noteModel(learned, catalog: try await store.learnedModel(), colorOnly: colorOnly, quiet: quiet)
+                let indexer = Indexer(store: store, configuration: configuration)
+                return try await indexer.run(directory: directory, metadata: table, schema: overrides, excluding: excluded,
+                                             isCancelled: { Interrupt.isRequested }) { event in
+                    switch event {
+                    case .started(let total): reporter.begin(total: total, noun: "images")
+                    case .image(let name, _, let error, let done, _):
+                        reporter.item(completed: done, failed: error != nil, line: error.map { "FAIL  \($0)" } ?? "ok    \(name)")
+                    case .unchanged(_, _, let done, _):
+                        reporter.item(completed: done, failed: false, line: nil)  // counted in the summary, not listed
+                    case .committed(let count):
+                        if count > 0 { reporter.note("committed \(count)") }   // a re-run with nothing new commits nothing: no line
+                    }
                 }
             }
         } catch {
@@ -197,31 +198,32 @@ struct CatalogCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                let store = try await catalog.open()
-                var bytes: Int?
-                if case .sqlite(let path) = catalog.location {
-                    bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+                try await catalog.withStoreUnreported { store in
+                    var bytes: Int?
+                    if case .sqlite(let path) = catalog.location {
+                        bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+                    }
+                    let census = try await store.featureCensus()
+                    let installed = (try? model.learnedEmbedder()) ?? nil
+                    let report = Report(location: catalog.location.description, images: try await store.count(),
+                                        fields: try await store.schema().fields.mapValues(\.rawValue),
+                                        integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: census.stale,
+                                        learnedModel: try await store.learnedModel(), learnedImages: census.learned,
+                                        installedModel: installed?.descriptor.tag)
+                    if json { Terminal.json(report); return }
+                    Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
+                    if let model = report.learnedModel {
+                        let matches = installed.map { $0.descriptor.makesSameVectors(as: model) ? " (the installed model)" : " (the installed model is \($0.descriptor.tag): re-index to use it)" }
+                            ?? " (not installed here: `\(EmbeddingError.installCommand)`)"
+                        Terminal.out("learned   \(report.learnedImages) of \(report.images) images have \(model.dimension)-float vectors of \(model.tag)\(matches)")
+                    } else {
+                        Terminal.out("learned   none: colour similarity only" + (installed != nil ? "; run `vsearch index` again to add learned vectors" : ""))
+                    }
+                    if census.stale > 0 {
+                        Terminal.out("features  \(census.stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
+                    }
+                    for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(TerminalText.escaped(name)): \(type)") }
                 }
-                let census = try await store.featureCensus()
-                let installed = (try? model.learnedEmbedder()) ?? nil
-                let report = Report(location: catalog.location.description, images: try await store.count(),
-                                    fields: try await store.schema().fields.mapValues(\.rawValue),
-                                    integrity: try await store.integrityCheck(), bytes: bytes, staleFeatures: census.stale,
-                                    learnedModel: try await store.learnedModel(), learnedImages: census.learned,
-                                    installedModel: installed?.descriptor.tag)
-                if json { Terminal.json(report); return }
-                Terminal.out("catalog   \(report.location)\nimages    \(report.images)\nbytes     \(report.bytes.map(Terminal.grouped) ?? "-")\nintegrity \(report.integrity)")
-                if let model = report.learnedModel {
-                    let matches = installed.map { $0.descriptor.makesSameVectors(as: model) ? " (the installed model)" : " (the installed model is \($0.descriptor.tag): re-index to use it)" }
-                        ?? " (not installed here: `\(EmbeddingError.installCommand)`)"
-                    Terminal.out("learned   \(report.learnedImages) of \(report.images) images have \(model.dimension)-float vectors of \(model.tag)\(matches)")
-                } else {
-                    Terminal.out("learned   none: colour similarity only" + (installed != nil ? "; run `vsearch index` again to add learned vectors" : ""))
-                }
-                if census.stale > 0 {
-                    Terminal.out("features  \(census.stale) images indexed by an older vsearch: run `vsearch index` on their folder again to recompute them")
-                }
-                for (name, type) in report.fields.sorted(by: { $0.key < $1.key }) { Terminal.out("field     \(TerminalText.escaped(name)): \(type)") }
             } catch {
                 throw CLIError.report(error)
             }
@@ -241,7 +243,9 @@ struct CatalogCommand: AsyncParsableCommand {
         /// The same removal and the same output as `vsearch remove` on the local catalog.
         func run() async throws {
             let response: DataAPIResponse
-            do { response = try await catalog.engine(model: nil).remove(RemoveRequest(imageNames: names)) } catch { throw CLIError.report(error) }
+            do { response = try await catalog.withEngineUnreported(model: nil) { try await $0.remove(RemoveRequest(imageNames: names)) } } catch {
+                throw CLIError.report(error)
+            }
             try RemoveCommand.report(response, names: names, json: json)
         }
     }
@@ -259,9 +263,7 @@ struct CatalogCommand: AsyncParsableCommand {
         func run() async throws {
             let images: [ExportedImage], schema: FieldSchema
             do {
-                let store = try await catalog.open()
-                schema = try await store.schema()
-                images = try await store.export()
+                (schema, images) = try await catalog.withStoreUnreported { store in (try await store.schema(), try await store.export()) }
             } catch { throw CLIError.report(error) }
             for image in images { Terminal.out(MetadataLine.render(image, schema: schema)) }
         }

@@ -61,10 +61,9 @@ struct InfoCommand: AsyncParsableCommand {
             report.modelProblem = error.description
         }
         do {
-            let store = try await catalog.openUnreported()
-            report.images = try await store.count()
-            report.learnedModel = try await store.learnedModel()
-            report.learnedImages = try await store.learnedVectorCount()
+            (report.images, report.learnedModel, report.learnedImages) = try await catalog.withStoreUnreported { store in
+                (try await store.count(), try await store.learnedModel(), try await store.learnedVectorCount())
+            }
             let matches = report.installedModel?.makesSameVectors(as: report.learnedModel) ?? false
             report.defaultSimilarity = matches ? VisualSearchEngine.defaultLearnedMode : .color
         } catch {

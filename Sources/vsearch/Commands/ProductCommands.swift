@@ -31,8 +31,9 @@ struct ProductSearchCommand: AsyncParsableCommand, ServiceCall {
 
     func run() async throws {
         try image.checkFile()
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
-        ProductOutput.print(response, title: image.title, json: options.json)
+        try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json) { response, _ in
+            ProductOutput.print(response, title: image.title, json: options.json)
+        }
     }
 }
 
@@ -56,8 +57,9 @@ struct ProductRecommendCommand: AsyncParsableCommand, ServiceCall {
     var recommendationBlend: RecommendationBlend { blending.blend }
 
     func run() async throws {
-        let (response, _) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
-        ProductOutput.print(response, title: productID, json: options.json)
+        try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json) { response, _ in
+            ProductOutput.print(response, title: productID, json: options.json)
+        }
     }
 }
 

@@ -201,44 +201,53 @@ struct ServeCommand: AsyncParsableCommand {
             modelProblem = error.description
         }
         let configuration = settings
-        let server: VisualSearchServer<VisualSearchEngine>
         do { try catalog.checkLocation() } catch { throw CLIError.report(error) }
-        do { server = try await VisualSearchServer(configuration: configuration) } catch {
+        // The catalog is opened in this scope and served inside it: a database's connection pool closes after the last request.
+        do {
+            try await catalog.location.withCatalog { opened in
+                let server: VisualSearchServer<VisualSearchEngine>
+                do { server = try await VisualSearchServer(configuration: configuration, catalog: opened) } catch {
+                    throw CLIError.report(error)
+                }
+                let images = (try? await server.catalog.count()) ?? 0
+                let census = (try? await server.catalog.featureCensus()) ?? (learned: 0, stale: 0)
+                let stale = census.stale
+                let catalogModel = try? await server.catalog.learnedModel()
+                let similarityLine = Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.engine.learned,
+                                                         problem: modelProblem, images: images, learnedImages: census.learned)
+                let host = self.host
+                let path = catalog.location.description
+                let auth = configuration.credentials.isOpen
+                    ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
+                    : "keys required (\(Terminal.count(configuration.credentials.appKeys.count, "app key")), "
+                        + "\(Terminal.count(configuration.credentials.accessKeys.count, "access key")))"
+                let say = Announcer(jsonLogs: jsonLogs)
+                let detectionWarning = detectionProblem
+                do {
+                    try await server.run { port in
+                        let shown = host.contains(":") ? "[\(host)]" : host
+                        say.info("listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)")
+                        if configuration.servesWebPage { say.info("search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics") }
+                        if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
+                        say.info(similarityLine.info)
+                        if let warning = similarityLine.warning { say.warning(warning) }
+                        if let detectionWarning { say.warning("object detection is off (discover searches the whole image): \(detectionWarning)") }
+                        if stale > 0 {
+                            say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
+                                        + "feature vectors; run `vsearch index` on the same folder again to recompute just those")
+                        }
+                    }
+                } catch {
+                    say.error("cannot serve on \(host):\(port): \(ServeCommand.explain(error))")
+                    throw ExitCodes.unavailable
+                }
+                say.info("stopped")
+            }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
             throw CLIError.report(error)
         }
-        let images = (try? await server.catalog.count()) ?? 0
-        let census = (try? await server.catalog.featureCensus()) ?? (learned: 0, stale: 0)
-        let stale = census.stale
-        let catalogModel = try? await server.catalog.learnedModel()
-        let similarityLine = Self.similarityLine(server: server, catalogModel: catalogModel, installed: configuration.engine.learned,
-                                                 problem: modelProblem, images: images, learnedImages: census.learned)
-        let host = self.host
-        let path = catalog.location.description
-        let auth = configuration.credentials.isOpen
-            ? "OPEN — no keys configured: anyone who can reach this address may search, insert and remove"
-            : "keys required (\(Terminal.count(configuration.credentials.appKeys.count, "app key")), "
-                + "\(Terminal.count(configuration.credentials.accessKeys.count, "access key")))"
-        let say = Announcer(jsonLogs: jsonLogs)
-        let detectionWarning = detectionProblem
-        do {
-            try await server.run { port in
-                let shown = host.contains(":") ? "[\(host)]" : host
-                say.info("listening on http://\(shown):\(port) — catalog \(path) (\(Terminal.count(images, "image"))); auth: \(auth)")
-                if configuration.servesWebPage { say.info("search page http://\(shown):\(port)/ — analytics http://\(shown):\(port)/analytics") }
-                if !configuration.isLoopback { say.warning("bound to \(host), not loopback: the catalog is reachable from the network") }
-                say.info(similarityLine.info)
-                if let warning = similarityLine.warning { say.warning(warning) }
-                if let detectionWarning { say.warning("object detection is off (discover searches the whole image): \(detectionWarning)") }
-                if stale > 0 {
-                    say.warning("\(stale) of \(Terminal.count(images, "image")) were indexed by an older vsearch and answer with their old "
-                                + "feature vectors; run `vsearch index` on the same folder again to recompute just those")
-                }
-            }
-        } catch {
-            say.error("cannot serve on \(host):\(port): \(ServeCommand.explain(error))")
-            throw ExitCodes.unavailable
-        }
-        say.info("stopped")
     }
 
     /// What serve says at start about similarity: which one answers by

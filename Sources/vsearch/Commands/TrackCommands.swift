@@ -167,11 +167,11 @@ struct TrackSendCommand: AsyncParsableCommand {
         if let catalog {
             let location = CatalogLocation(parsing: catalog)
             do {
-                let store = try await location.open()
                 var event = self.event
                 event.timestamp = Int64(Date().timeIntervalSince1970 * 1000)
                 event.eventID = UUID().uuidString.lowercased()
-                let result = try await store.receive([event])[0]
+                let sent = event
+                let result = try await location.withCatalog { try await $0.store.receive([sent])[0] }
                 guard result.code == 0 else { throw TrackingError.invalidEvent(field: "event", rule: result.message) }
                 if jsonOutput { Terminal.json(Output(eventID: event.eventID, stored: location.description)) } else { Terminal.out("stored \(event.eventID ?? "") in \(location)") }
             } catch {

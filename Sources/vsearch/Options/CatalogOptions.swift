@@ -16,18 +16,27 @@ struct CatalogOptions: ParsableArguments {
     /// The location in effect.
     var location: CatalogLocation { catalog.map(CatalogLocation.init(parsing:)) ?? .fromEnvironment() }
 
-    /// Opens the catalog; only `creating` (vsearch index) makes a new one.
-    /// An error is reported (``CLIError``) and thrown as its exit code.
-    func open(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
-        do { return try await openUnreported(creating: creating) } catch {
+    /// Runs `body` with the catalog open (a database's pool runs for as long as `body` does); only `creating`
+    /// (vsearch index) makes a new one. An error opening it is reported (``CLIError``) and thrown as its exit code;
+    /// what `body` throws is passed on as it is.
+    func withStore<Result>(creating: Bool = false, _ body: (any CatalogStore & CollectorStore) async throws -> Result) async throws -> Result {
+        do { try checkLocation() } catch { throw CLIError.report(error) }
+        var opened = false
+        do {
+            return try await location.withCatalog(creating: creating) { catalog in
+                opened = true
+                return try await body(catalog.store)
+            }
+        } catch where !opened {
             throw CLIError.report(error)
         }
     }
 
-    /// Opens the catalog, throwing the error itself (``InputError`` or ``VisualSearchError``) for the caller to report.
-    func openUnreported(creating: Bool = false) async throws -> any CatalogStore & CollectorStore {
+    /// ``withStore(creating:_:)`` throwing an error opening the catalog itself (``InputError`` or ``VisualSearchError``)
+    /// for the caller to report.
+    func withStoreUnreported<Result>(creating: Bool = false, _ body: (any CatalogStore & CollectorStore) async throws -> Result) async throws -> Result {
         try checkLocation()
-        return try await location.open(creating: creating)
+        return try await location.withCatalog(creating: creating) { try await body($0.store) }
     }
 
     /// Refuses what is wrong with the location itself, before any connection:
@@ -41,12 +50,26 @@ struct CatalogOptions: ParsableArguments {
         }
     }
 
-    /// The offline engine over the catalog, reading the user's own files and URLs; with `model`, the learned model
-    /// (and its detector) that command loads — nil for commands that never embed an image.
-    /// Errors are thrown unreported, for the caller's ``CLIError/report(_:)`` (or JSON failure shape).
-    func engine(model: ModelOptions?, recommendations: RecommendationBlend = RecommendationBlend()) async throws -> VisualSearchEngine {
+    /// ``withEngineUnreported(model:recommendations:_:)`` reporting an error opening the catalog or loading the
+    /// model (``CLIError``) and throwing it as its exit code; what `body` throws is passed on as it is.
+    func withEngine<Result>(model: ModelOptions?, _ body: (VisualSearchEngine) async throws -> Result) async throws -> Result {
+        var opened = false
+        do {
+            return try await withEngineUnreported(model: model) { engine in
+                opened = true
+                return try await body(engine)
+            }
+        } catch where !opened {
+            throw CLIError.report(error)
+        }
+    }
+
+    /// Runs `body` with the offline engine over the catalog (open for as long as `body` runs), reading the user's own
+    /// files and URLs; with `model`, the learned model (and its detector) that command loads — nil for commands that
+    /// never embed an image. Errors are thrown unreported, for the caller's ``CLIError/report(_:)`` (or JSON failure shape).
+    func withEngineUnreported<Result>(model: ModelOptions?, recommendations: RecommendationBlend = RecommendationBlend(),
+                            _ body: (VisualSearchEngine) async throws -> Result) async throws -> Result {
         try checkLocation()
-        let opened = try await location.openCatalog()
         var configuration = VisualSearchEngine.Configuration()
         configuration.imageSources = .commandLine
         configuration.recommendations = recommendations
@@ -58,6 +81,9 @@ struct CatalogOptions: ParsableArguments {
         // minutes building one: without it, queries scan exactly.
         configuration.graphPolicy = ApproximateIndex.Policy(builds: false, saves: false)
         configuration.graphReports = GraphReporting.warnings
-        return try await opened.engine(configuration: configuration)
+        let engineConfiguration = configuration
+        return try await location.withCatalog { opened in
+            try await body(try await opened.engine(configuration: engineConfiguration))
+        }
     }
 }

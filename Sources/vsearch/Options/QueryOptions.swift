@@ -107,8 +107,9 @@ extension QueryCommand {
 
     /// Runs the call locally or remotely and prints the answer.
     func runQuery() async throws {
-        let (response, engine) = try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json)
-        try await QueryOutput.print(response, query: resultsQuery, options: options, engine: engine)
+        try await ServiceRunner.run(self, catalog: catalog, model: model, service: service, json: options.json) { response, engine in
+            try await QueryOutput.print(response, query: resultsQuery, options: options, engine: engine)
+        }
     }
 }
 

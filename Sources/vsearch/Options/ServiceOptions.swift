@@ -83,28 +83,40 @@ extension ServiceCall {
 
 /// Runs a ``ServiceCall`` locally or remotely; failures are reported and become exit codes.
 enum ServiceRunner {
-    /// The answer, and the engine when the call ran locally (for sources of results).
-    /// With `json`, a failure also prints the API's failure shape on stdout, so machine output is always JSON.
-    static func run<Call: ServiceCall>(_ call: Call, catalog: CatalogOptions, model: ModelOptions, service: ServiceOptions, json: Bool) async throws
-        -> (answer: Call.Answer, engine: VisualSearchEngine?) {
+    /// Runs `body` with the answer, and the engine when the call ran locally (for sources of results), the
+    /// catalog still open. A failure of the call is reported and becomes an exit code; with `json`, it also
+    /// prints the API's failure shape on stdout, so machine output is always JSON. What `body` throws is passed on.
+    static func run<Call: ServiceCall, Result>(_ call: Call, catalog: CatalogOptions, model: ModelOptions, service: ServiceOptions, json: Bool,
+                                               _ body: (Call.Answer, VisualSearchEngine?) async throws -> Result) async throws -> Result {
+        var answered = false
         do {
-            if let url = service.endpointURL { return (try await call.call(service.client(endpoint: url)), nil) }
-            let engine = try await catalog.engine(model: model, recommendations: call.recommendationBlend)
-            let schema = try await engine.catalog.schema()
-            if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
-                throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())
+            if let url = service.endpointURL {
+                let answer = try await call.call(service.client(endpoint: url))
+                answered = true
+                return try await body(answer, nil)
             }
-            do {
-                return (try await call.call(engine), engine)
-            } catch {
-                // "Image not found" from a catalog with nothing in it: say that, it is the likelier mistake.
-                let missing: String? = if case .imageNotFound(let name) = error { name } else { nil }
-                let count = missing == nil ? nil : try? await engine.catalog.count()
-                if let missing, count == 0 { throw InputError.emptyCatalog(location: catalog.location.description, name: missing) }
-                throw error
+            return try await catalog.withEngineUnreported(model: model, recommendations: call.recommendationBlend) { engine in
+                let schema = try await engine.catalog.schema()
+                if let unknown = call.namedFields.first(where: { $0 != "*" && schema.fields[$0] == nil }) {
+                    throw VisualSearchError.unknownField(unknown, known: schema.fields.keys.sorted())
+                }
+                let answer: Call.Answer
+                do throws(VisualSearchError) {
+                    answer = try await call.call(engine)
+                } catch {
+                    // "Image not found" from a catalog with nothing in it: say that, it is the likelier mistake.
+                    let missing: String? = if case .imageNotFound(let name) = error { name } else { nil }
+                    let count = missing == nil ? nil : try? await engine.catalog.count()
+                    if let missing, count == 0 { throw InputError.emptyCatalog(location: catalog.location.description, name: missing) }
+                    throw error
+                }
+                answered = true
+                return try await body(answer, engine)
             }
         } catch let code as ExitCode {
             throw code
+        } catch where answered {
+            throw error
         } catch {
             if json {
                 let message = SettingFlags.rename((error as? VisualSearchError).map(CLIError.message(for:)) ?? "\(error)")

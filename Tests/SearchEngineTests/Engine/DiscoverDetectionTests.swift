@@ -23,14 +23,15 @@ struct DiscoverDetectionTests {
         return try await Corpus.learnedEngine { $0.detector = detector }
     }
 
-    static func postgresEngine() async throws -> VisualSearchEngine {
+    static func withPostgresEngine(_ body: (VisualSearchEngine) async throws -> Void) async throws {
         let source = try await SQLiteCatalogStore(path: try await Corpus.sharedLearnedCatalog())
-        let target = try await PostgreSQLCatalogStore.open(try PostgreSQLTestDatabase.freshSchema(), creating: true)
-        _ = try await CatalogCopy(from: source, to: target).run()
-        var configuration = VisualSearchEngine.Configuration()
-        configuration.learned = try LearnedModel.embedder()
-        configuration.detector = try detector()
-        return try await OpenedCatalog(postgreSQL: target).engine(configuration: configuration)
+        try await PostgreSQLCatalogStore.withStore(try PostgreSQLTestDatabase.freshSchema(), creating: true) { target async throws in
+            _ = try await CatalogCopy(from: source, to: target).run()
+            var configuration = VisualSearchEngine.Configuration()
+            configuration.learned = try LearnedModel.embedder()
+            configuration.detector = try detector()
+            try await body(try await OpenedCatalog(postgreSQL: target).engine(configuration: configuration))
+        }
     }
 
     /// Discover on `engine` finds the three things of the scene, each searched with its own image first.
@@ -60,7 +61,7 @@ struct DiscoverDetectionTests {
     @Test("discover finds each thing of a scene and searches it: its own image first (PostgreSQL)",
           .enabled(if: PostgreSQLTestDatabase.isRequired, "no PostgreSQL (VSEARCH_TEST_POSTGRES)"))
     func discoverOnPostgreSQL() async throws {
-        try await Self.findsEachThing(try await Self.postgresEngine())
+        try await Self.withPostgresEngine { try await Self.findsEachThing($0) }
     }
 
     @Test("detection_limit caps the objects; a point searches the object under it, or its neighbourhood when none is there")

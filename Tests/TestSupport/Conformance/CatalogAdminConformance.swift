@@ -12,21 +12,24 @@ public enum CatalogAdminConformance {
         var checks: [ConformanceCheck] = []
         checks.append(ConformanceCheck("a new store is empty, healthy, and declares no fields", stores: [.sqlite, .postgreSQL, .inMemory]) { kind in
             let factory = StoreFactory(kind)
-            let store = try await factory.make().store
-            #expect(try await store.count() == 0)
-            #expect(try await store.schema().fields.isEmpty)
-            #expect(try await store.loadIndex().count == 0)
-            #expect(try await store.export().isEmpty)
-            #expect(try await store.contentHashes().isEmpty)
-            #expect(try await store.integrityCheck() == "ok")
-            #expect(store.location.isEmpty == false)
+            try await factory.withStore { sut async throws in
+                let store = sut.store
+                #expect(try await store.count() == 0)
+                #expect(try await store.schema().fields.isEmpty)
+                #expect(try await store.loadIndex().count == 0)
+                #expect(try await store.export().isEmpty)
+                #expect(try await store.contentHashes().isEmpty)
+                #expect(try await store.integrityCheck() == "ok")
+                #expect(store.location.isEmpty == false)
+            }
         })
         checks.append(ConformanceCheck("integrityCheck is ok after writes of every kind", stores: [.sqlite, .postgreSQL, .inMemory]) { kind in
             let factory = StoreFactory(kind)
-            let seeded = try await ConformanceSample.seeded(factory)
-            try await seeded.store.updateMetadata([MetadataUpdate(imageName: "a", metadata: ["title": "x y z"])], schema: ConformanceSample.schema)
-            _ = try await seeded.store.remove(["b"])
-            #expect(try await seeded.store.integrityCheck() == "ok")
+            try await ConformanceSample.withSeeded(factory) { seeded async throws in
+                try await seeded.store.updateMetadata([MetadataUpdate(imageName: "a", metadata: ["title": "x y z"])], schema: ConformanceSample.schema)
+                _ = try await seeded.store.remove(["b"])
+                #expect(try await seeded.store.integrityCheck() == "ok")
+            }
         })
         return checks
     }

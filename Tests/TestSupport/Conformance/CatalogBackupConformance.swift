@@ -16,25 +16,26 @@ public enum CatalogBackupConformance {
         if let dump = try? PostgreSQLTestDatabase.clientProgram("pg_dump") { setenv("VSEARCH_PG_DUMP", dump, 1) }
     }()
 
-    /// A catalog at a fresh location holding ``ConformanceSample/sample`` and three events.
-    static func seeded(_ factory: LocationFactory) async throws -> (location: String, opened: OpenedCatalog) {
+    /// Runs `body` with a catalog at a fresh location holding ``ConformanceSample/sample`` and three events, open for `body`'s length.
+    static func withSeeded(_ factory: LocationFactory, _ body: (_ location: String, _ opened: OpenedCatalog) async throws -> Void) async throws {
         _ = programs
         let location = try factory.make()
-        let opened = try await CatalogLocation(parsing: location).openCatalog(creating: true)
-        try await opened.store.declare(ConformanceSample.schema)
-        try await opened.store.upsert(ConformanceSample.sample, schema: ConformanceSample.schema)
-        _ = try await opened.store.receive([click(1), click(2), click(3)])
-        return (location, opened)
+        try await CatalogLocation(parsing: location).withCatalog(creating: true) { opened in
+            try await opened.store.declare(ConformanceSample.schema)
+            try await opened.store.upsert(ConformanceSample.sample, schema: ConformanceSample.schema)
+            _ = try await opened.store.receive([click(1), click(2), click(3)])
+            try await body(location, opened)
+        }
     }
 
-    /// The copy as a catalog: a SQLite copy opened as it is; a PostgreSQL archive restored into a new database.
-    static func restored(_ report: BackupReport, of location: String) async throws -> OpenedCatalog {
+    /// Runs `body` with the copy as a catalog: a SQLite copy opened as it is; a PostgreSQL archive restored into a new database.
+    static func withRestored(_ report: BackupReport, of location: String, _ body: (OpenedCatalog) async throws -> Void) async throws {
         switch report.format {
         case .sqlite:
-            return try await CatalogLocation(parsing: report.destination).openCatalog()
+            try await CatalogLocation(parsing: report.destination).withCatalog(body)
         case .pgDumpCustom:
             let url = try await PostgreSQLTestDatabase.restoreIntoNewDatabase(report.destination, catalogURL: location)
-            return try await CatalogLocation(parsing: url).openCatalog()
+            try await CatalogLocation(parsing: url).withCatalog(body)
         }
     }
 
@@ -49,69 +50,76 @@ public enum CatalogBackupConformance {
         var checks: [ConformanceCheck] = []
         checks.append(ConformanceCheck("the copy checks ok and, restored, is the same catalog: fields, images, vectors, metadata, events", stores: [.sqlite, .postgreSQL]) { kind in
             let factory = LocationFactory(kind)
-            let (location, opened) = try await Self.seeded(factory)
-            let destination = Repository.temporaryDirectory("backup") + "/nested/folder/catalog.backup"
-            let report = try await #require(opened.backup).backup(to: destination, replacing: false) { _ in }
-            #expect(report.integrity == "ok")
-            #expect(report.bytes > 0 && report.bytes == BackupDestination.size(of: destination))
-            #expect(report.destination == destination && report.source == opened.store.location)
-            #expect(Self.leftovers(beside: destination).isEmpty)
+            try await Self.withSeeded(factory) { location, opened async throws in
+                let destination = Repository.temporaryDirectory("backup") + "/nested/folder/catalog.backup"
+                let report = try await #require(opened.backup).backup(to: destination, replacing: false) { _ in }
+                #expect(report.integrity == "ok")
+                #expect(report.bytes > 0 && report.bytes == BackupDestination.size(of: destination))
+                #expect(report.destination == destination && report.source == opened.store.location)
+                #expect(Self.leftovers(beside: destination).isEmpty)
 
-            let copy = try await Self.restored(report, of: location)
-            let original = opened.store
-            #expect(try await copy.store.schema() == original.schema())
-            #expect(try await copy.store.contentHashes() == original.contentHashes())
-            #expect(try await copy.store.export() == original.export())
-            let (copied, source) = (try await copy.store.loadIndex(learned: .exact), try await original.loadIndex(learned: .exact))
-            #expect(copied.names == source.names)
-            #expect((0..<source.count).allSatisfy { copied.vector(at: $0) == source.vector(at: $0) && copied.palettes[$0] == source.palettes[$0] })
-            #expect(try await copy.store.eventCount() == 3)
-            #expect(try await copy.store.integrityCheck() == "ok")
-            if let images = report.images { #expect(images == ConformanceSample.sample.count) }
-            await PostgreSQLTestDatabase.dropDatabase(of: copy.store.location)
+                try await Self.withRestored(report, of: location) { copy async throws in
+                    let original = opened.store
+                    #expect(try await copy.store.schema() == original.schema())
+                    #expect(try await copy.store.contentHashes() == original.contentHashes())
+                    #expect(try await copy.store.export() == original.export())
+                    let (copied, source) = (try await copy.store.loadIndex(learned: .exact), try await original.loadIndex(learned: .exact))
+                    #expect(copied.names == source.names)
+                    #expect((0..<source.count).allSatisfy { copied.vector(at: $0) == source.vector(at: $0) && copied.palettes[$0] == source.palettes[$0] })
+                    #expect(try await copy.store.eventCount() == 3)
+                    #expect(try await copy.store.integrityCheck() == "ok")
+                    if let images = report.images { #expect(images == ConformanceSample.sample.count) }
+                    await PostgreSQLTestDatabase.dropDatabase(of: copy.store.location)
+                }
+            }
         })
         checks.append(ConformanceCheck("an existing destination is kept unless replacing is asked; replacing swaps in a whole copy", stores: [.sqlite, .postgreSQL]) { kind in
             let factory = LocationFactory(kind)
-            let (_, opened) = try await Self.seeded(factory)
-            let backup = try #require(opened.backup)
-            let destination = Repository.temporaryDirectory("backup") + "/catalog.backup"
-            try Data("keep me".utf8).write(to: URL(fileURLWithPath: destination))
-            await #expect(throws: BackupError.destinationExists(path: destination)) {
-                try await backup.backup(to: destination, replacing: false) { _ in }
+            try await Self.withSeeded(factory) { _, opened async throws in
+                let backup = try #require(opened.backup)
+                let destination = Repository.temporaryDirectory("backup") + "/catalog.backup"
+                try Data("keep me".utf8).write(to: URL(fileURLWithPath: destination))
+                await #expect(throws: BackupError.destinationExists(path: destination)) {
+                    try await backup.backup(to: destination, replacing: false) { _ in }
+                }
+                #expect(try String(contentsOfFile: destination, encoding: .utf8) == "keep me")
+                let report = try await backup.backup(to: destination, replacing: true) { _ in }
+                #expect(report.integrity == "ok" && BackupDestination.size(of: destination) == report.bytes)
+                let head = try FileHandle(forReadingFrom: URL(fileURLWithPath: destination)).readData(ofLength: 16)
+                #expect(head.starts(with: Data(report.format == .sqlite ? "SQLite format 3".utf8 : "PGDMP".utf8)))
+                #expect(Self.leftovers(beside: destination).isEmpty)
             }
-            #expect(try String(contentsOfFile: destination, encoding: .utf8) == "keep me")
-            let report = try await backup.backup(to: destination, replacing: true) { _ in }
-            #expect(report.integrity == "ok" && BackupDestination.size(of: destination) == report.bytes)
-            let head = try FileHandle(forReadingFrom: URL(fileURLWithPath: destination)).readData(ofLength: 16)
-            #expect(head.starts(with: Data(report.format == .sqlite ? "SQLite format 3".utf8 : "PGDMP".utf8)))
-            #expect(Self.leftovers(beside: destination).isEmpty)
         })
         checks.append(ConformanceCheck("backups taken while another connection commits batches of ten hold whole batches only", stores: [.sqlite, .postgreSQL]) { kind in
             let factory = LocationFactory(kind)
-            let (location, opened) = try await Self.seeded(factory)
-            let writer = try await CatalogLocation(parsing: location).open()
-            let batches = 30
-            let writing = Task {
-                for batch in 0..<batches {
-                    let items = (0..<10).map { Items.item("w\(batch)-\($0)", seed: 100 + batch * 10 + $0, metadata: ["brand": "w"]) }
-                    try await writer.upsert(items, schema: ConformanceSample.schema)
+            try await Self.withSeeded(factory) { location, opened async throws in
+                try await CatalogLocation(parsing: location).withCatalog { another async throws in
+                    let writer = another.store
+                    let batches = 30
+                    let writing = Task {
+                        for batch in 0..<batches {
+                            let items = (0..<10).map { Items.item("w\(batch)-\($0)", seed: 100 + batch * 10 + $0, metadata: ["brand": "w"]) }
+                            try await writer.upsert(items, schema: ConformanceSample.schema)
+                        }
+                    }
+                    var counts: [Int] = []
+                    let folder = Repository.temporaryDirectory("backup")
+                    for round in 0..<4 {
+                        let report = try await #require(opened.backup).backup(to: "\(folder)/copy\(round)", replacing: false) { _ in }
+                        #expect(report.integrity == "ok")
+                        try await Self.withRestored(report, of: location) { copy async throws in
+                            let count = try await copy.store.count()
+                            #expect(try await copy.store.integrityCheck() == "ok")
+                            await PostgreSQLTestDatabase.dropDatabase(of: copy.store.location)
+                            #expect((count - ConformanceSample.sample.count) % 10 == 0, "round \(round): \(count) images is not the sample plus whole batches")
+                            counts.append(count)
+                        }
+                    }
+                    try await writing.value
+                    #expect(counts == counts.sorted(), "each later backup holds at least what an earlier one did: \(counts)")
+                    #expect(try await opened.store.count() == ConformanceSample.sample.count + batches * 10)
                 }
             }
-            var counts: [Int] = []
-            let folder = Repository.temporaryDirectory("backup")
-            for round in 0..<4 {
-                let report = try await #require(opened.backup).backup(to: "\(folder)/copy\(round)", replacing: false) { _ in }
-                #expect(report.integrity == "ok")
-                let copy = try await Self.restored(report, of: location)
-                let count = try await copy.store.count()
-                #expect(try await copy.store.integrityCheck() == "ok")
-                await PostgreSQLTestDatabase.dropDatabase(of: copy.store.location)
-                #expect((count - ConformanceSample.sample.count) % 10 == 0, "round \(round): \(count) images is not the sample plus whole batches")
-                counts.append(count)
-            }
-            try await writing.value
-            #expect(counts == counts.sorted(), "each later backup holds at least what an earlier one did: \(counts)")
-            #expect(try await opened.store.count() == ConformanceSample.sample.count + batches * 10)
         })
         return checks
     }

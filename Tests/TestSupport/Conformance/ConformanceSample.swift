@@ -38,11 +38,13 @@ enum ConformanceSample {
         }
     }
 
-    static func seeded(_ factory: StoreFactory) async throws -> Seeded {
-        let sut = try await factory.make()
-        try await sut.store.declare(schema)
-        try await sut.store.upsert(sample, schema: schema)
-        let index = try await sut.store.loadIndex()
-        return Seeded(sut: sut, ids: Dictionary(uniqueKeysWithValues: zip(index.names, index.ids)))
+    /// Runs `body` with a fresh store holding ``sample``, open for `body`'s length.
+    static func withSeeded(_ factory: StoreFactory, _ body: (Seeded) async throws -> Void) async throws {
+        try await factory.withStore { sut async throws in
+            try await sut.store.declare(schema)
+            try await sut.store.upsert(sample, schema: schema)
+            let index = try await sut.store.loadIndex()
+            try await body(Seeded(sut: sut, ids: Dictionary(uniqueKeysWithValues: zip(index.names, index.ids))))
+        }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// A fresh catalog location of each database store, opened the way `vsearch`
-/// opens one (`CatalogLocation.openCatalog`): for the roles a store offers
+/// opens one (`CatalogLocation.withCatalog`): for the roles a store offers
 /// through `OpenedCatalog` (``CatalogBackup``, ``CatalogSnapshots``).
 public struct LocationFactory: Sendable, CustomTestStringConvertible {
     public let name: String

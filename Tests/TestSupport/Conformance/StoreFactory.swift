@@ -8,14 +8,23 @@ import PostgreSQLCatalog
 
 /// A store under test: a fresh, empty store at a new location, its
 /// collector when it keeps events, and a way to open a second instance on
-/// the same location — what "another process" sees.
+/// the same location — what "another process" sees. It is valid inside the
+/// scope that opened it (``StoreFactory/withStore(_:)``): a database's
+/// connection pool runs for that scope's length.
 public struct StoreUnderTest: Sendable {
     public let store: any CatalogStore
     /// The same store's collector role; nil for a store that keeps no events (the in-memory one).
     public let collector: (any CollectorStore)?
     /// Where an engine on this store finds candidates (as `CatalogLocation` composes it).
     public let candidates: CandidateSource
-    public let openAnother: @Sendable () async throws -> StoreUnderTest
+    let another: @Sendable (_ body: (StoreUnderTest) async throws -> Void) async throws -> Void
+
+    /// Runs `body` with a second instance on the same location, open for `body`'s length.
+    public func withAnother<Result>(_ body: (StoreUnderTest) async throws -> Result) async throws -> Result {
+        var result: Result?
+        try await another { result = try await body($0) }
+        return result!
+    }
 
     /// An engine on the store: its catalog, journal and (when it has one) collector.
     public func engine(_ configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration()) async throws -> VisualSearchEngine {
@@ -23,52 +32,60 @@ public struct StoreUnderTest: Sendable {
     }
 }
 
-/// How tests get a fresh store of each kind: a ``ConformanceCheck`` builds the
-/// store of the kind it is run on (``init(_:)``); the engine tests that run on
-/// every store take ``all`` or ``databases`` (those that keep events).
+/// How tests get a fresh store of each kind: a ``ConformanceCheck`` opens the
+/// store of the kind it is run on (``init(_:)``) for the length of a closure
+/// (``withStore(_:)``); the engine tests that run on every store take ``all``
+/// or ``databases`` (those that keep events).
 public struct StoreFactory: Sendable, CustomTestStringConvertible {
     public let name: String
-    public let make: @Sendable () async throws -> StoreUnderTest
+    let open: @Sendable (_ body: (StoreUnderTest) async throws -> Void) async throws -> Void
 
     public var testDescription: String { name }
 
+    /// Runs `body` with a fresh store, open (a database's pool running) for `body`'s length.
+    public func withStore<Result>(_ body: (StoreUnderTest) async throws -> Result) async throws -> Result {
+        var result: Result?
+        try await open { result = try await body($0) }
+        return result!
+    }
+
     /// SQLite in a fresh temporary folder.
-    public static let sqlite = StoreFactory(name: "SQLite") {
+    public static let sqlite = StoreFactory(name: "SQLite") { body in
         let path = Repository.temporaryDirectory("store") + "/catalog.sqlite"
         @Sendable func opened(_ store: SQLiteCatalogStore) -> StoreUnderTest {
             StoreUnderTest(store: store, collector: store, candidates: .inMemory,
-                           openAnother: { opened(try await SQLiteCatalogStore(path: path)) })
+                           another: { body in try await body(opened(try await SQLiteCatalogStore(path: path))) })
         }
-        return opened(try await SQLiteCatalogStore(path: path, creating: true))
+        try await body(opened(try await SQLiteCatalogStore(path: path, creating: true)))
     }
 
     /// PostgreSQL + pgvector in a fresh schema of the database `$VSEARCH_TEST_POSTGRES`
     /// names (`scripts/test.sh` starts one). In CI a missing server fails the suite.
-    public static let postgreSQL = StoreFactory(name: "PostgreSQL") {
+    public static let postgreSQL = StoreFactory(name: "PostgreSQL") { body in
         let settings = try PostgreSQLTestDatabase.freshSchema()
         @Sendable func opened(_ store: PostgreSQLCatalogStore) -> StoreUnderTest {
             StoreUnderTest(store: store, collector: store, candidates: .store(store),
-                           openAnother: { opened(try await PostgreSQLCatalogStore.open(settings)) })
+                           another: { body in try await PostgreSQLCatalogStore.withStore(settings) { try await body(opened($0)) } })
         }
-        return opened(try await PostgreSQLCatalogStore.open(settings, creating: true))
+        try await PostgreSQLCatalogStore.withStore(settings, creating: true) { try await body(opened($0)) }
     }
 
     /// The in-memory store of TestSupport (no collector): what engine tests
     /// without a database use, held to the same contract.
-    public static let inMemory = StoreFactory(name: "in memory") {
+    public static let inMemory = StoreFactory(name: "in memory") { body in
         @Sendable func opened(_ store: InMemoryCatalogStore) -> StoreUnderTest {
-            StoreUnderTest(store: store, collector: nil, candidates: .inMemory, openAnother: { opened(store.sharingState()) })
+            StoreUnderTest(store: store, collector: nil, candidates: .inMemory, another: { body in try await body(opened(store.sharingState())) })
         }
-        return opened(InMemoryCatalogStore())
+        try await body(opened(InMemoryCatalogStore()))
     }
 
     /// The database stores: SQLite always; PostgreSQL when a test server is
     /// configured, and always in CI. They keep the collector's events too.
     public static let databases: [StoreFactory] = PostgreSQLTestDatabase.isRequired ? [.sqlite, .postgreSQL] : [.sqlite]
 
-    public init(name: String, make: @escaping @Sendable () async throws -> StoreUnderTest) {
+    init(name: String, open: @escaping @Sendable (_ body: (StoreUnderTest) async throws -> Void) async throws -> Void) {
         self.name = name
-        self.make = make
+        self.open = open
     }
 
     /// The factory of `kind`.

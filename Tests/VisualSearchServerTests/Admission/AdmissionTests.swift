@@ -171,7 +171,7 @@ struct AdmissionTests {
         let queue = AdmissionQueue(limit: 1, maxQueued: 1, maxWait: .seconds(30), clock: ElapsedClock(clock))
         #expect(await queue.acquire())
         let waiter = Task { await queue.acquire() }
-        #expect(await eventually { queue.counts.queued == 1 })
+        #expect(await queue.until { queue.counts.queued == 1 })
         #expect(queue.counts == (1, 1))
         #expect(await queue.acquire() == false, "the queue is full")
         queue.release()
@@ -183,7 +183,7 @@ struct AdmissionTests {
         let short = AdmissionQueue(limit: 1, maxQueued: 4, maxWait: .seconds(5), clock: ElapsedClock(clock))
         #expect(await short.acquire())
         let late = Task { await short.acquire() }
-        #expect(await eventually { short.counts.queued == 1 })
+        #expect(await short.until { short.counts.queued == 1 })
         // Its wait is counted on the queue's clock: a second short of the limit it still waits…
         clock.step(by: .seconds(4))
         try await Task.sleep(for: .milliseconds(50))  // room for a wrongly early shedding to show (can only hide a failure)

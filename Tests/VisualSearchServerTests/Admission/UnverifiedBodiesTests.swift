@@ -45,7 +45,9 @@ struct UnverifiedBodiesTests {
     @Test("a body that stops arriving is let go once its time is up on the admission clock, not before")
     func stalledBody() async throws {
         let clock = SteppedClock()
-        let reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: ElapsedClock(clock), timeout: 30)
+        let received = Observed(0)
+        var reader = UnverifiedBodyReader(limits: UnverifiedBodyLimits(grace: 2, minRate: 1000), clock: ElapsedClock(clock), timeout: 30)
+        reader.observer = { bytes in received.withLock { $0 = bytes } }
         let (body, sender) = Self.body()
         sender.yield(ByteBuffer(bytes: [UInt8](repeating: 1, count: 1000)))  // earns a second: 3 s in all
         let finished = Finished()
@@ -53,9 +55,10 @@ struct UnverifiedBodiesTests {
             defer { finished.value.withLock { $0 = true } }
             do throws(UnverifiedBodyReader.Failure) { _ = try await reader.read(body, upTo: 1 << 20); return nil } catch { return error }
         }
-        try await Task.sleep(for: .milliseconds(50))  // the first chunk is read
+        #expect(await received.until { received.read { $0 } == 1000 }, "the first chunk was never read")
         clock.step(by: .milliseconds(2900))
-        try await Task.sleep(for: .milliseconds(100))  // room for a wrongly early verdict to show (can only hide a failure)
+        // The watchdog, awake at 2.9 s (or not asleep yet), sleeps until the 3 s its bytes allow.
+        #expect(await clock.until { $0.sleeps(until: .seconds(3)) }, "the watchdog never slept until 3 s")
         #expect(finished.value.withLock { $0 } == false, "let go before its 3 s")
         clock.step(by: .milliseconds(200))
         #expect(await reading.value == .stalled(received: 1000))

@@ -115,9 +115,9 @@ struct AcceptGateTests {
             let port = running.url.port ?? 0
             let held = try (0..<2).map { _ in try RawConnection(port: port) }
             // Counted before the third opens: the server's two event loops may otherwise count them in any order.
-            #expect(await eventually { running.server.connections.total == 2 }, "the server never counted the first two connections")
+            #expect(await running.server.connections.until { running.server.connections.total == 2 }, "the server never counted the first two connections")
             let polite = try RawConnection(port: port)
-            #expect(await eventually { running.server.gate.open(from: "127.0.0.1").fromAddress == 3 },
+            #expect(await running.server.gate.until { running.server.gate.open(from: "127.0.0.1").fromAddress == 3 },
                     "the server never admitted the first three connections")
             // A burst beyond: each closed before anything is read from it.
             let burst = try (0..<20).map { _ in try RawConnection(port: port) }
@@ -145,11 +145,11 @@ struct AcceptGateTests {
         }) { running in
             let port = running.url.port ?? 0
             var first: RawConnection? = try RawConnection(port: port)
-            #expect(await eventually { running.server.gate.open(from: "127.0.0.1").fromAddress == 1 })
+            #expect(await running.server.gate.until { running.server.gate.open(from: "127.0.0.1").fromAddress == 1 })
             #expect(await (try RawConnection(port: port)).closedByServer())
             first?.hangUp()
             first = nil
-            #expect(await eventually { running.server.gate.open(from: "127.0.0.1").fromAddress == 0 }, "a closed connection stayed counted")
+            #expect(await running.server.gate.until { running.server.gate.open(from: "127.0.0.1").fromAddress == 0 }, "a closed connection stayed counted")
             let again = try #require(try await RawConnection.get("/health", port: port, from: "127.0.0.1"))
             #expect(again.status == 200)
         }

@@ -42,7 +42,7 @@ struct ConnectionFloodTests {
             }
             let gate = running.server.gate
             // Every flood connection admitted, then kept or closed to make room for a later one.
-            #expect(await eventually { gate.counts.serving + gate.counts.evicted == flood.count },
+            #expect(await gate.until { gate.counts.serving + gate.counts.evicted == flood.count },
                     "the flood was not all admitted: \(gate.counts)")
             let kept = pressure == .network ? 256 : 128
             #expect(gate.counts.serving == kept && gate.counts.refusing == 0, "\(gate.counts)")
@@ -77,13 +77,13 @@ struct ConnectionFloodTests {
                 connection.write("POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
                 return connection
             }
-            #expect(await eventually { gate.counts.serving == 2 && gate.idleConnections == 0 })
+            #expect(await gate.until { gate.counts.serving == 2 && gate.idleConnections == 0 })
             // A silent connection over the limit: the one polite refusal.
             let silent = try RawConnection(port: port, from: "127.0.0.4")
-            #expect(await eventually { gate.counts.refusing == 1 })
+            #expect(await gate.until { gate.counts.refusing == 1 })
             let health = try #require(try await RawConnection.get("/health", port: port, from: "127.0.0.5"), "/health was not answered")
             #expect(health.status == 200 && health.headers["connection"] == "close")
-            #expect(await eventually { gate.counts.reserve == 0 }, "the reserve connection stayed open after its answer")
+            #expect(await gate.until { gate.counts.reserve == 0 }, "the reserve connection stayed open after its answer")
             let search = try await RawConnection.get("/search?im_name=chelsea_cat", port: port, from: "127.0.0.6")
             #expect(search?.status == 503)
             withExtendedLifetime((busy, silent)) {}
@@ -99,7 +99,7 @@ struct ConnectionFloodTests {
             let port = running.url.port ?? 0
             let busy = try RawConnection(port: port, from: "127.0.0.2")
             busy.write("POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
-            #expect(await eventually { running.server.gate.counts.serving == 1 && running.server.gate.idleConnections == 0 })
+            #expect(await running.server.gate.until { running.server.gate.counts.serving == 1 && running.server.gate.idleConnections == 0 })
             let health = try await RawConnection.get("/health", port: port, from: "127.0.0.3")
             #expect(health?.status == 200)
             let search = try await RawConnection.get("/search?im_name=chelsea_cat", port: port, from: "127.0.0.3")

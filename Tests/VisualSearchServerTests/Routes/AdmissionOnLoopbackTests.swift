@@ -22,11 +22,10 @@ struct AdmissionOnLoopbackTests {
         return connection
     }
 
-    /// Waits (``eventually(within:_:)``: a bound, not a measurement) until `count` of `connections` have an answer;
+    /// Waits until `count` of `connections` have an answer (on their sockets: ``RawConnection/answered(_:atLeast:within:)``);
     /// returns how many have one.
     static func answered(_ connections: [RawConnection], atLeast count: Int) async throws -> Int {
-        _ = await eventually { connections.filter(\.hasAnswer).count >= count }
-        return connections.filter(\.hasAnswer).count
+        await RawConnection.answered(connections, atLeast: count)
     }
 
     /// Requests in flight in both lanes.
@@ -120,10 +119,11 @@ struct AdmissionOnLoopbackTests {
     func slashesDoNotEscapeTheImageLane() async throws {
         try await ServerFixture.with { running in
             let paths = ["/uploadsearch/", "//uploadsearch", "/uploadsearch//", "/discoversearch/", "/v1/product/search_by_image/"]
+            let images = try #require(running.server.admission.lanes[.image])
             var held: [RawConnection] = []
             for (index, path) in paths.enumerated() {
                 held.append(try Self.head(running, path, length: 100_000, from: "127.0.0.1"))
-                _ = await eventually { Self.inFlight(running) >= index + 1 }
+                _ = await images.until { Self.inFlight(running) >= index + 1 }
                 #expect(running.server.admission.lanes[.image]?.counts.running == index + 1, "\(path) was not admitted as an image request")
             }
             #expect(running.server.admission.lanes[.light]?.counts.running == 0)
@@ -149,7 +149,8 @@ struct AdmissionOnLoopbackTests {
             let held = try (0..<8).map { _ in
                 try Self.head(running, "/search", length: 1000, headers: "Authorization: \(authorization)\r\nContent-Type: application/x-www-form-urlencoded\r\n")
             }
-            #expect(await eventually { running.server.admission.lanes[.light]?.counts.running == 8 })
+            let light = try #require(running.server.admission.lanes[.light])
+            #expect(await light.until { light.counts.running == 8 })
             let other = try await ServerFixture.reply(running.url.appending(path: "search").appending(queryItems: [
                 URLQueryItem(name: "im_name", value: "chelsea_cat"), URLQueryItem(name: "access_key", value: "shop-a")]))
             #expect(other.status == 200, "\(other.status) \(other.errors)")

@@ -41,7 +41,7 @@ struct CredentialsFirstTests {
                 try AdmissionOnLoopbackTests.head(running, "/search", length: 100, from: "127.0.0.\(host)", headers: Self.form)
             }
             let reading = running.server.admission.unverified
-            #expect(await eventually { reading.inFlight == 16 }, "the allowance holds 16 bodies, not \(reading.inFlight)")
+            #expect(await reading.until { reading.inFlight == 16 }, "the allowance holds 16 bodies, not \(reading.inFlight)")
             #expect(try await AdmissionOnLoopbackTests.answered(flood, atLeast: 48) == 48, "the 48 beyond the allowance are answered at once")
             #expect(running.server.admission.lanes[.light]?.counts.running == 0, "a body without a key took a lane slot")
             let search = try await Self.search(running.url, key: "shop-a")
@@ -59,7 +59,7 @@ struct CredentialsFirstTests {
                 #expect(await connection.readResponse()?.status == 408)
                 #expect(await connection.closedByServer())
             }
-            #expect(await eventually { reading.inFlight == 0 })
+            #expect(await reading.until { reading.inFlight == 0 })
             #expect(try await Self.search(running.url, key: "shop-a").status == 200)
         }
     }
@@ -136,7 +136,7 @@ struct CredentialsFirstTests {
         let credentials = try ServerCredentials(lines: "shop-a")
         try await ServerFixture.with({ $0.credentials = credentials; $0.limits.clients.refusalDelay = 0 }) { running in
             let held = try (0..<4).map { _ in try AdmissionOnLoopbackTests.head(running, "/uploadsearch?access_key=shop-a", length: 16 << 20) }
-            #expect(await eventually { running.server.admission.bodies.reserved == 64 << 20 }, "the four bodies never reserved their memory")
+            #expect(await running.server.admission.bodies.until { running.server.admission.bodies.reserved == 64 << 20 }, "the four bodies never reserved their memory")
             let upload = try await AdmissionOnLoopbackTests.upload(running.url, key: "shop-a")
             #expect(upload.status == 200, "\(upload.status) \(upload.errors)")
             withExtendedLifetime(held) {}

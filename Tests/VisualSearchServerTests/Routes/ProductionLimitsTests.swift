@@ -234,7 +234,7 @@ struct ProductionLimitsTests {
             let upload = Self.upload(Repository.bytes("coffee_cup.jpg"))
             let url = running.url.appending(path: "uploadsearch")
             let waiting = Task { try await ServerFixture.reply(url, method: "POST", headers: upload.headers, body: upload.body) }
-            #expect(await eventually { queue.counts.queued == 1 }, "the upload never queued behind the holder")
+            #expect(await queue.until { queue.counts.queued == 1 }, "the upload never queued behind the holder")
             // A second short of the queue timeout it still waits…
             clock.step(by: .seconds(4))
             try await Task.sleep(for: .milliseconds(100))  // room for a wrongly early shedding to show (can only hide a failure)
@@ -297,8 +297,9 @@ struct ProductionLimitsTests {
             let second = try RawConnection(port: port)
             first?.write(stalled)
             second.write(stalled)
-            #expect(await eventually { running.server.connections.total == 2 && running.server.gate.idleConnections == 0 },
-                    "the server never counted the first two connections busy")
+            #expect(await running.server.connections.until { running.server.connections.total == 2 },
+                    "the server never counted the first two connections")
+            #expect(await running.server.gate.until { running.server.gate.idleConnections == 0 }, "the first two connections never became busy")
             let third = try RawConnection(port: port)
             third.write("GET /search?im_name=chelsea_cat HTTP/1.1\r\nHost: x\r\n\r\n")
             let refused = try #require(await third.readResponse(), "no answer on the third connection")
@@ -307,7 +308,7 @@ struct ProductionLimitsTests {
             #expect(errors == ["Server busy: more than 2 connections open; retry in 1 s"])
             first?.hangUp()
             first = nil
-            #expect(await eventually { running.server.connections.total == 1 }, "the closed connections are still counted")
+            #expect(await running.server.connections.until { running.server.connections.total == 1 }, "the closed connections are still counted")
             let fourth = try RawConnection(port: port)
             fourth.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await fourth.readResponse()?.status == 200)
@@ -320,7 +321,7 @@ struct ProductionLimitsTests {
         try await ServerFixture.with({ $0.limits.connections.maxConnectionsPerClient = 2 }) { running in
             let port = running.url.port ?? 0
             let held = try (0..<2).map { _ in try RawConnection(port: port) }
-            #expect(await eventually { running.server.connections.total == 2 }, "the server never counted the first two connections")
+            #expect(await running.server.connections.until { running.server.connections.total == 2 }, "the server never counted the first two connections")
             let third = try RawConnection(port: port)
             third.write("GET /v1/product/recommendations/chelsea_cat HTTP/1.1\r\nHost: x\r\n\r\n")
             let refused = try #require(await third.readResponse(), "no answer on the third connection")
@@ -343,7 +344,7 @@ struct ProductionLimitsTests {
             // (a silent one would itself be closed after 0.5 s, perhaps before a loaded test process looks).
             let first = try RawConnection(port: port)
             first.write("POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
-            #expect(await eventually { running.server.connections.total == 1 }, "the server never counted the first connection")
+            #expect(await running.server.connections.until { running.server.connections.total == 1 }, "the server never counted the first connection")
             let start = ContinuousClock.now
             let silent = try RawConnection(port: port)  // its read timeout (30 s) is far below the 60 s idle timeout
             #expect(await silent.closedByServer(), "the silent connection got an answer, or was left open")
@@ -453,9 +454,10 @@ struct ProductionLimitsTests {
     /// A stalled POST to `target` from `source`, once the server holds it in flight in `lane`.
     static func heldRequest(_ running: ServerFixture.Live, target: String, lane: RequestLane, from source: String = "127.0.0.1") async throws
         -> RawConnection {
-        let before = running.server.admission.lanes[lane]?.counts.running ?? 0
+        let slots = try #require(running.server.admission.lanes[lane], "no \(lane) lane")
+        let before = slots.counts.running
         let holder = try stalledUpload(running, target: target, from: source)
-        #expect(await eventually { (running.server.admission.lanes[lane]?.counts.running ?? 0) > before }, "the stalled request never got its slot")
+        #expect(await slots.until { slots.counts.running > before }, "the stalled request never got its slot")
         #expect(running.server.admission.lanes[lane]?.counts.running == before + 1, "the stalled request never got its slot")
         return holder
     }
@@ -469,9 +471,10 @@ struct ProductionLimitsTests {
 
     /// Hangs up a held request and waits until the server has given its slot in `lane` back.
     static func letGo(_ holder: RawConnection, _ running: ServerFixture.Live, lane: RequestLane) async throws {
-        let before = running.server.admission.lanes[lane]?.counts.running ?? 0
+        let slots = try #require(running.server.admission.lanes[lane], "no \(lane) lane")
+        let before = slots.counts.running
         holder.hangUp()
-        #expect(await eventually { (running.server.admission.lanes[lane]?.counts.running ?? 0) < before }, "the slot was not given back")
+        #expect(await slots.until { slots.counts.running < before }, "the slot was not given back")
     }
 
     /// `/metrics` counts a connection the server closed for `reason`.

@@ -2,6 +2,7 @@ import CatalogStores
 import Foundation
 import ImageOps
 import SearchEngine
+import SQLiteCatalog
 import ConcurrencyToolkit
 import TestSupport
 import Testing
@@ -121,9 +122,10 @@ struct RequestCostTests {
     func discoverStopsAfterDeadline() async throws {
         let held = DispatchSemaphore(value: 0)
         let described = DescribedCount()
-        var configuration = ServerConfiguration(catalog: .sqlite(path: await Corpus.makeCatalog()), port: 0)
+        let path = await Corpus.makeCatalog()
+        var configuration = ServerConfiguration(catalog: .sqlite(path: path), port: 0)
         configuration.requestTimeout = 5  // a bound for reading the upload on a loaded machine: the hook holds the work past it anyway
-        let opened = try await configuration.catalog.openCatalog()
+        let opened = OpenedCatalog(sqlite: try await SQLiteCatalogStore(path: path))
         var engineConfiguration = VisualSearchServer<VisualSearchEngine>.engineConfiguration(for: configuration)
         // The first object is held until the client has its 503; every object described is counted.
         engineConfiguration.discoverProgress = { done, _ in
@@ -131,7 +133,7 @@ struct RequestCostTests {
             if done == 1 { held.wait() }
         }
         let engine = try await opened.engine(configuration: engineConfiguration)
-        let server = VisualSearchServer(configuration: configuration, engine: engine, store: opened.store, services: opened.services,
+        let server = VisualSearchServer(configuration: configuration, engine: engine, store: opened.store,
                                         logger: ServerFixture.logger)
         let running = try await ServerFixture.live(server)
         do {
@@ -141,7 +143,7 @@ struct RequestCostTests {
             #expect(reply.errors.first?.hasPrefix("Request timed out") == true, "\(reply.text)")
             held.signal()
             let pool = try #require(server.imageWork)
-            #expect(await eventually { pool.statistics.completed == 1 && pool.statistics.running == 0 })
+            #expect(await pool.until { pool.statistics.completed == 1 && pool.statistics.running == 0 })
             #expect(described.count.withLock { $0 } == 1)
         } catch {
             held.signal()

@@ -2,10 +2,12 @@ import Foundation
 import ConcurrencyToolkit
 
 /// A clock that moves only when ``step(by:)`` moves it, at once and without
-/// yielding. Sleepers on it poll every millisecond and wake once it has been
-/// stepped past their deadline. swift-clocks' `TestClock` instead yields
-/// through tens of background-priority tasks on every advance: seconds over a
-/// thousand steps, and over a minute in a busy test process, where such tasks run last.
+/// yielding. A sleeper on it wakes on the step that passes its deadline (an
+/// ``Observed`` change, not a poll), and a test can wait for what sleeps on
+/// it (``until(_:)``: "the watchdog sleeps until 3 s"). swift-clocks'
+/// `TestClock` instead yields through tens of background-priority tasks on
+/// every advance: seconds over a thousand steps, and over a minute in a busy
+/// test process, where such tasks run last.
 final class SteppedClock: Clock, Sendable {
     struct Instant: InstantProtocol {
         var offset: Duration
@@ -14,22 +16,46 @@ final class SteppedClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let current = Locked(Instant(offset: .zero))
-    var now: Instant { current.withLock { $0 } }
+    /// The clock's time and the deadlines of the tasks sleeping on it.
+    struct State: Sendable {
+        var now = Instant(offset: .zero)
+        var sleepers: [Int: Instant] = [:]
+        var nextSleeper = 0
+
+        /// Whether a task sleeps until `offset` from the clock's start, or later.
+        func sleeps(until offset: Duration) -> Bool { sleepers.values.contains { $0.offset >= offset } }
+    }
+
+    private let state = Observed(State())
+    var now: Instant { state.read { $0.now } }
     var minimumResolution: Duration { .zero }
 
     /// Moves the clock forward by `duration`.
     func step(by duration: Duration) {
-        current.withLock { $0 = $0.advanced(by: duration) }
+        state.withLock { $0.now = $0.now.advanced(by: duration) }
     }
 
     /// Moves the clock to `offset` from its start (never backwards).
     func step(to offset: Duration) {
-        current.withLock { $0 = Instant(offset: max($0.offset, offset)) }
+        state.withLock { $0.now = Instant(offset: max($0.now.offset, offset)) }
     }
 
-    /// Returns once the clock has been stepped to `deadline` (polled: nothing in these tests sleeps on it for long).
+    /// Returns once the clock has been stepped to `deadline`.
+    /// - Throws: `CancellationError` when the sleeping task is cancelled first.
     func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        while now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        let sleeper = state.withLock { state in
+            defer { state.nextSleeper += 1 }
+            state.sleepers[state.nextSleeper] = deadline
+            return state.nextSleeper
+        }
+        defer { state.withLock { _ = $0.sleepers.removeValue(forKey: sleeper) } }
+        _ = await state.until { state.read { $0.now >= deadline } }
+        try Task.checkCancellation()
+    }
+
+    /// Returns true once `condition` holds of the clock's state (at once when it does; after the step or the
+    /// sleep that makes it hold otherwise); false when the waiting task is cancelled first.
+    func until(_ condition: @escaping (State) -> Bool) async -> Bool {
+        await state.until { state.read(condition) }
     }
 }
