@@ -187,15 +187,14 @@ let package = Package(
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
-                "ConcurrencyToolkit", "SearchEngine", "SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores", "VisualSearch", "Tracking",
-                "ImageOps", "Networking", "TestSupport",
+                "ConcurrencyToolkit", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "Networking", "TestSupport",
             ]
         ),
-        .testTarget(name: "SQLiteCatalogTests", dependencies: ["SQLiteCatalog", "SearchEngine", "VisualSearch", "Tracking", "TestSupport"]),
+        .testTarget(name: "SQLiteCatalogTests", dependencies: ["ConcurrencyToolkit", "SQLiteCatalog", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "TestSupport"]),
         .testTarget(name: "PostgreSQLCatalogTests", dependencies: ["PostgreSQLCatalog", "SearchEngine", "VisualSearch", "TestSupport"]),
         .testTarget(
             name: "CatalogStoresTests",
-            dependencies: ["CatalogStores", "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "ImageOps", "TestSupport"]
+            dependencies: ["ConcurrencyToolkit", "CatalogStores", "SQLiteCatalog", "PostgreSQLCatalog", "SearchEngine", "VisualSearch", "Tracking", "ImageOps", "TestSupport"]
         ),
         .testTarget(name: "OnnxRuntimeTests", dependencies: ["OnnxRuntime", "TestSupport"]),
         .testTarget(

@@ -100,6 +100,17 @@ def targets_without_tests():
     return missing
 
 
+def package_dependencies_of(target, forbidden):
+    """Each of `forbidden` that Package.swift lists among `target`'s dependencies (read from the manifest's text)."""
+    manifest = (ROOT / "Package.swift").read_text()
+    match = re.search(r'\.testTarget\(\s*name:\s*"' + re.escape(target) + r'"(.*?)\n\s*\)', manifest, re.S)
+    if not match:
+        return [f"Package.swift: no test target {target}"]
+    deps = re.search(r"dependencies:\s*\[(.*?)\]", match.group(1), re.S)
+    listed = set(re.findall(r'"(\w+)"', deps.group(1) if deps else ""))
+    return [f"Package.swift: {target} depends on {name}" for name in forbidden if name in listed]
+
+
 RULES = [
     ("one composition root: an engine is built from a store only in Sources/CatalogStores",
      lambda: code_matches(r"\bVisualSearchEngine\(\s*(catalog|store):", ["Sources"], allowed=["Sources/CatalogStores/"])
@@ -118,6 +129,11 @@ RULES = [
      lambda: code_matches(r"\beventually\s*(\(|\{)", ["Tests"])),
     ("tests mirror targets: every Swift target has its own test target (each store's runs the role contracts)",
      targets_without_tests),
+    ("the engine's own tests run on the in-memory store: SearchEngineTests import no store and open no database",
+     lambda: code_matches(r"\bimport\s+(SQLiteCatalog|PostgreSQLCatalog|CatalogStores)\b"
+                          r"|\bCorpus\.(engine|learnedEngine|makeCatalog|sharedCatalog|makeLearnedCatalog|sharedLearnedCatalog)\b"
+                          r"|\b(StoreFactory|LocationFactory|CatalogLocation)\b", ["Tests/SearchEngineTests"])
+     + package_dependencies_of("SearchEngineTests", forbidden=("SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores"))),
 ]
 
 

@@ -20,6 +20,14 @@ set -e
 total=$(grep -aoE 'Test run with [0-9]+ tests?' "$log" | tail -1 | grep -oE '[0-9]+' || true)
 if [ -n "$total" ]; then
   failed=$(grep -acE '^✘ Test ".* failed after' "$log" || true)
+  if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
+    # Repeated at the end, where a CI log's tail shows it: which tests failed, and why.
+    echo "--- failures ---"
+    awk '/recorded an issue at/ { keep = 1; print; next }
+         /^[[:space:]]*↳/ { if (keep) print; next }
+         { keep = 0 }
+         /^✘ Test ".* failed after/ { print }' "$log" | tail -80 || true
+  fi
   echo "$((total - failed)) passed, ${failed} failed"
 fi
 exit "$status"

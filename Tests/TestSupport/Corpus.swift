@@ -92,6 +92,29 @@ public enum Corpus {
         return try! await OpenedCatalog(sqlite: store).engine(configuration: configuration)
     }
 
+    /// An engine over the corpus in an ``InMemoryCatalogStore`` (indexed once per test process, shared, read
+    /// only): the engine's own tests, with no database; `configure` adjusts its settings. With `learned`, the
+    /// catalog holds learned vectors of ``LearnedModel`` and the engine has the model.
+    public static func memoryEngine(learned: Bool = false, _ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in })
+        async throws -> VisualSearchEngine {
+        var configuration = VisualSearchEngine.Configuration()
+        if learned { configuration.learned = try LearnedModel.embedder() }
+        configure(&configuration)
+        let store = try await Shared.instance.memoryCatalog(learned: learned)
+        return try await store.engine(configuration: configuration)
+    }
+
+    /// The corpus indexed into a new in-memory store.
+    static func makeMemoryCatalog(learned: Bool) async throws -> InMemoryCatalogStore {
+        let store = InMemoryCatalogStore(location: learned ? "memory:corpus-learned" : "memory:corpus")
+        var configuration = Indexer.Configuration()
+        if learned { configuration.learned = try LearnedModel.embedder() }
+        let summary = try await Indexer(store: store, configuration: configuration)
+            .run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
+        precondition(summary.failed == 0, "the corpus indexes without failures: \(summary.failures)")
+        return store
+    }
+
     /// Parameters with scores on, adjusted by `configure`.
     public static func parameters(_ configure: (inout SearchParameters) -> Void = { _ in }) -> SearchParameters {
         var parameters = SearchParameters()
@@ -109,6 +132,11 @@ public enum Corpus {
         func learnedCatalog() async throws -> String {
             if learnedMade == nil { learnedMade = Task { try await Corpus.makeLearnedCatalog() } }
             return try await learnedMade!.value
+        }
+        var memoryMade: [Bool: Task<InMemoryCatalogStore, any Error>] = [:]
+        func memoryCatalog(learned: Bool) async throws -> InMemoryCatalogStore {
+            if memoryMade[learned] == nil { memoryMade[learned] = Task { try await Corpus.makeMemoryCatalog(learned: learned) } }
+            return try await memoryMade[learned]!.value
         }
         func catalog() async -> String {
             if made == nil { made = Task { await Corpus.makeCatalog() } }

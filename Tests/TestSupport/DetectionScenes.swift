@@ -1,5 +1,8 @@
 import Foundation
 import ImageOps
+import SearchEngine
+import Testing
+import VisualSearch
 
 /// Pictures of several corpus objects for the detection tests: corpus images
 /// (drawings and stamps flattened on white) pasted onto one canvas, and where
@@ -50,5 +53,28 @@ public enum DetectionScenes {
     public static func threeOnWhite() throws -> Scene {
         try compose(["tp_clothes_hats_sombrero", "tp_hobbies_music_string_guitar_electric", "tp_food_fruit_cartoon_strawberry"],
                     at: [(40, 60), (380, 300), (700, 80)])
+    }
+}
+
+extension DetectionScenes {
+    /// Discover on `engine` (over the corpus, with a detector) finds the three things of ``threeOnWhite()``, each
+    /// searched with its own image first: the same expectation on every store.
+    public static func expectFindsEachThing(_ engine: VisualSearchEngine) async throws {
+        let scene = try threeOnWhite()
+        let response = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), resultLimit: 5,
+                                                                            parameters: Corpus.parameters()))
+        let objects = try #require(response.objects)
+        #expect(objects.count == 3, "\(objects.map { ($0.type, $0.box) })")
+        #expect(objects.map(\.score) == objects.map(\.score).sorted(by: >))
+        #expect(response.objectTypesList?.isEmpty == false)
+        for (name, truth) in scene.objects {
+            let match = objects.first { object in
+                let box = PixelRect(x: object.box[0], y: object.box[1], width: object.box[2] - object.box[0], height: object.box[3] - object.box[1])
+                return box.overlap(with: truth) >= 0.5
+            }
+            let object = try #require(match, "\(name) at \(truth) not among \(objects.map(\.box))")
+            #expect(object.result.first?.imageName == name, "\(name)'s object found \(object.result.map(\.imageName))")
+            #expect(object.total > 0 && (0...1).contains(object.score) && object.attributes.isEmpty)
+        }
     }
 }

@@ -49,6 +49,12 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
     /// Another instance on the same catalog.
     public func sharingState() -> InMemoryCatalogStore { InMemoryCatalogStore(state: state, location: location) }
 
+    /// An engine over this store: its catalog and insert journal, candidates scored in memory, no collector
+    /// (the in-memory counterpart of CatalogStores' `OpenedCatalog.engine(configuration:)`).
+    public func engine(configuration: VisualSearchEngine.Configuration = VisualSearchEngine.Configuration()) async throws -> VisualSearchEngine {
+        try await VisualSearchEngine(catalog: self, journal: self, candidates: .inMemory, engagement: nil, configuration: configuration)
+    }
+
     func read<T>(_ body: (State) throws(VisualSearchError) -> T) throws(VisualSearchError) -> T {
         let snapshot = state.mutex.withLock { $0 }
         return try body(snapshot)

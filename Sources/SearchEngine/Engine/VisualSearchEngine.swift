@@ -39,15 +39,13 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// What `im_url` may read or fetch. ``ImageSourcePolicy/uploadsOnly`` by default.
         public var imageSources: ImageSourcePolicy = .uploadsOnly
         /// Limits for query and inserted images. ``ImageLimits/default`` by default.
-        /// Inserts are decoded under these, whatever ``indexing`` says (issue 37:
-        /// a server's inserts were decoded under the command line's 179 MP).
+        /// Inserts are decoded under these too (issue 37: a server's inserts
+        /// were decoded under the command line's 179 MP).
         public var limits: ImageLimits = .default
         /// Where uploaded query images are cached for `im_id`; a folder in the
         /// temporary directory by default (whoever opens a catalog file puts
         /// it beside the file: `CatalogLocation` does).
         public var queryCacheDirectory: String?
-        /// Indexing of data API inserts (its ``Indexer/Configuration/limits`` are replaced by ``limits``).
-        public var indexing = Indexer.Configuration()
         /// How many insert transactions run and wait at once (``InsertLimits``' defaults: 2 and 8).
         public var inserts = InsertLimits()
         /// How recommendations blend visual similarity with the collector's
@@ -113,6 +111,18 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// (progress; tests watch work stop once its request has ended).
         public var discoverProgress: (@Sendable (_ described: Int, _ objects: Int) -> Void)?
         public init() {}
+
+        /// How data API inserts are indexed, made of this engine's own values (nothing set and then
+        /// overwritten): under ``limits``, embedded by ``learned`` on ``imageWork``'s threads (the queries'
+        /// pixel budget), and never recording the model — inserts follow the catalog's; only `vsearch index` records it.
+        var insertIndexing: Indexer.Configuration {
+            var indexing = Indexer.Configuration()
+            indexing.limits = limits
+            indexing.learned = learned
+            indexing.imageWork = imageWork
+            indexing.recordsLearnedModel = false
+            return indexing
+        }
     }
 
     /// The similarity of a catalog with learned vectors when a request names
@@ -179,12 +189,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let cacheDirectory = configuration.queryCacheDirectory
             ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("vsearch-query-cache")
         loader = QueryImageLoader(policy: configuration.imageSources, cache: QueryImageCache(directory: cacheDirectory), limits: configuration.limits)
-        var indexing = configuration.indexing
-        indexing.limits = configuration.limits  // inserts are refused beyond the limits queries are (a server's, not the command line's)
-        if indexing.learned == nil { indexing.learned = configuration.learned }
-        if indexing.imageWork == nil { indexing.imageWork = configuration.imageWork }  // inserts decode under the queries' pixel budget
-        indexing.recordsLearnedModel = false  // inserts follow the catalog's model; only `vsearch index` sets it
-        jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: indexing), journal: journal, loader: loader,
+        jobs = InsertJobs(indexer: Indexer(store: catalog, configuration: configuration.insertIndexing), journal: journal, loader: loader,
                           versionCheck: versionCheck, limits: configuration.inserts)
         _ = try await snapshot()
     }

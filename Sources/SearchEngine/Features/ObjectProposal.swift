@@ -76,7 +76,7 @@ extension PixelRect {
     }
 
     /// Intersection over union with `other`, 0...1.
-    func overlap(with other: PixelRect) -> Double {
+    public func overlap(with other: PixelRect) -> Double {
         let ix = max(0, min(x + width, other.x + other.width) - max(x, other.x))
         let iy = max(0, min(y + height, other.y + other.height) - max(y, other.y))
         let intersection = Double(ix * iy)

@@ -4,69 +4,30 @@ import ImageOps
 import TestSupport
 import Testing
 import VisualSearch
-import SQLiteCatalog
-import PostgreSQLCatalog
-import CatalogStores
 
 /// Multiple Products Search in the engine: discover search detects the
 /// objects of the query image and searches each (its own corpus image first),
 /// upload search's `detection` lists them and searches the best, a point
-/// searches the object under it — the same on the embedded store and on
-/// PostgreSQL; without a detector the whole image is one object and the answer says why.
+/// searches the object under it (on the corpus in memory; CatalogStoresTests
+/// runs the same discover on PostgreSQL); without a detector the whole image is one object and the answer says why.
 @Suite("Discover search with object detection", .enabled(if: LearnedModel.isRequired, "the learned model is not installed (scripts/install-model.sh)"),
        .timeLimit(.minutes(10)))
 struct DiscoverDetectionTests {
     static func detector() throws -> ObjectDetector { try ObjectDetector(embedder: try LearnedModel.embedder()) }
 
-    static func sqliteEngine() async throws -> VisualSearchEngine {
+    static func memoryEngine() async throws -> VisualSearchEngine {
         let detector = try detector()
-        return try await Corpus.learnedEngine { $0.detector = detector }
+        return try await Corpus.memoryEngine(learned: true) { $0.detector = detector }
     }
 
-    static func withPostgresEngine(_ body: (VisualSearchEngine) async throws -> Void) async throws {
-        let source = try await SQLiteCatalogStore(path: try await Corpus.sharedLearnedCatalog())
-        try await PostgreSQLCatalogStore.withStore(try PostgreSQLTestDatabase.freshSchema(), creating: true) { target async throws in
-            _ = try await CatalogCopy(from: source, to: target).run()
-            var configuration = VisualSearchEngine.Configuration()
-            configuration.learned = try LearnedModel.embedder()
-            configuration.detector = try detector()
-            try await body(try await OpenedCatalog(postgreSQL: target).engine(configuration: configuration))
-        }
-    }
-
-    /// Discover on `engine` finds the three things of the scene, each searched with its own image first.
-    static func findsEachThing(_ engine: VisualSearchEngine) async throws {
-        let scene = try DetectionScenes.threeOnWhite()
-        let response = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), resultLimit: 5, parameters: Corpus.parameters()))
-        let objects = try #require(response.objects)
-        #expect(objects.count == 3, "\(objects.map { ($0.type, $0.box) })")
-        #expect(objects.map(\.score) == objects.map(\.score).sorted(by: >))
-        #expect(response.objectTypesList?.isEmpty == false)
-        for (name, truth) in scene.objects {
-            let match = objects.first { object in
-                let box = PixelRect(x: object.box[0], y: object.box[1], width: object.box[2] - object.box[0], height: object.box[3] - object.box[1])
-                return box.overlap(with: truth) >= 0.5
-            }
-            let object = try #require(match, "\(name) at \(truth) not among \(objects.map(\.box))")
-            #expect(object.result.first?.imageName == name, "\(name)'s object found \(object.result.map(\.imageName))")
-            #expect(object.total > 0 && (0...1).contains(object.score) && object.attributes.isEmpty)
-        }
-    }
-
-    @Test("discover finds each thing of a scene and searches it: its own image first (embedded store)")
-    func discoverOnSQLite() async throws {
-        try await Self.findsEachThing(try await Self.sqliteEngine())
-    }
-
-    @Test("discover finds each thing of a scene and searches it: its own image first (PostgreSQL)",
-          .enabled(if: PostgreSQLTestDatabase.isRequired, "no PostgreSQL (VSEARCH_TEST_POSTGRES)"))
-    func discoverOnPostgreSQL() async throws {
-        try await Self.withPostgresEngine { try await Self.findsEachThing($0) }
+    @Test("discover finds each thing of a scene and searches it: its own image first (CatalogStoresTests: the same on PostgreSQL)")
+    func discoverFindsEachThing() async throws {
+        try await DetectionScenes.expectFindsEachThing(try await Self.memoryEngine())
     }
 
     @Test("detection_limit caps the objects; a point searches the object under it, or its neighbourhood when none is there")
     func limitAndPoints() async throws {
-        let engine = try await Self.sqliteEngine()
+        let engine = try await Self.memoryEngine()
         let scene = try DetectionScenes.threeOnWhite()
         let two = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), detectionLimit: 2, parameters: Corpus.parameters()))
         #expect(two.objects?.count == 2)
@@ -90,7 +51,7 @@ struct DiscoverDetectionTests {
 
     @Test("upload search with detection=all lists every object, best first, and searches the best; detection=TYPE searches that type's object")
     func uploadDetection() async throws {
-        let engine = try await Self.sqliteEngine()
+        let engine = try await Self.memoryEngine()
         let scene = try DetectionScenes.threeOnWhite()
         var all = Corpus.parameters()
         all.detection = "all"
@@ -115,7 +76,7 @@ struct DiscoverDetectionTests {
 
     @Test("a picture of one thing is one object, searched exactly as upload search searches the whole image")
     func singleObject() async throws {
-        let engine = try await Self.sqliteEngine()
+        let engine = try await Self.memoryEngine()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Repository.images + "/tp_clothes_hats_sombrero.jpg")))
         let discovered = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(bytes)), resultLimit: 10, parameters: Corpus.parameters()))
         let object = try #require(discovered.objects?.first)
@@ -128,7 +89,7 @@ struct DiscoverDetectionTests {
 
     @Test("without a detector, discover answers with the whole image as one object and says that detection needs the model")
     func withoutDetector() async throws {
-        let engine = try await Corpus.learnedEngine()
+        let engine = try await Corpus.memoryEngine(learned: true)
         let scene = try DetectionScenes.threeOnWhite()
         let response = try await engine.discoverSearch(DiscoverSearchRequest(ImageQuery(.bytes(scene.jpeg)), parameters: Corpus.parameters()))
         #expect(response.objects?.count == 1 && response.objects?.first?.type == "image")

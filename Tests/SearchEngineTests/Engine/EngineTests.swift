@@ -4,15 +4,14 @@ import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
-import SQLiteCatalog
-import CatalogStores
 
 /// Every ViSearch and ProductSearch endpoint of the offline engine, through
 /// the ``VisualSearchService`` API, over the corpus (102 images with metadata).
 @Suite("VisualSearchEngine over the corpus", .timeLimit(.minutes(10)))
 struct EngineTests {
+    /// An engine over the corpus in memory (no database: the engine's own behaviour; the stores' parity is CatalogStoresTests').
     static func engine(_ configure: (inout VisualSearchEngine.Configuration) -> Void = { _ in }) async -> VisualSearchEngine {
-        await Corpus.engine(configure)
+        try! await Corpus.memoryEngine(configure)  // test setup: a failure here fails every test loudly
     }
 
     static func search(_ name: String, _ configure: (inout SearchParameters) -> Void = { _ in }) async throws -> SearchResponse {
@@ -450,24 +449,24 @@ struct EngineTests {
     }
 }
 
-/// The engine over catalogs of its own: missing ones, and ones another instance changes.
+/// The engine over catalogs of its own that another instance changes (in memory; a missing SQLite file is SQLiteCatalogTests').
 @Suite("VisualSearchEngine and its catalog", .timeLimit(.minutes(10)))
 struct EngineCatalogTests {
-    @Test("a missing catalog is catalogNotFound: opening never creates one")
-    func missingCatalog() async throws {
-        let path = Repository.temporaryDirectory("engine") + "/none/catalog.sqlite"
-        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await SQLiteCatalogStore(path: path) }
-        #expect(!FileManager.default.fileExists(atPath: path))
+    /// An engine that asks the catalog's version on every query: another instance's change is seen by the next
+    /// query, not up to ``VisualSearchEngine/Configuration/versionCheckInterval`` (1 ms) later.
+    static func engineAskingEveryQuery(_ store: InMemoryCatalogStore) async throws -> VisualSearchEngine {
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.versionCheckInterval = .zero
+        return try await store.engine(configuration: configuration)
     }
 
     @Test("an engine sees what another store instance on the same catalog adds and removes")
     func reload() async throws {
-        let folder = Repository.temporaryDirectory("engine")
-        let path = folder + "/catalog.sqlite"
-        let engine = try await OpenedCatalog(sqlite: SQLiteCatalogStore(path: path, creating: true)).engine()
+        let store = InMemoryCatalogStore()
+        let engine = try await Self.engineAskingEveryQuery(store)
         await #expect(throws: VisualSearchError.imageNotFound("astronaut")) { try await engine.search(SearchRequest(imageName: "astronaut")) }
 
-        let other: any CatalogStore = try await SQLiteCatalogStore(path: path)
+        let other: any CatalogStore = store.sharingState()
         let input = Repository.temporaryDirectory("engine-input")
         try FileManager.default.copyItem(atPath: Repository.images + "/astronaut.jpg", toPath: input + "/astronaut.jpg")
         try FileManager.default.copyItem(atPath: Repository.images + "/coffee_cup.jpg", toPath: input + "/coffee_cup.jpg")
@@ -486,13 +485,12 @@ struct EngineCatalogTests {
 
     @Test("a field another instance declares is known to a running engine")
     func schemaReload() async throws {
-        let path = Repository.temporaryDirectory("engine") + "/catalog.sqlite"
-        let store = try await SQLiteCatalogStore(path: path, creating: true)
+        let store = InMemoryCatalogStore()
         try await store.upsert([Items.item("a", seed: 1)], schema: FieldSchema())
-        let engine = try await OpenedCatalog(sqlite: store).engine()
+        let engine = try await Self.engineAskingEveryQuery(store)
         #expect(try await engine.search(SearchRequest(imageName: "a")).total == 1)
 
-        let another: any CatalogStore = try await SQLiteCatalogStore(path: path)
+        let another: any CatalogStore = store.sharingState()
         try await another.declare(FieldSchema(fields: ["brand": .string]))
         let filtered = try await engine.search(SearchRequest(imageName: "a", parameters: Corpus.parameters { $0.filters = [Filter(field: "brand", value: "x")] }))
         #expect(filtered.total == 0)

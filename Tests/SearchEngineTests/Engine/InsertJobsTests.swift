@@ -5,8 +5,6 @@ import Networking
 import TestSupport
 import Testing
 import VisualSearch
-import SQLiteCatalog
-import CatalogStores
 
 /// The data API of the engine: `/insert` starts a transaction that fetches
 /// and indexes images in the background, `/insert/status` reports it,
@@ -23,7 +21,7 @@ struct InsertJobsTests {
             for name in ["astronaut.jpg", "coffee_cup.jpg"] {
                 try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: input + "/" + name)
             }
-            let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("insert") + "/catalog.sqlite", creating: true)
+            let store = InMemoryCatalogStore()
             _ = try await Indexer(store: store).run(directory: input)
             uploads = Repository.temporaryDirectory("insert-uploads")
             for name in ["chelsea_cat.jpg", "grace_hopper.jpg"] {
@@ -36,7 +34,7 @@ struct InsertJobsTests {
             configuration.queryCacheDirectory = Repository.temporaryDirectory("insert-cache")
             configuration.imageWork = imageWork
             configuration.limits = limits
-            engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
+            engine = try await store.engine(configuration: configuration)
         }
 
         /// The transaction's status once the engine has finished its inserts (awaited, not polled).

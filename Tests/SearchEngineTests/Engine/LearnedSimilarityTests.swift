@@ -4,8 +4,6 @@ import SearchEngine
 import TestSupport
 import Testing
 import VisualSearch
-import SQLiteCatalog
-import CatalogStores
 
 /// Search by what things are: a catalog indexed with the learned model
 /// answers `visual` by default, `color` and `fused` on request; a catalog
@@ -39,7 +37,7 @@ struct LearnedSimilarityTests {
 
     /// Hats find hats and guitars guitars: at least half of their nearest, at least twice what colour finds.
     @Test func visualFindsTheSameKind() async throws {
-        let engine = try await Corpus.learnedEngine()
+        let engine = try await Corpus.memoryEngine(learned: true)
         #expect(Self.groups["hats"]?.count == 6 && Self.groups["guitars"]?.count == 4)
         let visual = try await Self.sameKind(engine, .visual), color = try await Self.sameKind(engine, .color)
         #expect(Double(visual.hits) >= 0.5 * Double(visual.possible), "visual \(visual)")
@@ -48,7 +46,7 @@ struct LearnedSimilarityTests {
 
     /// The default of a catalog with learned vectors and the engine's model is visual; every response says which answered.
     @Test func defaultIsVisual() async throws {
-        let engine = try await Corpus.learnedEngine()
+        let engine = try await Corpus.memoryEngine(learned: true)
         let response = try await engine.search(SearchRequest(imageName: "chelsea_cat", parameters: Self.parameters(nil)))
         #expect(response.similarity == .visual)
         #expect(response.result.first?.imageName == "chelsea_cat" && response.result.first?.score == 1)
@@ -59,8 +57,8 @@ struct LearnedSimilarityTests {
 
     /// A catalog without learned vectors answers exactly as before, with or without the model in the engine.
     @Test func colorCatalogAnswersAsBefore() async throws {
-        let plain = await Corpus.engine()
-        let withModel = await Corpus.engine { $0.learned = try? LearnedModel.embedder() }
+        let plain = try await Corpus.memoryEngine()
+        let withModel = try await Corpus.memoryEngine { $0.learned = try? LearnedModel.embedder() }
         for name in ["chelsea_cat", "tp_clothes_hats_sombrero", "oc_box_juliane_krug_s"] {
             var before = try await plain.search(SearchRequest(imageName: name, parameters: Self.parameters(nil)))
             var after = try await withModel.search(SearchRequest(imageName: name, parameters: Self.parameters(nil)))
@@ -82,7 +80,7 @@ struct LearnedSimilarityTests {
 
     /// An upload is embedded: the same photo comes first, scoring 1; a box embeds its crop.
     @Test func uploadsAndBoxes() async throws {
-        let engine = try await Corpus.learnedEngine()
+        let engine = try await Corpus.memoryEngine(learned: true)
         let bytes = Repository.bytes("tp_hobbies_music_string_guitar2.jpg")
         let whole = try await engine.uploadSearch(UploadSearchRequest(ImageQuery(.bytes(bytes)), parameters: Self.parameters(nil, limit: 4)))
         #expect(whole.similarity == .visual)
@@ -97,7 +95,7 @@ struct LearnedSimilarityTests {
 
     /// Fused scores are the weighted mean of the visual and colour scores.
     @Test func fusedIsTheWeightedMean() async throws {
-        let engine = try await Corpus.learnedEngine { $0.fusedWeight = 0.6 }
+        let engine = try await Corpus.memoryEngine(learned: true) { $0.fusedWeight = 0.6 }
         let name = "tp_hobbies_music_string_guitar2"
         let all = SearchParameters.maximumLimit
         let visual = try await engine.search(SearchRequest(imageName: name, parameters: Self.parameters(.visual, limit: all)))
@@ -120,7 +118,7 @@ struct LearnedSimilarityTests {
     /// A process without the model: the default is colour; a search by im_name may still ask for visual
     /// (the stored vectors answer it); an upload asking for visual is refused, naming the install command.
     @Test func withoutTheModel() async throws {
-        let engine = try await Corpus.learnedEngine { $0.learned = nil }
+        let engine = try await Corpus.memoryEngine(learned: true) { $0.learned = nil }
         let plain = try await engine.search(SearchRequest(imageName: "chelsea_cat", parameters: Self.parameters(nil)))
         #expect(plain.similarity == .color)
         let stored = try await engine.search(SearchRequest(imageName: "tp_clothes_hats_tophat", parameters: Self.parameters(.visual, limit: 3)))
@@ -136,7 +134,7 @@ struct LearnedSimilarityTests {
 
     /// Another model made the catalog's vectors: uploads asking for visual are refused with the fix; the default falls back to colour.
     @Test func anotherModelIsRefused() async throws {
-        let engine = try await Corpus.learnedEngine { $0.learned = OtherModel() }
+        let engine = try await Corpus.memoryEngine(learned: true) { $0.learned = OtherModel() }
         let upload = UploadSearchRequest(ImageQuery(.bytes(Repository.bytes("coffee_cup.jpg"))), parameters: Self.parameters(.visual))
         await #expect {
             _ = try await engine.uploadSearch(upload)
@@ -150,7 +148,7 @@ struct LearnedSimilarityTests {
 
     /// Discover embeds each object; the page's objects say what they searched with.
     @Test func discoverEmbedsEachObject() async throws {
-        let engine = try await Corpus.learnedEngine()
+        let engine = try await Corpus.memoryEngine(learned: true)
         let bytes = Repository.bytes("tp_clothes_hats_sombrero.jpg")
         let size = try ImageDecoder.readHeader(bytes, source: "query").size
         let response = try await engine.discoverSearch(DiscoverSearchRequest(
@@ -163,8 +161,7 @@ struct LearnedSimilarityTests {
 
     /// Re-indexing without the model keeps the learned vectors (the images are unchanged); with another model recomputes them.
     @Test func reindexingKeepsOrRecomputes() async throws {
-        let path = Repository.temporaryDirectory("reindex") + "/catalog.sqlite"
-        let store = try await SQLiteCatalogStore(path: path, creating: true)
+        let store = InMemoryCatalogStore()
         let folder = Repository.temporaryDirectory("reindex-images")
         for name in ["chelsea_cat.jpg", "coffee_cup.jpg", "tp_clothes_hats_tophat.jpg"] {
             try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: folder + "/" + name)
@@ -193,7 +190,7 @@ struct LearnedSimilarityTests {
         let input = Repository.temporaryDirectory("learned-insert-input")
         try FileManager.default.copyItem(atPath: Repository.images + "/coffee_cup.jpg", toPath: input + "/coffee_cup.jpg")
         for learnedCatalog in [false, true] {
-            let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("learned-insert") + "/catalog.sqlite", creating: true)
+            let store = InMemoryCatalogStore()
             var indexing = Indexer.Configuration()
             indexing.learned = learnedCatalog ? try LearnedModel.embedder() : nil
             _ = try await Indexer(store: store, configuration: indexing).run(directory: input)
@@ -201,12 +198,11 @@ struct LearnedSimilarityTests {
             configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
             configuration.queryCacheDirectory = Repository.temporaryDirectory("learned-insert-cache")
             configuration.learned = try LearnedModel.embedder()
-            let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
+            let engine = try await store.engine(configuration: configuration)
             let response = try await engine.insert(InsertRequest(items: [InsertItem(imageName: "tophat", imageURL: "file://" + uploads + "/tophat.jpg")]))
             let id = try #require(response.transactionID)
-            while try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished != true {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            await engine.finishInserts()
+            #expect(try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished == true)
             #expect(try await store.count() == 2)
             #expect(try await store.learnedModel() == (learnedCatalog ? try LearnedModel.embedder().descriptor : nil))
             #expect(try await store.learnedVectorCount() == (learnedCatalog ? 2 : 0))
@@ -217,8 +213,7 @@ struct LearnedSimilarityTests {
     @Test func brokenModelWritesNothing() async throws {
         let copy = try LearnedModel.copy()
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: copy.modelDirectory + "/model.onnx"))
-        let path = Repository.temporaryDirectory("broken-model") + "/catalog.sqlite"
-        let store = try await SQLiteCatalogStore(path: path, creating: true)
+        let store = InMemoryCatalogStore()
         var configuration = Indexer.Configuration()
         configuration.learned = try LearnedEmbedder(installation: copy)
         await #expect {

@@ -5,7 +5,6 @@ import ConcurrencyToolkit
 import TestSupport
 import Testing
 import VisualSearch
-import SQLiteCatalog
 
 @Suite("Indexer", .timeLimit(.minutes(10)))
 struct IndexerTests {
@@ -21,8 +20,9 @@ struct IndexerTests {
         return input
     }
 
+    /// A fresh store in memory: the indexer's own behaviour (the stores' writes are their conformance suites').
     static func store() async throws -> any CatalogStore {
-        try await SQLiteCatalogStore(path: Repository.temporaryDirectory("index") + "/catalog.sqlite", creating: true)
+        InMemoryCatalogStore()
     }
 
     /// Records the indexer's events.
