@@ -25,16 +25,37 @@ using Graph = hnswlib::HierarchicalNSW<float>;
 struct vshnsw_index {
     vshnsw::Int8Space space;
     Graph *graph = nullptr;
-    /// Serialises writers: add, remove, save.
-    std::mutex writer;
+    /// Serialises writers: add, remove, save (and the memory estimate, which reads every node's level).
+    mutable std::mutex writer;
     /// Shared by readers and adds; exclusive while hnswlib reallocates its arrays (resizeIndex).
     mutable std::shared_mutex layout;
+    // Bookkeeping readers (count, labels, compare, mismatches) run beside an add's threads, so they take the
+    // locks hnswlib's addPoint takes for what they read: `cur_element_count_guard_` for the label table and
+    // the counts (held there while a label is looked up or inserted), a node's `link_list_update_locks_`
+    // entry for its vector and deleted mark (held by addPoint for the whole insert or update of that node).
 
     explicit vshnsw_index(size_t dimensions) : space(dimensions) {}
     ~vshnsw_index() { delete graph; }
 };
 
 namespace {
+
+/// hnswlib's lock of the label table and the counts.
+std::mutex &tableLock(const Graph &g) { return const_cast<Graph &>(g).cur_element_count_guard_; }
+
+/// hnswlib's lock of one node's vector and deleted mark while it is inserted or updated.
+std::mutex &nodeLock(const Graph &g, hnswlib::tableint node) {
+    return const_cast<Graph &>(g).link_list_update_locks_[node & (Graph::max_update_element_locks - 1)];
+}
+
+/// The node holding `label`, whether present or removed; false when the graph never held it.
+bool nodeOf(const Graph &g, uint64_t label, hnswlib::tableint &node) {
+    std::lock_guard<std::mutex> table(tableLock(g));
+    auto found = g.label_lookup_.find(label);
+    if (found == g.label_lookup_.end()) return false;
+    node = found->second;
+    return true;
+}
 
 void say(char *message, size_t size, const char *format, const char *detail) {
     if (message && size > 0) snprintf(message, size, format, detail);
@@ -291,15 +312,18 @@ size_t vshnsw_dimensions(const vshnsw_index *index) { return index->space.dimens
 
 size_t vshnsw_count(const vshnsw_index *index) {
     std::shared_lock<std::shared_mutex> reading(index->layout);
+    std::lock_guard<std::mutex> table(tableLock(*index->graph));
     return index->graph->cur_element_count - index->graph->num_deleted_;
 }
 
 size_t vshnsw_nodes(const vshnsw_index *index) {
     std::shared_lock<std::shared_mutex> reading(index->layout);
+    std::lock_guard<std::mutex> table(tableLock(*index->graph));
     return index->graph->cur_element_count;
 }
 
 size_t vshnsw_memory_bytes(const vshnsw_index *index) {
+    std::lock_guard<std::mutex> writing(index->writer);  // no add is setting a node's level
     std::shared_lock<std::shared_mutex> reading(index->layout);
     const Graph &g = *index->graph;
     size_t upper = 0;
@@ -388,9 +412,12 @@ size_t vshnsw_remove(vshnsw_index *index, const uint64_t *labels, size_t count) 
     std::shared_lock<std::shared_mutex> reading(index->layout);
     Graph &g = *index->graph;
     size_t removed = 0;
+    std::lock_guard<std::mutex> table(tableLock(g));  // num_deleted_, which count reads
     for (size_t i = 0; i < count; i++) {
         auto found = g.label_lookup_.find(labels[i]);
-        if (found == g.label_lookup_.end() || g.isMarkedDeleted(found->second)) continue;
+        if (found == g.label_lookup_.end()) continue;
+        std::lock_guard<std::mutex> node(nodeLock(g, found->second));
+        if (g.isMarkedDeleted(found->second)) continue;
         g.markDeletedInternal(found->second);
         removed++;
     }
@@ -400,14 +427,16 @@ size_t vshnsw_remove(vshnsw_index *index, const uint64_t *labels, size_t count) 
 vshnsw_presence vshnsw_compare(const vshnsw_index *index, uint64_t label, const float *vector) {
     std::shared_lock<std::shared_mutex> reading(index->layout);
     const Graph &g = *index->graph;
-    auto found = g.label_lookup_.find(label);
-    if (found == g.label_lookup_.end()) return VSHNSW_ABSENT;
-    if (g.isMarkedDeleted(found->second)) return VSHNSW_REMOVED;
+    hnswlib::tableint node;
+    if (!nodeOf(g, label, node)) return VSHNSW_ABSENT;
     const size_t size = index->space.rowSize();
     std::vector<unsigned char> row(size);
-    if (!vshnsw::Int8Space::roundable(vector, index->space.dimensions())) return VSHNSW_DIFFERENT;
-    vshnsw::Int8Space::round(vector, index->space.dimensions(), row.data());
-    return memcmp(row.data(), g.getDataByInternalId(found->second), size) == 0 ? VSHNSW_SAME : VSHNSW_DIFFERENT;
+    const bool roundable = vshnsw::Int8Space::roundable(vector, index->space.dimensions());
+    if (roundable) vshnsw::Int8Space::round(vector, index->space.dimensions(), row.data());
+    std::lock_guard<std::mutex> locked(nodeLock(g, node));
+    if (g.isMarkedDeleted(node)) return VSHNSW_REMOVED;
+    if (!roundable) return VSHNSW_DIFFERENT;
+    return memcmp(row.data(), g.getDataByInternalId(node), size) == 0 ? VSHNSW_SAME : VSHNSW_DIFFERENT;
 }
 
 size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, const float *vectors, size_t count) {
@@ -417,14 +446,15 @@ size_t vshnsw_mismatches(const vshnsw_index *index, const uint64_t *labels, cons
     std::vector<unsigned char> row(size);
     size_t mismatches = 0;
     for (size_t i = 0; i < count; i++) {
-        auto found = g.label_lookup_.find(labels[i]);
+        hnswlib::tableint node;
         const float *vector = vectors + i * dimensions;
-        if (found == g.label_lookup_.end() || g.isMarkedDeleted(found->second) || !vshnsw::Int8Space::roundable(vector, dimensions)) {
+        if (!nodeOf(g, labels[i], node) || !vshnsw::Int8Space::roundable(vector, dimensions)) {
             mismatches++;
             continue;
         }
         vshnsw::Int8Space::round(vector, dimensions, row.data());
-        if (memcmp(row.data(), g.getDataByInternalId(found->second), size) != 0) mismatches++;
+        std::lock_guard<std::mutex> locked(nodeLock(g, node));
+        if (g.isMarkedDeleted(node) || memcmp(row.data(), g.getDataByInternalId(node), size) != 0) mismatches++;
     }
     return mismatches;
 }
@@ -435,9 +465,13 @@ size_t vshnsw_mismatches_rounded(const vshnsw_index *index, const uint64_t *labe
     const size_t dimensions = index->space.dimensions();
     size_t mismatches = 0;
     for (size_t i = 0; i < count; i++) {
-        auto found = g.label_lookup_.find(labels[i]);
-        if (found == g.label_lookup_.end() || g.isMarkedDeleted(found->second)
-            || memcmp(values + i * dimensions, g.getDataByInternalId(found->second), dimensions) != 0) mismatches++;
+        hnswlib::tableint node;
+        if (!nodeOf(g, labels[i], node)) {
+            mismatches++;
+            continue;
+        }
+        std::lock_guard<std::mutex> locked(nodeLock(g, node));
+        if (g.isMarkedDeleted(node) || memcmp(values + i * dimensions, g.getDataByInternalId(node), dimensions) != 0) mismatches++;
     }
     return mismatches;
 }
@@ -446,8 +480,10 @@ size_t vshnsw_labels(const vshnsw_index *index, uint64_t *labels, size_t capacit
     std::shared_lock<std::shared_mutex> reading(index->layout);
     const Graph &g = *index->graph;
     size_t written = 0;
+    std::lock_guard<std::mutex> table(tableLock(g));  // an add inserting a label may rehash the table
     for (const auto &entry : g.label_lookup_) {
         if (written == capacity) break;
+        std::lock_guard<std::mutex> node(nodeLock(g, entry.second));
         if (!g.isMarkedDeleted(entry.second)) labels[written++] = entry.first;
     }
     return written;

@@ -87,6 +87,13 @@ vshnsw_status vshnsw_save(vshnsw_index *index, const char *path, uint64_t *bytes
 
 void vshnsw_free(vshnsw_index *index);
 
+/*
+ * Threads: searches and the readers below (count, nodes, compare, mismatches,
+ * labels) may run beside each other and beside one writer (add, remove,
+ * save); writers wait for each other. The readers take hnswlib's own locks of
+ * what they read (the label table and counts, a node's vector and deleted
+ * mark), so none sees a label table being rehashed or a vector half written.
+ */
 size_t vshnsw_dimensions(const vshnsw_index *index);
 /** Labels present and not removed. */
 size_t vshnsw_count(const vshnsw_index *index);

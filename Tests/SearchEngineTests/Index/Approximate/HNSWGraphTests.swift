@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 import SearchEngine
 import TestSupport
@@ -63,6 +64,41 @@ struct HNSWGraphTests {
         let other = Items.vector(424_242)
         other.withUnsafeBufferPointer { #expect(graph.presence(of: 7, vector: $0.baseAddress!) == .different) }
         #expect(Set(graph.labels()) == Set((0..<500).map(Int64.init)).subtracting([8]))
+    }
+
+    @Test("readers beside an add (labels, count, presence) see the graph whole: only labels added, never fewer, each vector its old or its new one")
+    func readersBesideAnAdd() throws {
+        let (graph, old) = try Self.graph(1000, capacity: 30_000)
+        let fresh = Self.vectors(20_000, from: 1000), replacing = Self.vectors(1000, from: 50_000)
+        let finished = Locked<Result<Void, any Error>?>(nil)
+        // The adds run on a thread of their own, as the engine's do: new labels (the label table grows and
+        // rehashes), then new vectors for the first thousand (each rewritten in place).
+        Thread {
+            let result = Result { () throws in
+                try fresh.withUnsafeBufferPointer { try graph.add(labels: (1000..<21_000).map(Int64.init), vectors: $0, threads: 2) }
+                try replacing.withUnsafeBufferPointer { try graph.add(labels: (0..<1000).map(Int64.init), vectors: $0, threads: 2) }
+            }
+            finished.withLock { $0 = result }
+        }.start()
+        var rounds = 0, lastCount = 1000
+        var wrong: [String] = []
+        while finished.withLock({ $0 }) == nil {
+            let labels = graph.labels(), count = graph.count
+            if labels.contains(where: { !(0..<21_000).contains($0) }) || Set(labels).count != labels.count { wrong.append("labels() gave a label never added or one twice") }
+            if count < lastCount || count > 21_000 { wrong.append("count \(count) after \(lastCount)") }
+            lastCount = count
+            let row = rounds % 1000
+            let presences = [old, replacing].map { vectors in
+                vectors[(row * 112)..<((row + 1) * 112)].withUnsafeBufferPointer { graph.presence(of: Int64(row), vector: $0.baseAddress!) }
+            }
+            if !presences.contains(.same) { wrong.append("row \(row) holds neither its old nor its new vector: \(presences)") }
+            rounds += 1
+        }
+        try finished.withLock { $0 }?.get()
+        #expect(wrong.isEmpty, "\(wrong.prefix(5)) (\(wrong.count) in \(rounds) rounds)")
+        #expect(graph.count == 21_000 && Set(graph.labels()).count == 21_000)
+        let labels = (0..<1000).map(Int64.init)
+        #expect(labels.withUnsafeBufferPointer { ids in replacing.withUnsafeBufferPointer { graph.mismatches(labels: ids, vectors: $0) } } == 0)
     }
 
     @Test("it grows past its first capacity")
