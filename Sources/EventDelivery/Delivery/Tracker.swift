@@ -118,14 +118,14 @@ public actor Tracker: Service {
     /// process being killed.
     /// - Throws: ``TrackingError/invalidEvent(field:rule:)`` (nothing queued) or ``TrackingError/storage(path:reason:)``.
     @discardableResult
-    public func track(_ event: TrackingEvent) throws(TrackingError) -> TrackingEvent {
+    public func track(_ event: TrackingEvent) async throws(TrackingError) -> TrackingEvent {
         try EventValidator.validate(event)
-        return try queue.append(event, now: clock.now())
+        return try await queue.append(event, now: clock.now())
     }
 
     /// The counters.
-    public func counters() throws(TrackingError) -> TrackingCounters {
-        try queue.counters()
+    public func counters() async throws(TrackingError) -> TrackingCounters {
+        try await queue.counters()
     }
 
     // MARK: - Delivery
@@ -144,19 +144,19 @@ public actor Tracker: Service {
     func runRound() async -> Report {
         var report = Report()
         do {
-            let entries = try queue.peek(limit: max(1, configuration.batchSize))
+            let entries = try await queue.peek(limit: max(1, configuration.batchSize))
             if !entries.isEmpty {
                 let uid = entries.first?.event.uid
                 var sent: [Int64] = [], rejected: [Int64] = [], retry: [Int64] = []
                 await deliver(entries, uid: uid, sent: &sent, rejected: &rejected, retry: &retry, report: &report)
-                try queue.markSent(sent)
-                try queue.markRejected(rejected)
-                try queue.markRetried(retry)
+                try await queue.markSent(sent)
+                try await queue.markRejected(rejected)
+                try await queue.markRetried(retry)
                 report.sent = sent.count
                 report.rejected = rejected.count
                 report.retried = retry.count
             }
-            report.remaining = try queue.count()
+            report.remaining = try await queue.count()
         } catch {
             report.problems.append(error.description)
             report.retried = max(report.retried, 1)
@@ -242,7 +242,8 @@ public actor Tracker: Service {
     /// first failed round (each request bounded by the transport's timeout).
     /// Whatever is not delivered stays queued for the next run.
     public func run() async throws {
-        logger.debug("tracker running", metadata: ["queued": .stringConvertible((try? queue.count()) ?? 0)])
+        let queued = (try? await queue.count()) ?? 0
+        logger.debug("tracker running", metadata: ["queued": .stringConvertible(queued)])
         await cancelWhenGracefulShutdown { await self.deliveryLoop() }
         _ = await finalDelivery()
     }
@@ -279,7 +280,7 @@ public actor Tracker: Service {
     func deliveryLoop() async {
         var failures = 0
         while !Task.isCancelled {
-            let pending = (try? queue.count()) ?? 0
+            let pending = (try? await queue.count()) ?? 0
             if pending == 0 {
                 try? await clock.sleep(seconds: configuration.flushInterval)
                 continue

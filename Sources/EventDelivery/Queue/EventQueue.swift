@@ -18,9 +18,9 @@ import GRDB
 ///
 /// ```swift
 /// let queue = try EventQueue(path: ".vsearch/events-queue.sqlite", capacity: 100_000)
-/// let filled = try queue.append(event, now: Date())
-/// let batch = try queue.peek(limit: 50)
-/// try queue.markSent(batch.map(\.sequence))
+/// let filled = try await queue.append(event, now: Date())
+/// let batch = try await queue.peek(limit: 50)
+/// try await queue.markSent(batch.map(\.sequence))
 /// ```
 public final class EventQueue: Sendable {
     /// How hard a commit tries to reach the disk.
@@ -114,12 +114,15 @@ public final class EventQueue: Sendable {
         return .storage(path: path, reason: reason)
     }
 
-    func write<T>(_ body: (Database) throws -> T) throws(TrackingError) -> T {
-        do { return try database.write(body) } catch { throw EventQueue.storageError(path, error) }
+    /// Runs `body` in a write transaction on GRDB's own thread; the caller's task is suspended meanwhile, never
+    /// blocking a thread of the cooperative pool (an fsync per event with ``Durability/power``).
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws(TrackingError) -> T {
+        do { return try await database.write(body) } catch { throw EventQueue.storageError(path, error) }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws(TrackingError) -> T {
-        do { return try database.read(body) } catch { throw EventQueue.storageError(path, error) }
+    /// Runs `body` reading, on GRDB's own thread, as ``write(_:)``.
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws(TrackingError) -> T {
+        do { return try await database.read(body) } catch { throw EventQueue.storageError(path, error) }
     }
 
     // MARK: - Appending
@@ -127,16 +130,16 @@ public final class EventQueue: Sendable {
     /// Fills the event's identity, id and time, commits it, and returns it
     /// as stored. When the queue is full the oldest events are dropped first.
     /// The event is not validated here (``Tracker`` does that).
-    public func append(_ event: TrackingEvent, now: Date) throws(TrackingError) -> TrackingEvent {
-        try append([event], now: now)[0]
+    public func append(_ event: TrackingEvent, now: Date) async throws(TrackingError) -> TrackingEvent {
+        try await append([event], now: now)[0]
     }
 
     /// Appends several events in one transaction.
-    public func append(_ events: [TrackingEvent], now: Date) throws(TrackingError) -> [TrackingEvent] {
+    public func append(_ events: [TrackingEvent], now: Date) async throws(TrackingError) -> [TrackingEvent] {
         let milliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let capacity = self.capacity
         let encoder = self.encoder
-        return try write { db -> [TrackingEvent] in
+        return try await write { db -> [TrackingEvent] in
             let (uid, sid) = try EventQueue.identity(db, now: milliseconds)
             var stored: [TrackingEvent] = []
             var added = 0
@@ -166,9 +169,9 @@ public final class EventQueue: Sendable {
     // MARK: - Delivery bookkeeping
 
     /// The oldest `limit` events, oldest first.
-    public func peek(limit: Int) throws(TrackingError) -> [Entry] {
+    public func peek(limit: Int) async throws(TrackingError) -> [Entry] {
         let decoder = JSONDecoder()
-        return try read { db in
+        return try await read { db in
             try Row.fetchAll(db, sql: "SELECT seq, payload, attempts FROM events ORDER BY seq LIMIT ?", arguments: [limit]).compactMap { row in
                 let payload: String = row["payload"]
                 guard let event = try? decoder.decode(TrackingEvent.self, from: Data(payload.utf8)) else { return nil }
@@ -178,19 +181,19 @@ public final class EventQueue: Sendable {
     }
 
     /// Removes delivered events and counts them sent.
-    public func markSent(_ sequences: [Int64]) throws(TrackingError) {
-        try remove(sequences, counter: "sent")
+    public func markSent(_ sequences: [Int64]) async throws(TrackingError) {
+        try await remove(sequences, counter: "sent")
     }
 
     /// Removes permanently rejected events and counts them dropped.
-    public func markRejected(_ sequences: [Int64]) throws(TrackingError) {
-        try remove(sequences, counter: "dropped_rejected")
+    public func markRejected(_ sequences: [Int64]) async throws(TrackingError) {
+        try await remove(sequences, counter: "dropped_rejected")
     }
 
     /// Counts one more failed attempt for each event (they stay queued).
-    public func markRetried(_ sequences: [Int64]) throws(TrackingError) {
+    public func markRetried(_ sequences: [Int64]) async throws(TrackingError) {
         guard !sequences.isEmpty else { return }
-        try write { db in
+        try await write { db in
             for sequence in sequences {
                 try db.execute(sql: "UPDATE events SET attempts = attempts + 1 WHERE seq = ?", arguments: [sequence])
             }
@@ -198,9 +201,9 @@ public final class EventQueue: Sendable {
         }
     }
 
-    func remove(_ sequences: [Int64], counter: String) throws(TrackingError) {
+    func remove(_ sequences: [Int64], counter: String) async throws(TrackingError) {
         guard !sequences.isEmpty else { return }
-        try write { db in
+        try await write { db in
             var removed = 0
             let delete = try db.cachedStatement(sql: "DELETE FROM events WHERE seq = ?")
             for sequence in sequences {
@@ -213,13 +216,13 @@ public final class EventQueue: Sendable {
     }
 
     /// Events waiting.
-    public func count() throws(TrackingError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'queued'") ?? 0 }
+    public func count() async throws(TrackingError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'queued'") ?? 0 }
     }
 
     /// The counters, ``TrackingCounters/queued`` read live.
-    public func counters() throws(TrackingError) -> TrackingCounters {
-        try read { db in
+    public func counters() async throws(TrackingError) -> TrackingCounters {
+        try await read { db in
             var counters = TrackingCounters()
             let values = try Dictionary(Row.fetchAll(db, sql: "SELECT name, value FROM counters").map { ($0["name"] as String, $0["value"] as Int) },
                                         uniquingKeysWith: { $1 })
@@ -245,9 +248,9 @@ public final class EventQueue: Sendable {
     // MARK: - Identity
 
     /// The persisted uid and the current session id at `now` (ms).
-    public func identity(now: Date) throws(TrackingError) -> (uid: String, sid: String) {
+    public func identity(now: Date) async throws(TrackingError) -> (uid: String, sid: String) {
         let milliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
-        return try write { db in try EventQueue.identity(db, now: milliseconds) }
+        return try await write { db in try EventQueue.identity(db, now: milliseconds) }
     }
 
     /// The uid is made once. The session is a **sliding** 30-minute window

@@ -153,7 +153,7 @@ extension DebugCommand {
 
         func run() async throws {
             let eventQueue = try EventQueue(path: queue)
-            let backlog = try eventQueue.count()
+            let backlog = try await eventQueue.count()
             let tracker = Tracker(queue: eventQueue, transport: HTTPEventTransport(endpoint: .custom(URL(string: endpoint)!), code: "bench"),
                                   configuration: Tracker.Configuration(batchSize: batchSize))
             let start = DispatchTime.now().uptimeNanoseconds

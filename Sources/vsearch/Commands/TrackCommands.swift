@@ -185,7 +185,7 @@ struct TrackSendCommand: AsyncParsableCommand {
         do {
             if let tracker { stored = try await tracker.track(event) } else {
                 try EventValidator.validate(event)
-                stored = try queue.append(event, now: Date())
+                stored = try await queue.append(event, now: Date())
             }
         } catch {
             Terminal.err("error: \(error.description)\n")
@@ -239,7 +239,7 @@ struct TrackStatusCommand: AsyncParsableCommand {
     func run() async throws {
         let queue = try delivery.openQueue()
         let counters: TrackingCounters
-        do { counters = try queue.counters() } catch {
+        do { counters = try await queue.counters() } catch {
             Terminal.err("error: \(error.description)\n")
             throw ExitCodes.ioError
         }

@@ -29,7 +29,7 @@ struct TrackerTests {
         await #expect(throws: TrackingError.invalidEvent(field: "pos", rule: "0 is below 1 (positions start at 1)")) {
             try await tracker.track(.productClick(queryId: "1", pid: "p", imgUrl: "https://shop.example/p.jpg", pos: 0))
         }
-        #expect(try queue.count() == 0)
+        #expect(try await queue.count() == 0)
     }
 
     @Test("server down, then 503, then up: every event delivered once, backoff doubling to its cap")
@@ -42,7 +42,7 @@ struct TrackerTests {
         #expect(store.count() == 25)
         #expect(clock.slept == [0.5, 1, 2, 4, 8, 8, 8])
         #expect(transport.callCount == 7 + 3)
-        let counters = try queue.counters()
+        let counters = try await queue.counters()
         #expect(counters.sent == 25 && counters.retried == 70 && counters.queued == 0)
     }
 
@@ -61,8 +61,8 @@ struct TrackerTests {
         for index in 0..<3 { try await tracker.track(click(index)) }
         let report = await tracker.flush()
         #expect(report.sent == 2 && report.rejected == 1 && report.problems.contains { $0.contains("bad pid") })
-        #expect(try queue.counters().droppedRejected == 1)
-        #expect(try queue.count() == 0)
+        #expect(try await queue.counters().droppedRejected == 1)
+        #expect(try await queue.count() == 0)
         #expect(store.count() == 0)  // the scripted answer stood in for the server: nothing reached the store
     }
 
@@ -77,7 +77,7 @@ struct TrackerTests {
         let report = await tracker.flush()
         #expect(report.sent == 15 && report.rejected == 1)
         #expect(store.count() == 15)
-        #expect(try queue.count() == 0)
+        #expect(try await queue.count() == 0)
         #expect(transport.callCount == 1 + 2 + 2 + 2 + 2)  // 16 → 8+8 → 4+4 → 2+2 → 1+1
     }
 
@@ -99,9 +99,9 @@ struct TrackerTests {
         let path = Temp.path()
         let store = MemoryCollector()
         let queue = try EventQueue(path: path)
-        for index in 0..<30 { _ = try queue.append(click(index), now: Date()) }
+        for index in 0..<30 { _ = try await queue.append(click(index), now: Date()) }
         // The first batch reaches the collector, then the process dies before markSent.
-        _ = try await store.receive(try queue.peek(limit: 20).map(\.event))
+        _ = try await store.receive(try await queue.peek(limit: 20).map(\.event))
         let report = await Tracker(queue: try EventQueue(path: path), transport: ScriptedTransport(store: store)).flush()
         #expect(report.sent == 30)
         #expect(store.count() == 30)

@@ -88,7 +88,7 @@ struct CollectorTests {
             #expect(report.sent == 120 && report.remaining == 0)
             let stored = try await running.server.collector.eventCount()
             #expect(stored == 120)
-            let counters = try queue.counters()
+            let counters = try await queue.counters()
             #expect(counters.retried >= 100)
         }
     }
