@@ -67,7 +67,7 @@ struct HNSWGraphTests {
     }
 
     @Test("readers beside an add (labels, count, presence) see the graph whole: only labels added, never fewer, each vector its old or its new one")
-    func readersBesideAnAdd() throws {
+    func readersBesideAnAdd() async throws {
         let (graph, old) = try Self.graph(1000, capacity: 30_000)
         let fresh = Self.vectors(20_000, from: 1000), replacing = Self.vectors(1000, from: 50_000)
         let finished = Locked<Result<Void, any Error>?>(nil)
@@ -80,19 +80,23 @@ struct HNSWGraphTests {
             }
             finished.withLock { $0 = result }
         }.start()
-        var rounds = 0, lastCount = 1000
-        var wrong: [String] = []
-        while finished.withLock({ $0 }) == nil {
-            let labels = graph.labels(), count = graph.count
-            if labels.contains(where: { !(0..<21_000).contains($0) }) || Set(labels).count != labels.count { wrong.append("labels() gave a label never added or one twice") }
-            if count < lastCount || count > 21_000 { wrong.append("count \(count) after \(lastCount)") }
-            lastCount = count
-            let row = rounds % 1000
-            let presences = [old, replacing].map { vectors in
-                vectors[(row * 112)..<((row + 1) * 112)].withUnsafeBufferPointer { graph.presence(of: Int64(row), vector: $0.baseAddress!) }
+        // The reader spins on a thread of its own too (never on the cooperative pool the other tests share).
+        let (rounds, wrong) = await onOwnThread { () -> (Int, [String]) in
+            var rounds = 0, lastCount = 1000
+            var wrong: [String] = []
+            while finished.withLock({ $0 }) == nil {
+                let labels = graph.labels(), count = graph.count
+                if labels.contains(where: { !(0..<21_000).contains($0) }) || Set(labels).count != labels.count { wrong.append("labels() gave a label never added or one twice") }
+                if count < lastCount || count > 21_000 { wrong.append("count \(count) after \(lastCount)") }
+                lastCount = count
+                let row = rounds % 1000
+                let presences = [old, replacing].map { vectors in
+                    vectors[(row * 112)..<((row + 1) * 112)].withUnsafeBufferPointer { graph.presence(of: Int64(row), vector: $0.baseAddress!) }
+                }
+                if !presences.contains(.same) { wrong.append("row \(row) holds neither its old nor its new vector: \(presences)") }
+                rounds += 1
             }
-            if !presences.contains(.same) { wrong.append("row \(row) holds neither its old nor its new vector: \(presences)") }
-            rounds += 1
+            return (rounds, wrong)
         }
         try finished.withLock { $0 }?.get()
         #expect(wrong.isEmpty, "\(wrong.prefix(5)) (\(wrong.count) in \(rounds) rounds)")
