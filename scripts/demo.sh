@@ -46,10 +46,10 @@ reqid=$("$bin" similar chelsea_cat --endpoint "$url" --limit 3 --json | sed -nE 
 echo "==> $bin track product_view / product_click --query-id $reqid --endpoint $url   (durable queue, then delivery)" >&2
 queue="$out/events-queue.sqlite"
 for pos in 1 2 3; do
-  "$bin" track product_view --query-id "$reqid" --pid "p$pos" --img-url "https://cdn.example/p$pos.jpg" --pos "$pos" \
+  "$bin" track product_view --query-id "$reqid" --pid "p$pos" --im-url "https://cdn.example/p$pos.jpg" --pos "$pos" \
     --endpoint "$url" --queue "$queue" >/dev/null
 done
-"$bin" track product_click --query-id "$reqid" --pid p2 --img-url https://cdn.example/p2.jpg --pos 2 --endpoint "$url" --queue "$queue"
+"$bin" track product_click --query-id "$reqid" --pid p2 --im-url https://cdn.example/p2.jpg --pos 2 --endpoint "$url" --queue "$queue"
 "$bin" events stats --catalog "$catalog" --since 1h
 kill -TERM "$server"
 wait "$server" || true
