@@ -8,7 +8,8 @@
 # release`, the "N passed, N failed" line) with `--sanitize=…` and a build directory of its
 # own, so the sanitized builds never replace the normal one:
 #   address   .build-asan   ASAN_OPTIONS: abort_on_error=1, leak detection off (see below)
-#   thread    .build-tsan   TSAN_OPTIONS: halt_on_error=0 (every race is reported; the run exits 66)
+#   thread    .build-tsan   TSAN_OPTIONS: halt_on_error=0 (every race is reported; the run exits 66),
+#                           suppressions=scripts/tsan-suppressions.txt (third-party code only, each entry explained)
 # A sanitizer report makes that run fail; the script runs both and exits 1 if either failed.
 #
 # Leaks are not checked here: the CLI tests run the (sanitized) vsearch binary and compare its
@@ -42,7 +43,7 @@ for sanitizer in "${sanitizers[@]}"; do
   echo "sanitizers.sh: the test suite under --sanitize=$sanitizer (build: $scratch)" >&2
   set +e
   ASAN_OPTIONS="abort_on_error=1:detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-  TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+  TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:suppressions=$PWD/scripts/tsan-suppressions.txt${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     ./scripts/test.sh --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}"
   status=$?
   set -e
