@@ -36,6 +36,9 @@ struct CredentialsFirstTests {
             $0.limits.maxQueuedRequests = 0  // before: every light slot taken, a keyed search was shed at once
             $0.limits.clients.refusalDelay = 0
             $0.limits.unverifiedBodies.grace = 2
+            // The stalled bodies sit silent until the test steps the clock; on a busy machine (the whole suite on two
+            // busy cores: 96 s for this test) the real-time idle timeout (60 s) closed them first, without a 408.
+            $0.idleTimeout = 600
         }) { running in
             let flood = try (2...65).map { host in
                 try AdmissionOnLoopbackTests.head(running, "/search", length: 100, from: "127.0.0.\(host)", headers: Self.form)
@@ -54,9 +57,14 @@ struct CredentialsFirstTests {
                         "\(answer?.status ?? 0) \(String(decoding: answer?.body ?? [], as: UTF8.self))")
             }
             // The grace runs out on the admission clock: every stalled body loses its place, answered 408, its connection closed.
+            // Each body's watchdog reads the clock when its reading starts, which on a busy machine may come after the
+            // count above: the step waits for all 16 to sleep until their 2 s (a watchdog started after it would sleep until 5 s).
+            let watchdogsAsleep = await clock.until { $0.sleepers(wokenBy: .seconds(3)) >= 16 }
+            #expect(watchdogsAsleep, "16 watchdogs never slept on the admission clock")
             clock.step(by: .seconds(3))
             for connection in held {
-                #expect(await connection.readResponse()?.status == 408)
+                let answer = await connection.readResponse()
+                #expect(answer?.status == 408, "\(answer.map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "no answer")")
                 #expect(await connection.closedByServer())
             }
             #expect(await reading.until { reading.inFlight == 0 })

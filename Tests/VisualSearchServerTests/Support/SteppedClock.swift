@@ -24,6 +24,8 @@ final class SteppedClock: Clock, Sendable {
 
         /// Whether a task sleeps until `offset` from the clock's start, or later.
         func sleeps(until offset: Duration) -> Bool { sleepers.values.contains { $0.offset >= offset } }
+        /// How many tasks sleep until `offset` from the clock's start or earlier: those a step to `offset` wakes.
+        func sleepers(wokenBy offset: Duration) -> Int { sleepers.values.filter { $0.offset <= offset }.count }
     }
 
     private let state = Observed(State())
