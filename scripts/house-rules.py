@@ -134,6 +134,11 @@ RULES = [
                           r"|\bCorpus\.(engine|learnedEngine|makeCatalog|sharedCatalog|makeLearnedCatalog|sharedLearnedCatalog)\b"
                           r"|\b(StoreFactory|LocationFactory|CatalogLocation)\b", ["Tests/SearchEngineTests"])
      + package_dependencies_of("SearchEngineTests", forbidden=("SQLiteCatalog", "PostgreSQLCatalog", "CatalogStores"))),
+    ("errors per layer: the stores throw CatalogStoreError, never the client's VisualSearchError (the engine maps it, in one place)",
+     lambda: [place for place in code_matches(r"\bthrows\(\s*VisualSearchError\s*\)|\bVisualSearchError\s*\.|\bas\??\s+VisualSearchError\b",
+                                              ["Sources/SQLiteCatalog", "Sources/PostgreSQLCatalog", "Sources/SearchEngine/Storage"],
+                                              allowed=["Sources/SearchEngine/Storage/CatalogStoreError.swift"])
+              if "checkingInput" not in place]),  # a check of the request's words, its refusal mapped by checkingInput
 ]
 
 

@@ -53,9 +53,9 @@ public enum CatalogLocation: Sendable, Hashable, CustomStringConvertible {
     /// pool runs in this scope for as long as `body` does (the scope owns it,
     /// PostgresNIO's rule), so a server serves inside `body`. Only `creating`
     /// (`vsearch index`, `catalog migrate`, the vector-loading debug commands) makes a new catalog.
-    /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
-    ///   catalog, ``VisualSearchError/catalog(location:reason:)`` for one that cannot be used,
-    ///   ``VisualSearchError/unavailable(location:reason:)`` for a database that cannot be reached;
+    /// - Throws: ``CatalogStoreError/notFound(location:)`` for a missing
+    ///   catalog, ``CatalogStoreError/unusable(location:reason:)`` for one that cannot be used,
+    ///   ``CatalogStoreError/unavailable(location:reason:)`` for a database that cannot be reached;
     ///   and what `body` throws.
     public func withCatalog<Result>(creating: Bool = false, _ body: (OpenedCatalog) async throws -> Result) async throws -> Result {
         switch self {

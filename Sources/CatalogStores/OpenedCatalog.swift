@@ -51,8 +51,8 @@ public struct OpenedCatalog: Sendable {
 
     /// Runs `body` with one state of the catalog held for all its reads
     /// (``CatalogSnapshots``), or with the store itself when it holds none.
-    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
-        async throws(VisualSearchError) -> T {
+    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(CatalogStoreError) -> T)
+        async throws(CatalogStoreError) -> T {
         guard let snapshots else { return try await body(store) }
         return try await snapshots.withSnapshot(body)
     }

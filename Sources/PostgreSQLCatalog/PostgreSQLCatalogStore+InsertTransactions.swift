@@ -7,7 +7,7 @@ import VisualSearch
 /// transactions"): whichever replica runs an insert, every replica answers
 /// its status.
 extension PostgreSQLCatalogStore {
-    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError) {
+    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(CatalogStoreError) {
         let json = String(decoding: (try? JSONEncoder().encode(progress)) ?? Data(), as: UTF8.self)
         let id = progress.transactionID, kept = InsertStatusResponse.Progress.transactionsKept
         try await withTransaction { connection in
@@ -22,7 +22,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
+    public func insertTransaction(_ id: String) async throws(CatalogStoreError) -> InsertStatusResponse.Progress? {
         if id.contains("\u{0}") { return nil }
         let text: String? = try await withConnection { connection in
             var found: String?

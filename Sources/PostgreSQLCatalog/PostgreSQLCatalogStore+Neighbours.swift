@@ -29,7 +29,7 @@ import VisualSearch
 /// ``PostgreSQLSettings/approximateDepth`` results; approximate otherwise
 /// (``PostgreSQLSettings/scansExactly(count:matching:catalogSize:scoreRange:)``).
 extension PostgreSQLCatalogStore: NearestNeighbourStore {
-    public func image(named imageName: String) async throws(VisualSearchError) -> Neighbour? {
+    public func image(named imageName: String) async throws(CatalogStoreError) -> Neighbour? {
         try await withConnection { connection in
             let rows = try await connection.query("SELECT id, im_name, source, features::real[], learned::real[] FROM images WHERE im_name = \(imageName)",
                                                   logger: Self.silent)
@@ -42,7 +42,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
     }
 
     public func images(named imageNames: [String], in scope: NeighbourScope,
-                       schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
+                       schema: FieldSchema) async throws(CatalogStoreError) -> [Neighbour] {
         guard !imageNames.isEmpty else { return [] }
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
@@ -60,7 +60,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
     }
 
     public func nearest(to target: NeighbourTarget, in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
-                        schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour] {
+                        schema: FieldSchema) async throws(CatalogStoreError) -> [Neighbour] {
         guard count > 0, matching > 0 else { return [] }
         let exact = settings.scansExactly(count: count, matching: matching, catalogSize: catalogSize, scoreRange: scope.scoreRange != nil)
         var binds = PostgresBindings()
@@ -138,7 +138,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         }
     }
 
-    public func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int {
+    public func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(CatalogStoreError) -> Int {
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
         let statement = PostgresQuery(unsafeSQL: "SELECT count(*) FROM images WHERE \(condition)", binds: binds)
@@ -149,7 +149,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
         }
     }
 
-    public func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Bool {
+    public func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(CatalogStoreError) -> Bool {
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
         binds.append(id)
@@ -163,7 +163,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
     }
 
     public func facetCounts(_ fields: [String], schema: FieldSchema, scope: NeighbourScope,
-                            limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
+                            limit: Int) async throws(CatalogStoreError) -> [FieldAggregate] {
         var binds = PostgresBindings()
         let condition = try Self.scopeCondition(scope, schema: schema, binds: &binds)
         return try await facetCounts(fields, schema: schema,
@@ -171,7 +171,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
                                      binds: binds, limit: limit)
     }
 
-    public func sources(of imageNames: [String]) async throws(VisualSearchError) -> [String: String] {
+    public func sources(of imageNames: [String]) async throws(CatalogStoreError) -> [String: String] {
         guard !imageNames.isEmpty else { return [:] }
         return try await withConnection { connection in
             var sources: [String: String] = [:]
@@ -184,7 +184,7 @@ extension PostgreSQLCatalogStore: NearestNeighbourStore {
 
     /// The scope as one SQL condition on `images`, its values appended to `binds`.
     static func scopeCondition(_ scope: NeighbourScope, schema: FieldSchema,
-                               binds: inout PostgresBindings) throws(VisualSearchError) -> String {
+                               binds: inout PostgresBindings) throws(CatalogStoreError) -> String {
         var clauses = try filterClauses(scope.filters, schema: schema, binds: &binds)
         if let excluded = scope.excluding {
             binds.append(excluded)

@@ -7,7 +7,7 @@ import VisualSearch
 /// and values are always bound parameters; a field is used only after it
 /// has been found in the declared schema.
 extension PostgreSQLCatalogStore {
-    public func contentHashes() async throws(VisualSearchError) -> [String: String] {
+    public func contentHashes() async throws(CatalogStoreError) -> [String: String] {
         try await withConnection { connection in
             var hashes: [String: String] = [:]
             for try await (name, hash) in try await connection.query("SELECT im_name, content_hash FROM images", logger: Self.silent)
@@ -18,7 +18,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func count() async throws(VisualSearchError) -> Int {
+    public func count() async throws(CatalogStoreError) -> Int {
         try await withConnection { connection in
             var count = 0
             for try await value in try await connection.query("SELECT count(*) FROM images", logger: Self.silent).decode(Int.self) { count = value }
@@ -26,7 +26,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String] {
+    public func imageNames(offset: Int, limit: Int) async throws(CatalogStoreError) -> [String] {
         var statement = PostgresQuery(unsafeSQL: "SELECT im_name FROM images ORDER BY im_name COLLATE \"C\" LIMIT $1 OFFSET $2")
         statement.binds.append(max(0, limit))
         statement.binds.append(max(0, offset))
@@ -38,7 +38,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func version() async throws(VisualSearchError) -> Int {
+    public func version() async throws(CatalogStoreError) -> Int {
         try await withConnection { connection in
             var version = 0
             for try await value in try await connection.query("SELECT version FROM catalog_state WHERE id = 1", logger: Self.silent).decode(Int.self) {
@@ -50,7 +50,7 @@ extension PostgreSQLCatalogStore {
 
     /// Every image's vector, name, source and palette, by id; the learned
     /// vectors too as `loading` says, when the catalog records a learned model.
-    public func loadIndex(learned loading: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex {
+    public func loadIndex(learned loading: LearnedVectorLoading) async throws(CatalogStoreError) -> FeatureIndex {
         try await withConnection { connection in
             let learnedDimension = loading != .none ? try await Self.learnedModel(connection)?.dimension ?? 0 : 0
             var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension,
@@ -69,7 +69,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(VisualSearchError) -> Set<Int64>? {
+    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(CatalogStoreError) -> Set<Int64>? {
         guard !filters.isEmpty else { return nil }
         var query = try Self.filterQuery(filters, schema: schema)
         query.sql = "SELECT id FROM images WHERE " + query.sql
@@ -82,9 +82,9 @@ extension PostgreSQLCatalogStore {
     }
 
     /// The filters as one boolean SQL condition on `images.id`, with bound values.
-    /// - Throws: ``VisualSearchError/unknownField(_:known:)``, or an invalid `fq`
+    /// - Throws: ``CatalogStoreError/unknownField(_:known:)``, or an invalid `fq`
     ///   parameter for a malformed number or a text filter without words.
-    static func filterQuery(_ filters: [Filter], schema: FieldSchema) throws(VisualSearchError) -> PostgresQuery {
+    static func filterQuery(_ filters: [Filter], schema: FieldSchema) throws(CatalogStoreError) -> PostgresQuery {
         var binds = PostgresBindings()
         let clauses = try filterClauses(filters, schema: schema, binds: &binds)
         return PostgresQuery(unsafeSQL: clauses.joined(separator: " AND "), binds: binds)
@@ -92,7 +92,7 @@ extension PostgreSQLCatalogStore {
 
     /// One SQL condition per filter, their values appended to `binds`.
     static func filterClauses(_ filters: [Filter], schema: FieldSchema,
-                              binds: inout PostgresBindings) throws(VisualSearchError) -> [String] {
+                              binds: inout PostgresBindings) throws(CatalogStoreError) -> [String] {
         var clauses: [String] = []
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
@@ -101,20 +101,20 @@ extension PostgreSQLCatalogStore {
         for filter in filters {
             guard let type = schema.fields[filter.field] else { throw .unknownField(filter.field, known: schema.fields.keys.sorted()) }
             // PostgreSQL text cannot hold NUL, so no stored value has one: refuse it as SQLite's store would fail to match it.
-            if filter.value.contains("\u{0}") { throw .invalidParameter(name: "fq", reason: "\(filter.field): the value contains a NUL character") }
+            if filter.value.contains("\u{0}") { throw .invalidValue(name: "fq", reason: "\(filter.field): the value contains a NUL character") }
             let field = bind(filter.field)
             switch type {
             case .string:
                 clauses.append("id IN (SELECT image_id FROM image_values WHERE field = \(field) AND text_value = \(bind(filter.value)))")
             case .text:
                 let words = TextWords.words(in: filter.value)
-                guard !words.isEmpty else { throw .invalidParameter(name: "fq", reason: "\(filter.field): no words to search for") }
+                guard !words.isEmpty else { throw .invalidValue(name: "fq", reason: "\(filter.field): no words to search for") }
                 // Each word one quoted lexeme, ANDed: no tsquery syntax can come from the input.
                 let query = words.map { "'" + $0.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\\", with: "\\\\") + "'" }
                     .joined(separator: " & ")
                 clauses.append("id IN (SELECT image_id FROM image_values WHERE field = \(field) AND words @@ \(bind(query))::tsquery)")
             case .int, .float:
-                switch try filter.numericCondition() {
+                switch try checkingInput({ () throws(VisualSearchError) in try filter.numericCondition() }) {
                 case .equals(let value):
                     clauses.append("id IN (SELECT image_id FROM image_values WHERE field = \(field) AND number_value = \(bind(value)))")
                 case .range(let low, let high):
@@ -125,7 +125,7 @@ extension PostgreSQLCatalogStore {
         return clauses
     }
 
-    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(VisualSearchError) -> [Int64: [String: String]] {
+    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(CatalogStoreError) -> [Int64: [String: String]] {
         guard !ids.isEmpty else { return [:] }
         if let fields, fields.isEmpty { return [:] }
         let query: PostgresQuery = if let fields {
@@ -145,7 +145,7 @@ extension PostgreSQLCatalogStore {
     /// Facets: values by descending count, then by value in byte order
     /// (`COLLATE "C"`, as SQLite compares), or a numeric field's bounds.
     public func facetCounts(_ fields: [String], schema: FieldSchema, ids: [Int64]?,
-                            limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
+                            limit: Int) async throws(CatalogStoreError) -> [FieldAggregate] {
         var binds = PostgresBindings()
         var scope: String?
         if let ids {
@@ -157,8 +157,8 @@ extension PostgreSQLCatalogStore {
 
     /// Facets over the images whose `image_id` meets `scope` (every image when nil).
     func facetCounts(_ fields: [String], schema: FieldSchema, scope: String?, binds: PostgresBindings,
-                     limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
-        let names = try FacetShaper.fields(fields, schema: schema)
+                     limit: Int) async throws(CatalogStoreError) -> [FieldAggregate] {
+        let names = try checkingInput { () throws(VisualSearchError) in try FacetShaper.fields(fields, schema: schema) }
         return try await withConnection { connection in
             var aggregates: [FieldAggregate] = []
             for name in names {
@@ -187,7 +187,7 @@ extension PostgreSQLCatalogStore {
         }
     }
 
-    public func export() async throws(VisualSearchError) -> [ExportedImage] {
+    public func export() async throws(CatalogStoreError) -> [ExportedImage] {
         try await withConnection { connection in
             var values: [Int64: [String: String]] = [:]
             for try await (id, field, value) in try await connection.query("SELECT image_id, field, text_value FROM image_values", logger: Self.silent)
@@ -207,7 +207,7 @@ extension PostgreSQLCatalogStore {
     /// PostgreSQL has no `PRAGMA integrity_check`: this checks what vsearch
     /// relies on — every migration applied, the state row, every vector of
     /// the right length, no value without its image. "ok" when all hold.
-    public func integrityCheck() async throws(VisualSearchError) -> String {
+    public func integrityCheck() async throws(CatalogStoreError) -> String {
         try await withConnection { connection in
             let rows = try await connection.query("""
                 SELECT (SELECT count(*) FROM vsearch_migrations),

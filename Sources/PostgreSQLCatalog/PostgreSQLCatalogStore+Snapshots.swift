@@ -8,8 +8,8 @@ import VisualSearch
 /// read of the snapshot's store on it: each statement sees the database as
 /// the transaction's first one did, whatever other sessions commit meanwhile.
 extension PostgreSQLCatalogStore: CatalogSnapshots {
-    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
-        async throws(VisualSearchError) -> T {
+    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(CatalogStoreError) -> T)
+        async throws(CatalogStoreError) -> T {
         if pinned != nil { return try await body(self) }
         let store = self
         return try await withConnection { connection in

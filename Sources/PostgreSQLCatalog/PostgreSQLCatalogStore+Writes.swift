@@ -6,7 +6,7 @@ import VisualSearch
 /// Schema and writes. Every write is one transaction; a write that changes
 /// nothing leaves the version where it is.
 extension PostgreSQLCatalogStore {
-    public func schema() async throws(VisualSearchError) -> FieldSchema {
+    public func schema() async throws(CatalogStoreError) -> FieldSchema {
         try await withConnection { connection in
             var fields: [String: FieldType] = [:]
             for try await (name, type) in try await connection.query("SELECT name, type FROM fields", logger: Self.silent).decode((String, String).self) {
@@ -18,7 +18,7 @@ extension PostgreSQLCatalogStore {
 
     /// Adds fields (retypes one no image has a value for, as SQLite does); the `fields` table is locked for the transaction so
     /// concurrent indexers declaring the same field agree on its type.
-    public func declare(_ schema: FieldSchema) async throws(VisualSearchError) {
+    public func declare(_ schema: FieldSchema) async throws(CatalogStoreError) {
         let fields = schema.fields.sorted { $0.key < $1.key }
         guard !fields.isEmpty else { return }
         try await withTransaction { connection in
@@ -36,7 +36,7 @@ extension PostgreSQLCatalogStore {
                         used = count
                     }
                     guard used == 0 else {
-                        throw FieldSchema.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
+                        throw CatalogStoreError.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
                     }
                     retyped.append((name, type))
                 }
@@ -57,10 +57,10 @@ extension PostgreSQLCatalogStore {
 
     /// Inserts or replaces images by `im_name` in one multi-row statement per
     /// table; within a batch the last item of a name wins.
-    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(VisualSearchError) {
+    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(CatalogStoreError) {
         guard !items.isEmpty else { return }
         try CatalogItem.checkVectors(of: items)
-        try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema) }
         try Self.refuseNUL(items.map { ($0.imageName, [$0.imageName, $0.source, $0.contentHash] + Array($0.metadata.values)) })
         var last: [String: CatalogItem] = [:]
         for item in items { last[item.imageName] = item }
@@ -89,9 +89,9 @@ extension PostgreSQLCatalogStore {
     }
 
     /// Replaces the metadata of existing images (vectors kept); unknown names are skipped.
-    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(VisualSearchError) {
+    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(CatalogStoreError) {
         guard !updates.isEmpty else { return }
-        try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema) }
         try Self.refuseNUL(updates.map { ($0.imageName, [$0.imageName] + Array($0.metadata.values)) })
         var last: [String: [String: String]] = [:]
         for update in updates { last[update.imageName] = update.metadata }
@@ -110,7 +110,7 @@ extension PostgreSQLCatalogStore {
 
     /// Removes images by name (their values go with them); returns how many existed.
     @discardableResult
-    public func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int {
+    public func remove(_ imageNames: [String]) async throws(CatalogStoreError) -> Int {
         guard !imageNames.isEmpty else { return 0 }
         let names = Array(Set(imageNames)).sorted()
         return try await withTransaction { connection in
@@ -151,7 +151,7 @@ extension PostgreSQLCatalogStore {
     }
 
     /// PostgreSQL text cannot hold NUL: refuse such a batch by the image, before anything is written.
-    static func refuseNUL(_ entries: [(imageName: String, texts: [String])]) throws(VisualSearchError) {
+    static func refuseNUL(_ entries: [(imageName: String, texts: [String])]) throws(CatalogStoreError) {
         for (offset, entry) in entries.enumerated() where entry.texts.contains(where: { $0.contains("\u{0}") }) {
             throw .invalidMetadata(row: offset + 1, field: "im_name", reason: "\(entry.imageName.replacingOccurrences(of: "\u{0}", with: "\\0")): "
                                    + "a name, source or value contains a NUL character, which PostgreSQL cannot store")
@@ -163,7 +163,7 @@ extension PostgreSQLCatalogStore {
     static func writeLearned(_ batch: [CatalogItem], connection: PostgresConnection) async throws {
         let dimension = try await learnedModel(connection)?.dimension
         if let item = batch.first(where: { $0.learned != nil && $0.learned?.count != dimension }) {
-            throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values; "
+            throw CatalogStoreError.invalidValue(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values; "
                 + (dimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
         }
         guard dimension != nil else { return }
@@ -175,7 +175,7 @@ extension PostgreSQLCatalogStore {
     }
 
     /// What made the catalog's learned vectors; nil when it has none.
-    public func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor? {
+    public func learnedModel() async throws(CatalogStoreError) -> EmbeddingDescriptor? {
         try await withConnection { connection in try await Self.learnedModel(connection) }
     }
 
@@ -193,7 +193,7 @@ extension PostgreSQLCatalogStore {
     /// old one (the indexer recomputes every row) and rebuilds the HNSW
     /// expression index on `learned::vector(N)` for its length N; the same
     /// model under another name or version only changes the record.
-    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(CatalogStoreError) {
         let text = String(decoding: (try? JSONEncoder().encode(descriptor)) ?? Data(), as: UTF8.self)
         try await withTransaction { connection in
             try await connection.query("LOCK TABLE catalog_models IN SHARE ROW EXCLUSIVE MODE", logger: Self.silent)

@@ -24,7 +24,7 @@ import VisualSearch
 /// and several indexers on different machines can write at once (batches
 /// lock their rows in `im_name` order, so they never deadlock). A statement
 /// that cannot get a connection within `connect_timeout` fails with
-/// ``VisualSearchError/unavailable(location:reason:)`` (HTTP 503), and the
+/// ``CatalogStoreError/unavailable(location:reason:)`` (HTTP 503), and the
 /// pool reconnects by itself once the server is back.
 ///
 /// ```swift
@@ -55,9 +55,9 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     /// catalog's tables, and migrates them first. With `creating`
     /// (`vsearch index`, `catalog migrate`, the vector-loading debug
     /// commands), makes the schema, the extension and the tables when missing.
-    /// - Throws: ``VisualSearchError/unavailable(location:reason:)`` when the
-    ///   server cannot be reached, ``VisualSearchError/catalogNotFound(location:)``
-    ///   for a database without a catalog, ``VisualSearchError/catalog(location:reason:)``
+    /// - Throws: ``CatalogStoreError/unavailable(location:reason:)`` when the
+    ///   server cannot be reached, ``CatalogStoreError/notFound(location:)``
+    ///   for a database without a catalog, ``CatalogStoreError/unusable(location:reason:)``
     ///   for a missing extension or privilege, naming the fix; and what `body` throws.
     public static func withStore<Result>(_ settings: PostgreSQLSettings, creating: Bool = false,
                                          _ body: (PostgreSQLCatalogStore) async throws -> Result) async throws -> Result {
@@ -121,7 +121,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
 
     // MARK: - Opening
 
-    func prepare(creating: Bool) async throws(VisualSearchError) {
+    func prepare(creating: Bool) async throws(CatalogStoreError) {
         let settings = settings
         let state = try await withConnection { connection in
             try await Self.catalogState(connection, settings: settings)
@@ -129,13 +129,13 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         if state.migrated == PostgreSQLMigrations.steps.count { return }
         if state.migrated == 0 && !creating {
             if state.hasForeignImagesTable {
-                throw .catalog(location: location, reason: "schema \(settings.schema) has an images table that vsearch did not make; choose another ?schema=")
+                throw .unusable(location: location, reason: "schema \(settings.schema) has an images table that vsearch did not make; choose another ?schema=")
             }
-            throw .catalogNotFound(location: location)
+            throw .notFound(location: location)
         }
         try await ensureVectorExtension(state.vectorSchema)
         if let version = state.vectorVersion, !Self.hasIterativeScans(version) {
-            throw .catalog(location: location, reason: "pgvector \(version) is older than 0.8, which filtered k-NN needs (iterative index "
+            throw .unusable(location: location, reason: "pgvector \(version) is older than 0.8, which filtered k-NN needs (iterative index "
                            + "scans); as its owner run: ALTER EXTENSION vector UPDATE; (after installing pgvector 0.8 or later on the server)")
         }
         try await migrate()
@@ -181,10 +181,10 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
         return (parts.first ?? 0, parts.dropFirst().first ?? 0) >= (0, 8)
     }
 
-    func ensureVectorExtension(_ installedIn: String?) async throws(VisualSearchError) {
+    func ensureVectorExtension(_ installedIn: String?) async throws(CatalogStoreError) {
         if let installedIn {
             guard installedIn == "public" || installedIn == settings.schema else {
-                throw .catalog(location: location, reason: "pgvector is installed in schema \(installedIn), which vsearch does not search; "
+                throw .unusable(location: location, reason: "pgvector is installed in schema \(installedIn), which vsearch does not search; "
                                + "run ALTER EXTENSION vector SET SCHEMA public (as its owner)")
             }
             return
@@ -197,8 +197,8 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
             switch error {
             case .unavailable: throw error
             default:
-                throw .catalog(location: location, reason: "the pgvector extension is not installed in database \(settings.database) and "
-                               + "this user cannot install it (\(error.message)); as a superuser or the database owner run: "
+                throw .unusable(location: location, reason: "the pgvector extension is not installed in database \(settings.database) and "
+                               + "this user cannot install it (\(error.description)); as a superuser or the database owner run: "
                                + "CREATE EXTENSION vector; (the server needs pgvector 0.8 or later: https://github.com/pgvector/pgvector)")
             }
         }
@@ -206,7 +206,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
 
     /// Applies the missing steps, each in a transaction under an advisory
     /// lock keyed by the schema, so concurrent openers migrate once.
-    func migrate() async throws(VisualSearchError) {
+    func migrate() async throws(CatalogStoreError) {
         let settings = settings
         try await withTransaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('vsearch migrate ' || \(settings.schema)))", logger: Self.silent)
@@ -234,7 +234,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     /// Runs `body` on a pooled connection. Waiting for the connection is
     /// bounded by `connect_timeout` (the pool alone would wait a minute); the
     /// statement itself is not.
-    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(VisualSearchError) -> T {
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(CatalogStoreError) -> T {
         let client = client, location = location
         if let pinned {
             do { return try await body(pinned) } catch { throw Self.wrap(error, location: location) }
@@ -252,7 +252,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     if !leased.isSet {
-                        throw VisualSearchError.unavailable(location: location, reason: "no connection within \(timeout) (is the server up?)")
+                        throw CatalogStoreError.unavailable(location: location, reason: "no connection within \(timeout) (is the server up?)")
                     }
                     return nil
                 }
@@ -262,7 +262,7 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
                         return value
                     }
                 }
-                throw VisualSearchError.unavailable(location: location, reason: "the query was cancelled")
+                throw CatalogStoreError.unavailable(location: location, reason: "the query was cancelled")
             }
         } catch {
             throw Self.wrap(error, location: location)
@@ -270,8 +270,8 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(VisualSearchError) -> T {
-        if pinned != nil { throw .snapshotIsReadOnly(location: location) }
+    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(CatalogStoreError) -> T {
+        if pinned != nil { throw .readOnlySnapshot(location: location) }
         let logger = Self.silent
         return try await withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
@@ -280,9 +280,9 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
 
     /// A PostgreSQL or pool failure as a typed error: the server's message
     /// and SQLSTATE, the statement (its values are always bound, never in
-    /// the text); connection failures become ``VisualSearchError/unavailable(location:reason:)``.
-    static func wrap(_ error: any Error, location: String) -> VisualSearchError {
-        if let error = error as? VisualSearchError { return error }
+    /// the text); connection failures become ``CatalogStoreError/unavailable(location:reason:)``.
+    static func wrap(_ error: any Error, location: String) -> CatalogStoreError {
+        if let error = error as? CatalogStoreError { return error }
         if let error = error as? PostgresTransactionError,
            let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError {
             return wrap(cause, location: location)
@@ -297,13 +297,13 @@ public final class PostgreSQLCatalogStore: CatalogStore, Sendable {
                     return .unavailable(location: location, reason: "\(message) (SQLSTATE \(state))")
                 }
                 if state.hasPrefix("28") {  // invalid authorization: the URL's user or password
-                    return .catalog(location: location, reason: "\(message); check the user and the password (URL, $PGPASSWORD or ~/.pgpass)")
+                    return .unusable(location: location, reason: "\(message); check the user and the password (URL, $PGPASSWORD or ~/.pgpass)")
                 }
                 if state == "3D000" {
-                    return .catalog(location: location, reason: "\(message); create it first (createdb, or CREATE DATABASE)")
+                    return .unusable(location: location, reason: "\(message); create it first (createdb, or CREATE DATABASE)")
                 }
                 let detail = error.serverInfo?[.detail].map { " — \($0)" } ?? ""
-                return .storage(reason: "\(message)\(detail) (SQLSTATE \(state))", sql: error.query?.sql)
+                return .statement(reason: "\(message)\(detail) (SQLSTATE \(state))", sql: error.query?.sql)
             }
             return .unavailable(location: location, reason: Self.describe(error.code))
         }

@@ -71,11 +71,11 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a `postgresql://` or `postgres://` URL.
     /// - Parameter environment: where `PGPASSWORD`, `PGPASSFILE`, `PGUSER` and `HOME` are read.
-    /// - Throws: ``VisualSearchError/catalog(location:reason:)`` naming what is wrong, without the password.
-    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(VisualSearchError) {
+    /// - Throws: ``CatalogStoreError/unusable(location:reason:)`` naming what is wrong, without the password.
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CatalogStoreError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "postgresql" || scheme == "postgres" else {
-            throw .catalog(location: Redaction.url(text), reason: "not a postgresql:// URL")
+            throw .unusable(location: Redaction.url(text), reason: "not a postgresql:// URL")
         }
         let shown = components.url.map(Redaction.url) ?? Redaction.url(text)
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
@@ -87,33 +87,33 @@ public struct PostgreSQLSettings: Sendable, Hashable, CustomStringConvertible {
         database = (path.removingPercentEncoding ?? path).isEmpty ? user : (path.removingPercentEncoding ?? path)
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
-            func number<T: LosslessStringConvertible & Comparable>(_ type: T.Type, at least: T) throws(VisualSearchError) -> T {
+            func number<T: LosslessStringConvertible & Comparable>(_ type: T.Type, at least: T) throws(CatalogStoreError) -> T {
                 guard let parsed = T(value), parsed >= least else {
-                    throw .catalog(location: shown, reason: "\(item.name)=\(value) is not a number of at least \(least)")
+                    throw .unusable(location: shown, reason: "\(item.name)=\(value) is not a number of at least \(least)")
                 }
                 return parsed
             }
             switch item.name {
             case "sslmode":
                 guard let mode = TLSMode(rawValue: value) else {
-                    throw .catalog(location: shown, reason: "sslmode=\(value) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw .unusable(location: shown, reason: "sslmode=\(value) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 tls = mode
             case "connect_timeout": connectTimeout = max(1, try number(Double.self, at: 0))
             case "schema":
-                guard !value.isEmpty, value.utf8.count <= 63 else { throw .catalog(location: shown, reason: "schema= needs a name of 1 to 63 bytes") }
+                guard !value.isEmpty, value.utf8.count <= 63 else { throw .unusable(location: shown, reason: "schema= needs a name of 1 to 63 bytes") }
                 schema = value
             case "pool_size": poolSize = try number(Int.self, at: 1)
             case "application_name": applicationName = value
             case "knn":
                 guard let mode = NearestNeighbourMode(rawValue: value) else {
-                    throw .catalog(location: shown, reason: "knn=\(value) is not one of \(NearestNeighbourMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw .unusable(location: shown, reason: "knn=\(value) is not one of \(NearestNeighbourMode.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 nearestNeighbours = mode
             case "ef_search": efSearch = min(try number(Int.self, at: 1), 1000)
             case "exact_below": exactBelow = try number(Int.self, at: 0)
             default:
-                throw .catalog(location: shown, reason: "unknown URL parameter \(item.name) (known: \(Self.knownParameters.joined(separator: ", ")))")
+                throw .unusable(location: shown, reason: "unknown URL parameter \(item.name) (known: \(Self.knownParameters.joined(separator: ", ")))")
             }
         }
         password = components.password.flatMap { $0.removingPercentEncoding }

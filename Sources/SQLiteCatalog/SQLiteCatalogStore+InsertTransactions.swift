@@ -5,7 +5,7 @@ import VisualSearch
 
 /// The data API's insert transactions, in the catalog file (migration "v3: insert transactions").
 extension SQLiteCatalogStore {
-    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError) {
+    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(CatalogStoreError) {
         let json = String(decoding: (try? JSONEncoder().encode(progress)) ?? Data(), as: UTF8.self)
         try await write { db in
             try db.execute(sql: """
@@ -19,7 +19,7 @@ extension SQLiteCatalogStore {
         }
     }
 
-    public func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
+    public func insertTransaction(_ id: String) async throws(CatalogStoreError) -> InsertStatusResponse.Progress? {
         let text = try await read { db in try String.fetchOne(db, sql: "SELECT progress FROM insert_transactions WHERE trans_id = ?", arguments: [id]) }
         return text.flatMap { try? JSONDecoder().decode(InsertStatusResponse.Progress.self, from: Data($0.utf8)) }
     }

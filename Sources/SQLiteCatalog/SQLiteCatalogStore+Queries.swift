@@ -8,8 +8,8 @@ import VisualSearch
 /// it has been found in the declared schema.
 extension SQLiteCatalogStore {
     /// The ids of images passing every filter, or `nil` when there are no filters.
-    /// - Throws: ``VisualSearchError/unknownField(_:known:)`` or a malformed numeric value.
-    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(VisualSearchError) -> Set<Int64>? {
+    /// - Throws: ``CatalogStoreError/unknownField(_:known:)`` or a malformed numeric value.
+    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(CatalogStoreError) -> Set<Int64>? {
         guard !filters.isEmpty else { return nil }
         var clauses: [String] = []
         var arguments: [(any DatabaseValueConvertible)?] = []
@@ -21,11 +21,11 @@ extension SQLiteCatalogStore {
                 arguments += [filter.field, filter.value]
             case .text:
                 let query = SQLiteCatalogStore.fullTextQuery(filter.value)
-                guard !query.isEmpty else { throw .invalidParameter(name: "fq", reason: "\(filter.field): no words to search for") }
+                guard !query.isEmpty else { throw .invalidValue(name: "fq", reason: "\(filter.field): no words to search for") }
                 clauses.append("id IN (SELECT v.image_id FROM image_text t JOIN image_values v ON v.id = t.rowid WHERE image_text MATCH ? AND t.field = ?)")
                 arguments += [query, filter.field]
             case .int, .float:
-                switch try filter.numericCondition() {
+                switch try checkingInput({ () throws(VisualSearchError) in try filter.numericCondition() }) {
                 case .equals(let value):
                     clauses.append("id IN (SELECT image_id FROM image_values WHERE field = ? AND number_value = ?)")
                     arguments += [filter.field, value]
@@ -54,7 +54,7 @@ extension SQLiteCatalogStore {
     }
 
     /// Metadata of the given images: all fields, or only `fields`.
-    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(VisualSearchError) -> [Int64: [String: String]] {
+    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(CatalogStoreError) -> [Int64: [String: String]] {
         guard !ids.isEmpty else { return [:] }
         if let fields, fields.isEmpty { return [:] }
         let idList = SQLiteCatalogStore.jsonList(ids)
@@ -78,8 +78,8 @@ extension SQLiteCatalogStore {
     /// the `limit` most frequent values with counts for string and text
     /// fields (by descending count, then value), minimum and maximum for numbers.
     public func facetCounts(_ fields: [String], schema: FieldSchema, ids: [Int64]?,
-                            limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
-        let names = try FacetShaper.fields(fields, schema: schema)
+                            limit: Int) async throws(CatalogStoreError) -> [FieldAggregate] {
+        let names = try checkingInput { () throws(VisualSearchError) in try FacetShaper.fields(fields, schema: schema) }
         let scope = ids.map { _ in " AND image_id IN (SELECT value FROM json_each(?))" } ?? ""
         let idList = ids.map(SQLiteCatalogStore.jsonList)
         return try await read { db in

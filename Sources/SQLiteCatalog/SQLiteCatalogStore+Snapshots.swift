@@ -8,8 +8,8 @@ import VisualSearch
 /// it was when the snapshot began. Writers in this and other processes go
 /// on meanwhile (WAL); the log is not checkpointed past the snapshot until it ends.
 extension SQLiteCatalogStore: CatalogSnapshots {
-    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
-        async throws(VisualSearchError) -> T {
+    public func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(CatalogStoreError) -> T)
+        async throws(CatalogStoreError) -> T {
         let pool = self.pool
         let snapshot: DatabaseSnapshot
         do { snapshot = try await BlockingWork.run { try pool.makeSnapshot() } } catch { throw Self.wrap(error) }

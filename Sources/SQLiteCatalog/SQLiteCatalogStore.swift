@@ -48,17 +48,17 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// own, never on the caller's executor; when another process holds the
     /// file's lock while it switches modes or migrates, opening waits 20 ms
     /// (a task sleep) and tries again, up to 50 times.
-    /// - Throws: ``VisualSearchError/catalogNotFound(location:)`` for a missing
-    ///   file when not `creating`, ``VisualSearchError/catalog(location:reason:)``
+    /// - Throws: ``CatalogStoreError/notFound(location:)`` for a missing
+    ///   file when not `creating`, ``CatalogStoreError/unusable(location:reason:)``
     ///   for a corrupt, foreign, busy or unwritable one.
-    public init(path: String, creating: Bool = false) async throws(VisualSearchError) {
+    public init(path: String, creating: Bool = false) async throws(CatalogStoreError) {
         self.path = path
         if !FileManager.default.fileExists(atPath: path) {
-            guard creating else { throw .catalogNotFound(location: path) }
+            guard creating else { throw .notFound(location: path) }
             let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
                 do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-                    throw .catalog(location: path, reason: "cannot create its folder \(directory): \(error.localizedDescription)")
+                    throw .unusable(location: path, reason: "cannot create its folder \(directory): \(error.localizedDescription)")
                 }
             }
         }
@@ -72,15 +72,15 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
             } catch let error as DatabaseError where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED) && attempt < 50 {
                 attempt += 1  // another process is switching modes or migrating: wait briefly and retry
                 try? await Task.sleep(for: .milliseconds(20))
-            } catch let error as VisualSearchError {
+            } catch let error as CatalogStoreError {
                 throw error
             } catch let error as DatabaseError {
                 if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                    throw .catalog(location: path, reason: "busy: another process holds a lock on it; try again")
+                    throw .unusable(location: path, reason: "busy: another process holds a lock on it; try again")
                 }
-                throw .catalog(location: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a vsearch catalog")
+                throw .unusable(location: path, reason: "\(error.message ?? "\(error.resultCode)") — the file is corrupt or not a vsearch catalog")
             } catch {
-                throw .catalog(location: path, reason: "\(error)")
+                throw .unusable(location: path, reason: "\(error)")
             }
         }
     }
@@ -116,7 +116,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         }
         if applicationID != SQLiteCatalogStore.applicationID {
             guard tableCount == 0 else {
-                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
+                throw CatalogStoreError.unusable(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
             }
             try pool.write { db in try db.execute(sql: "PRAGMA application_id = \(SQLiteCatalogStore.applicationID)") }
         }
@@ -137,7 +137,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
             let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
             if applicationID != SQLiteCatalogStore.applicationID && tableCount > 0 {
-                throw VisualSearchError.catalog(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
+                throw CatalogStoreError.unusable(location: path, reason: "not a vsearch catalog (another application's SQLite file); choose another catalog path")
             }
         }
         try queue.close()
@@ -255,7 +255,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     // MARK: - Schema
 
     /// The declared fields.
-    public func schema() async throws(VisualSearchError) -> FieldSchema {
+    public func schema() async throws(CatalogStoreError) -> FieldSchema {
         try await read { db in
             var fields: [String: FieldType] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") {
@@ -268,9 +268,9 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// Adds fields to the schema, in one transaction that moves the version
     /// when a field is new or retyped (engines cache the schema by version).
     /// A field declared with another type is retyped when no image has a value
-    /// for it; otherwise that is an error (``FieldSchema/retypeRefusal(field:current:requested:imagesWithValues:)``)
+    /// for it; otherwise that is an error (``CatalogStoreError/retypeRefusal(field:current:requested:imagesWithValues:)``)
     /// and nothing changes.
-    public func declare(_ schema: FieldSchema) async throws(VisualSearchError) {
+    public func declare(_ schema: FieldSchema) async throws(CatalogStoreError) {
         try await write { db in
             var existing: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, type FROM fields") { existing[row["name"]] = row["type"] }
@@ -280,7 +280,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
                 if let current = existing[name], current != type.rawValue {
                     let used = try Int.fetchOne(db, sql: "SELECT count(DISTINCT image_id) FROM image_values WHERE field = ?", arguments: [name]) ?? 0
                     guard used == 0 else {
-                        throw FieldSchema.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
+                        throw CatalogStoreError.retypeRefusal(field: name, current: current, requested: type, imagesWithValues: used)
                     }
                     retyped.append((name, type))
                 }
@@ -300,17 +300,17 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// Inserts or replaces items by `im_name`, all in one transaction.
     /// Metadata that does not fit the schema is refused before anything is written.
-    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(VisualSearchError) {
+    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(CatalogStoreError) {
         guard !items.isEmpty else { return }
         try CatalogItem.checkVectors(of: items)
-        try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema) }
         let now = Date().timeIntervalSince1970
         try await write { db in
             let learnedDimension = try SQLiteCatalogStore.learnedModel(db)?.dimension
             var changed: [Int64] = []
             for item in items {
                 if let learned = item.learned, learned.count != learnedDimension {
-                    throw VisualSearchError.invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
+                    throw CatalogStoreError.invalidValue(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
                         + (learnedDimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
                 }
                 let blob = item.features.withUnsafeBufferPointer { Data(buffer: $0) }
@@ -348,8 +348,8 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// Replaces the metadata of existing images (their features are kept), in one transaction.
-    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(VisualSearchError) {
-        try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
+    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(CatalogStoreError) {
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema) }
         try await write { db in
             var updated = 0
             for update in updates {
@@ -363,7 +363,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// Removes images by name; returns how many existed.
     @discardableResult
-    public func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int {
+    public func remove(_ imageNames: [String]) async throws(CatalogStoreError) -> Int {
         try await write { db in
             var removedIDs: [Int64] = []
             for name in imageNames {
@@ -383,7 +383,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// `im_name` → content hash, for skipping unchanged files.
     /// One pass over the content hashes (the covering index `images_content_hash`), counted as they are read.
-    public func featureCensus() async throws(VisualSearchError) -> (learned: Int, stale: Int) {
+    public func featureCensus() async throws(CatalogStoreError) -> (learned: Int, stale: Int) {
         try await read { db in
             var census = FeatureCensus(model: try SQLiteCatalogStore.learnedModel(db))
             let hashes = try String.fetchCursor(db, sql: "SELECT content_hash FROM images")
@@ -392,7 +392,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func contentHashes() async throws(VisualSearchError) -> [String: String] {
+    public func contentHashes() async throws(CatalogStoreError) -> [String: String] {
         try await read { db in
             var hashes: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT im_name, content_hash FROM images") {
@@ -403,11 +403,11 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// The number of images.
-    public func count() async throws(VisualSearchError) -> Int {
+    public func count() async throws(CatalogStoreError) -> Int {
         try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM images") ?? 0 }
     }
 
-    public func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String] {
+    public func imageNames(offset: Int, limit: Int) async throws(CatalogStoreError) -> [String] {
         try await read { db in
             try String.fetchAll(db, sql: "SELECT im_name FROM images ORDER BY im_name LIMIT ? OFFSET ?",
                                 arguments: [max(0, limit), max(0, offset)])
@@ -416,7 +416,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// A counter bumped by every committed change to the images, by any
     /// process: engines reload their in-memory index when it moves.
-    public func version() async throws(VisualSearchError) -> Int {
+    public func version() async throws(CatalogStoreError) -> Int {
         try await read { db in try Int.fetchOne(db, sql: "SELECT version FROM catalog_state WHERE id = 1") ?? 0 }
     }
 
@@ -447,7 +447,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
 
     /// The images added, replaced or removed after `version`, in one read: nil when the log does not reach back
     /// that far (or the version went back: another catalog file, a restored copy) or holds more than ``largestChanges``.
-    public func changes(since version: Int) async throws(VisualSearchError) -> CatalogChanges? {
+    public func changes(since version: Int) async throws(CatalogStoreError) -> CatalogChanges? {
         try await read { db in
             guard let state = try Row.fetchOne(db, sql: "SELECT version, changes_since FROM catalog_state WHERE id = 1") else { return nil }
             let current: Int = state[0], since: Int = state[1]
@@ -469,12 +469,12 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// holds them (no `Data` or array per row: the index copies and quantizes from
     /// them) and its palette decoded by ``DominantColors/init(json:)``. A blob counts
     /// as its whole `Float`s, as a `Float` array bound over it would.
-    public func loadIndex(learned loading: LearnedVectorLoading = .compact) async throws(VisualSearchError) -> FeatureIndex {
+    public func loadIndex(learned loading: LearnedVectorLoading = .compact) async throws(CatalogStoreError) -> FeatureIndex {
         try await read { db in try SQLiteCatalogStore.loadIndex(db, learned: loading, ids: nil) }
     }
 
     /// The images of `ids` as ``loadIndex(learned:)`` loads them (unknown ids left out), by their primary key.
-    public func loadIndex(ids: [Int64]) async throws(VisualSearchError) -> FeatureIndex {
+    public func loadIndex(ids: [Int64]) async throws(CatalogStoreError) -> FeatureIndex {
         try await read { db in try SQLiteCatalogStore.loadIndex(db, learned: .compact, ids: ids) }
     }
 
@@ -512,7 +512,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// What made the catalog's learned vectors; nil when it has none.
-    public func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor? {
+    public func learnedModel() async throws(CatalogStoreError) -> EmbeddingDescriptor? {
         try await read { db in try SQLiteCatalogStore.learnedModel(db) }
     }
 
@@ -522,7 +522,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// Records what makes the learned vectors; moves the version when it changes.
-    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(CatalogStoreError) {
         try await write { db in
             guard try SQLiteCatalogStore.learnedModel(db) != descriptor else { return }
             let text = String(decoding: try JSONEncoder().encode(descriptor), as: UTF8.self)
@@ -534,12 +534,12 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     }
 
     /// `PRAGMA integrity_check` ("ok" when healthy).
-    public func integrityCheck() async throws(VisualSearchError) -> String {
+    public func integrityCheck() async throws(CatalogStoreError) -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no answer" }
     }
 
     /// Every image with its metadata, for `vsearch catalog export`.
-    public func export() async throws(VisualSearchError) -> [ExportedImage] {
+    public func export() async throws(CatalogStoreError) -> [ExportedImage] {
         try await read { db in
             var values: [Int64: [String: String]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT image_id, field, text_value FROM image_values") {
@@ -555,12 +555,12 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     // MARK: - Access with typed errors
 
     /// A read on one of GRDB's reader threads, awaited: the caller's thread is never held.
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(CatalogStoreError) -> T {
         do { return try await pooledRead(body) } catch { throw SQLiteCatalogStore.wrap(error) }
     }
 
     /// A write transaction on GRDB's writer thread, awaited.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(VisualSearchError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(CatalogStoreError) -> T {
         do { return try await pooledWrite(body) } catch { throw SQLiteCatalogStore.wrap(error) }
     }
 
@@ -581,16 +581,16 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
     /// server stops still saves its last progress. The write runs in a task of
     /// its own, awaited.
     func pooledWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        if isSnapshot { throw VisualSearchError.snapshotIsReadOnly(location: path) }
+        if isSnapshot { throw CatalogStoreError.readOnlySnapshot(location: path) }
         let pool = self.pool
         return try await Task.detached { try await pool.write(body) }.value
     }
 
-    static func wrap(_ error: any Error) -> VisualSearchError {
-        if let error = error as? VisualSearchError { return error }
+    static func wrap(_ error: any Error) -> CatalogStoreError {
+        if let error = error as? CatalogStoreError { return error }
         if let error = error as? DatabaseError {
-            return .storage(reason: error.message ?? "\(error.resultCode)", sql: error.sql)
+            return .statement(reason: error.message ?? "\(error.resultCode)", sql: error.sql)
         }
-        return .storage(reason: "\(error)", sql: nil)
+        return .statement(reason: "\(error)", sql: nil)
     }
 }

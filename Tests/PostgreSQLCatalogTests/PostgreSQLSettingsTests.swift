@@ -96,7 +96,7 @@ struct PostgreSQLSettingsTests {
         #expect {
             try PostgreSQLSettings(url: url, environment: [:])
         } throws: { error in
-            guard case VisualSearchError.catalog(let location, let reason) = error else { return false }
+            guard case CatalogStoreError.unusable(let location, let reason) = error else { return false }
             return reason.contains(expected) && !location.contains("secret") && !"\(error)".contains("secret")
         }
     }

@@ -20,7 +20,7 @@ struct PostgreSQLStoreScopeTests {
         await #expect {
             try await kept.count()
         } throws: { error in
-            guard case VisualSearchError.unavailable = error else { return false }
+            guard case CatalogStoreError.unavailable = error else { return false }
             return true
         }
     }
@@ -40,6 +40,6 @@ struct PostgreSQLStoreScopeTests {
             #expect(error as? Stop == Stop())
         }
         let store = try #require(opened)
-        await #expect(throws: VisualSearchError.self) { try await store.count() }
+        await #expect(throws: CatalogStoreError.self) { try await store.count() }
     }
 }

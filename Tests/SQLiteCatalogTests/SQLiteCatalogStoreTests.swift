@@ -32,7 +32,7 @@ struct SQLiteCatalogStoreTests {
     @Test("without creating, a missing catalog is catalogNotFound and no file appears")
     func missing() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/absent/catalog.sqlite"
-        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await SQLiteCatalogStore(path: path) }
+        await #expect(throws: CatalogStoreError.notFound(location: path)) { try await SQLiteCatalogStore(path: path) }
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
     }
@@ -45,7 +45,7 @@ struct SQLiteCatalogStoreTests {
         await #expect {
             try await SQLiteCatalogStore(path: path)
         } throws: { error in
-            guard case VisualSearchError.catalog(let location, let reason) = error else { return false }
+            guard case CatalogStoreError.unusable(let location, let reason) = error else { return false }
             return location == path && reason.contains("not a vsearch catalog")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
@@ -61,7 +61,7 @@ struct SQLiteCatalogStoreTests {
             await #expect {
                 try await SQLiteCatalogStore(path: path, creating: creating)
             } throws: { error in
-                guard case VisualSearchError.catalog(let location, _) = error else { return false }
+                guard case CatalogStoreError.unusable(let location, _) = error else { return false }
                 return location == path && "\(error)".contains(path)
             }
         }
@@ -118,7 +118,7 @@ struct SQLiteCatalogStoreTests {
     func location() async throws {
         let path = Repository.temporaryDirectory("sqlite") + "/catalog.sqlite"
         #expect(CatalogLocation(parsing: path) == .sqlite(path: path))
-        await #expect(throws: VisualSearchError.catalogNotFound(location: path)) { try await CatalogLocation(parsing: path).withCatalog { _ in } }
+        await #expect(throws: CatalogStoreError.notFound(location: path)) { try await CatalogLocation(parsing: path).withCatalog { _ in } }
         #expect(try await CatalogLocation(parsing: path).withCatalog(creating: true) { $0.store.location } == path)
 
         // Port 1 on loopback: nothing listens there.
@@ -131,7 +131,7 @@ struct SQLiteCatalogStoreTests {
         await #expect {
             try await postgres.withCatalog { _ in Issue.record("an unreachable server was opened") }
         } throws: { error in
-            guard case VisualSearchError.unavailable(let location, _) = error else { return false }
+            guard case CatalogStoreError.unavailable(let location, _) = error else { return false }
             return location == "postgresql://shop@127.0.0.1:1/catalog" && !"\(error)".contains("s3cret")
         }
         #expect(CatalogLocation.fromEnvironment(["VSEARCH_CATALOG": path]) == .sqlite(path: path))

@@ -55,13 +55,13 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         try await VisualSearchEngine(catalog: self, journal: self, candidates: .inMemory, engagement: nil, configuration: configuration)
     }
 
-    func read<T>(_ body: (State) throws(VisualSearchError) -> T) throws(VisualSearchError) -> T {
+    func read<T>(_ body: (State) throws(CatalogStoreError) -> T) throws(CatalogStoreError) -> T {
         let snapshot = state.mutex.withLock { $0 }
         return try body(snapshot)
     }
 
-    func write<T>(_ body: (inout State) throws(VisualSearchError) -> T) throws(VisualSearchError) -> T {
-        try state.mutex.withLock { (current: inout State) throws(VisualSearchError) -> T in
+    func write<T>(_ body: (inout State) throws(CatalogStoreError) -> T) throws(CatalogStoreError) -> T {
+        try state.mutex.withLock { (current: inout State) throws(CatalogStoreError) -> T in
             var copy = current
             let result = try body(&copy)
             current = copy
@@ -71,30 +71,30 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
 
     // MARK: - Reader
 
-    public func schema() async throws(VisualSearchError) -> FieldSchema {
+    public func schema() async throws(CatalogStoreError) -> FieldSchema {
         try read { FieldSchema(fields: $0.fields) }
     }
 
-    public func contentHashes() async throws(VisualSearchError) -> [String: String] {
+    public func contentHashes() async throws(CatalogStoreError) -> [String: String] {
         try read { $0.images.mapValues(\.item.contentHash) }
     }
 
-    public func count() async throws(VisualSearchError) -> Int {
+    public func count() async throws(CatalogStoreError) -> Int {
         try read { $0.images.count }
     }
 
-    public func imageNames(offset: Int, limit: Int) async throws(VisualSearchError) -> [String] {
+    public func imageNames(offset: Int, limit: Int) async throws(CatalogStoreError) -> [String] {
         try read { state in
             let sorted = state.images.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
             return Array(sorted.dropFirst(max(0, offset)).prefix(max(0, limit)))
         }
     }
 
-    public func version() async throws(VisualSearchError) -> Int {
+    public func version() async throws(CatalogStoreError) -> Int {
         try read { $0.version }
     }
 
-    public func loadIndex(learned loading: LearnedVectorLoading) async throws(VisualSearchError) -> FeatureIndex {
+    public func loadIndex(learned loading: LearnedVectorLoading) async throws(CatalogStoreError) -> FeatureIndex {
         try read { state in
             let learnedDimension = loading != .none ? state.learnedModel?.dimension ?? 0 : 0
             var index = FeatureIndex(dimensions: ColorFeatures.dimensions, learnedDimensions: learnedDimension,
@@ -108,11 +108,11 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func learnedModel() async throws(VisualSearchError) -> EmbeddingDescriptor? {
+    public func learnedModel() async throws(CatalogStoreError) -> EmbeddingDescriptor? {
         try read { $0.learnedModel }
     }
 
-    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(VisualSearchError) -> Set<Int64>? {
+    public func matchingIDs(_ filters: [Filter], schema: FieldSchema) async throws(CatalogStoreError) -> Set<Int64>? {
         guard !filters.isEmpty else { return nil }
         var tests: [(field: String, passes: (String) -> Bool)] = []
         for filter in filters {
@@ -123,10 +123,10 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
                 tests.append((filter.field, { Array($0.utf8) == wanted }))
             case .text:
                 let words = Set(TextWords.words(in: filter.value))
-                guard !words.isEmpty else { throw .invalidParameter(name: "fq", reason: "\(filter.field): no words to search for") }
+                guard !words.isEmpty else { throw .invalidValue(name: "fq", reason: "\(filter.field): no words to search for") }
                 tests.append((filter.field, { words.isSubset(of: TextWords.words(in: $0)) }))
             case .int, .float:
-                switch try filter.numericCondition() {
+                switch try checkingInput({ () throws(VisualSearchError) in try filter.numericCondition() }) {
                 case .equals(let value): tests.append((filter.field, { Double($0) == value }))
                 case .range(let low, let high): tests.append((filter.field, { Double($0).map { (low...high).contains($0) } ?? false }))
                 }
@@ -139,7 +139,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(VisualSearchError) -> [Int64: [String: String]] {
+    public func valueMaps(for ids: [Int64], fields: [String]?) async throws(CatalogStoreError) -> [Int64: [String: String]] {
         try read { state in
             let wanted = Set(ids)
             var maps: [Int64: [String: String]] = [:]
@@ -152,8 +152,8 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
     }
 
     public func facetCounts(_ fields: [String], schema: FieldSchema, ids: [Int64]?,
-                            limit: Int) async throws(VisualSearchError) -> [FieldAggregate] {
-        let names = try FacetShaper.fields(fields, schema: schema)
+                            limit: Int) async throws(CatalogStoreError) -> [FieldAggregate] {
+        let names = try checkingInput { () throws(VisualSearchError) in try FacetShaper.fields(fields, schema: schema) }
         return try read { state in
             let scope = ids.map(Set.init)
             let images = state.images.values.filter { scope?.contains($0.id) ?? true }
@@ -172,7 +172,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func export() async throws(VisualSearchError) -> [ExportedImage] {
+    public func export() async throws(CatalogStoreError) -> [ExportedImage] {
         try read { state in
             state.images.values.sorted { Array($0.item.imageName.utf8).lexicographicallyPrecedes(Array($1.item.imageName.utf8)) }.map {
                 ExportedImage(imageName: $0.item.imageName, source: $0.item.source, width: $0.item.width, height: $0.item.height,
@@ -188,15 +188,15 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
 
     // MARK: - Writer
 
-    public func declare(_ schema: FieldSchema) async throws(VisualSearchError) {
-        try write { (state: inout State) throws(VisualSearchError) in
+    public func declare(_ schema: FieldSchema) async throws(CatalogStoreError) {
+        try write { (state: inout State) throws(CatalogStoreError) in
             var changed = false
             for (name, type) in schema.fields.sorted(by: { $0.key < $1.key }) {
                 if let current = state.fields[name] {
                     guard current != type else { continue }
                     let used = state.images.values.filter { !($0.item.metadata[name] ?? "").isEmpty }.count
                     guard used == 0 else {
-                        throw FieldSchema.retypeRefusal(field: name, current: current.rawValue, requested: type, imagesWithValues: used)
+                        throw CatalogStoreError.retypeRefusal(field: name, current: current.rawValue, requested: type, imagesWithValues: used)
                     }
                 }
                 state.fields[name] = type
@@ -206,15 +206,15 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(VisualSearchError) {
+    public func upsert(_ items: [CatalogItem], schema: FieldSchema) async throws(CatalogStoreError) {
         guard !items.isEmpty else { return }
         try CatalogItem.checkVectors(of: items)
-        try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema)
-        try write { (state: inout State) throws(VisualSearchError) in
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(items.map { ($0.imageName, $0.metadata) }, schema: schema) }
+        try write { (state: inout State) throws(CatalogStoreError) in
             let dimension = state.learnedModel?.dimension
             for item in items {
                 if let learned = item.learned, learned.count != dimension {
-                    throw .invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
+                    throw .invalidValue(name: "learned", reason: "\(item.imageName)'s learned vector has \(learned.count) values; "
                                             + (dimension.map { "the catalog's model makes \($0)" } ?? "the catalog has recorded no learned model"))
                 }
                 var kept = item
@@ -227,8 +227,8 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(VisualSearchError) {
-        try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema)
+    public func updateMetadata(_ updates: [MetadataUpdate], schema: FieldSchema) async throws(CatalogStoreError) {
+        try checkingInput { () throws(VisualSearchError) in try MetadataTable.check(updates.map { ($0.imageName, $0.metadata) }, schema: schema) }
         try write { state in
             var updated = 0
             for update in updates where state.images[update.imageName] != nil {
@@ -239,7 +239,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func remove(_ imageNames: [String]) async throws(VisualSearchError) -> Int {
+    public func remove(_ imageNames: [String]) async throws(CatalogStoreError) -> Int {
         try write { state in
             let removed = Set(imageNames).filter { state.images.removeValue(forKey: $0) != nil }.count
             if removed > 0 { state.version += 1 }
@@ -247,7 +247,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(VisualSearchError) {
+    public func recordLearnedModel(_ descriptor: EmbeddingDescriptor) async throws(CatalogStoreError) {
         try write { state in
             guard state.learnedModel != descriptor else { return }
             if let old = state.learnedModel, !descriptor.makesSameVectors(as: old) {
@@ -260,11 +260,11 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
 
     // MARK: - Admin
 
-    public func integrityCheck() async throws(VisualSearchError) -> String { "ok" }
+    public func integrityCheck() async throws(CatalogStoreError) -> String { "ok" }
 
     // MARK: - Insert journal
 
-    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError) {
+    public func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(CatalogStoreError) {
         try write { state in
             state.transactions.removeAll { $0.id == progress.transactionID }
             state.transactions.append((progress.transactionID, progress))
@@ -272,7 +272,7 @@ public final class InMemoryCatalogStore: CatalogStore, Sendable {
         }
     }
 
-    public func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
+    public func insertTransaction(_ id: String) async throws(CatalogStoreError) -> InsertStatusResponse.Progress? {
         try read { state in state.transactions.last { $0.id == id }?.progress }
     }
 }

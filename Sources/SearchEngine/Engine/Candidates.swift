@@ -83,7 +83,7 @@ extension VisualSearchEngine {
         // No catalog name holds a control character (inserts refuse them): 400 naming it, not 404.
         try CatalogText.validateName(name, parameter: "im_name")
         if let neighbourStore {
-            guard let image = try await neighbourStore.image(named: name) else { throw .imageNotFound(name) }
+            guard let image = try await fromStore({ () async throws(CatalogStoreError) in try await neighbourStore.image(named: name) }) else { throw .imageNotFound(name) }
             // As its row in memory would search: the same vector, so both stores answer alike.
             return CatalogImage(name: name, vector: image.vector, learned: image.learned.flatMap(QuantizedMatrix.unitVector(of:)),
                                 row: nil, id: image.id)
@@ -105,7 +105,9 @@ extension VisualSearchEngine {
         guard !parameters.filters.isEmpty else { return nil }
         let key = ScopeSizes.key(parameters.filters)
         if let cached = filteredScopes.withLock({ $0.version == snapshot.version ? $0.scopes[key] : nil }) { return cached }
-        guard let ids = try await catalog.matchingIDs(parameters.filters, schema: snapshot.schema) else { return nil }
+        guard let ids = try await fromStore({ () async throws(CatalogStoreError) in
+            try await self.catalog.matchingIDs(parameters.filters, schema: snapshot.schema)
+        }) else { return nil }
         let rows = ids.compactMap { index.row(id: $0) }.sorted()
         let scope = FilteredScope(rows: rows, set: RowSet(rows, capacity: index.count))
         filteredScopes.withLock { cache in cache.store(scope, for: key, version: snapshot.version) }
@@ -201,7 +203,7 @@ extension VisualSearchEngine {
             for neighbour in nearest where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
         if let blend, wanted > 0, !blend.boosts.isEmpty {
-            let boosted = try await neighbourStore.images(named: blend.boosts.keys.sorted(), in: scope, schema: snapshot.schema)
+            let boosted = try await fromStore { () async throws(CatalogStoreError) in try await neighbourStore.images(named: blend.boosts.keys.sorted(), in: scope, schema: snapshot.schema) }
             for neighbour in boosted where seen.insert(neighbour.id).inserted { found.append(neighbour) }
         }
         let local = FeatureIndex(neighbours: found, learnedDimensions: query.learned.first?.count ?? 0)
@@ -221,7 +223,9 @@ extension VisualSearchEngine {
     static func nearest(to vectors: [NeighbourTarget], in store: any NearestNeighbourStore, scope: NeighbourScope, count: Int,
                         matching: Int, catalogSize: Int, schema: FieldSchema) async throws(VisualSearchError) -> [[Neighbour]] {
         if vectors.count == 1 {
-            return [try await store.nearest(to: vectors[0], in: scope, count: count, matching: matching, catalogSize: catalogSize, schema: schema)]
+            return [try await fromStore { () async throws(CatalogStoreError) in
+                try await store.nearest(to: vectors[0], in: scope, count: count, matching: matching, catalogSize: catalogSize, schema: schema)
+            }]
         }
         do {
             return try await withThrowingTaskGroup(of: (Int, [Neighbour]).self) { group in
@@ -235,8 +239,8 @@ extension VisualSearchEngine {
                 for try await (position, list) in group { lists[position] = list }
                 return lists
             }
-        } catch let error as VisualSearchError {
-            throw error
+        } catch let error as CatalogStoreError {
+            throw VisualSearchError(error)
         } catch {
             throw .storage(reason: "\(error)", sql: nil)
         }
@@ -249,7 +253,7 @@ extension VisualSearchEngine {
     /// without a score range; the query image's exclusion is checked apart).
     func scopeSize(_ scope: NeighbourScope, store: any NearestNeighbourStore, version: Int,
                    schema: FieldSchema) async throws(VisualSearchError) -> Int {
-        if scope.scoreRange != nil { return try await store.count(scope, schema: schema) }
+        if scope.scoreRange != nil { return try await fromStore { () async throws(CatalogStoreError) in try await store.count(scope, schema: schema) } }
         var base = scope
         base.excluding = nil
         let key = ScopeSizes.key(base.filters)
@@ -258,14 +262,16 @@ extension VisualSearchEngine {
         if let cached {
             size = cached
         } else {
-            size = try await store.count(base, schema: schema)
+            size = try await fromStore { () async throws(CatalogStoreError) in try await store.count(base, schema: schema) }
             scopeSizes.withLock { sizes in
                 if sizes.version != version || sizes.sizes.count >= ScopeSizes.capacity { sizes = ScopeSizes(version: version) }
                 sizes.sizes[key] = size
             }
         }
         guard let excluded = scope.excluding else { return size }
-        let inScope = base.isEverything ? true : try await store.contains(excluded, in: base, schema: schema)
+        let inScope = base.isEverything ? true : try await fromStore { () async throws(CatalogStoreError) in
+            try await store.contains(excluded, in: base, schema: schema)
+        }
         return inScope ? size - 1 : size
     }
 }

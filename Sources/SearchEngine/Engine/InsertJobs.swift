@@ -104,11 +104,11 @@ final class InsertJobs: Sendable {
         let now = InsertJobs.timestamp()
         let progress = InsertStatusResponse.Progress(transactionID: id, processedPercent: items.isEmpty ? 100 : 0, total: items.count,
                                                      successCount: 0, failCount: 0, startTime: now, updateTime: now, errorList: [])
-        do throws(VisualSearchError) {
+        do throws(CatalogStoreError) {
             try await journal.saveInsertTransaction(progress)
         } catch {
             queue.withLock { $0.starting -= 1 }
-            throw error
+            throw VisualSearchError(error)
         }
         queue.withLock { queue in
             queue.starting -= 1
@@ -160,7 +160,7 @@ final class InsertJobs: Sendable {
 
     /// The progress of a transaction, as last saved by whichever server runs it.
     func status(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
-        try await journal.insertTransaction(id)
+        try await fromStore { () async throws(CatalogStoreError) in try await journal.insertTransaction(id) }
     }
 
     func run(_ initial: InsertStatusResponse.Progress, _ items: [InsertItem]) async {

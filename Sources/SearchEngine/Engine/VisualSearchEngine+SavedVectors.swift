@@ -41,7 +41,7 @@ extension VisualSearchEngine {
         let graphManifest = firstLoad ? approximate?.files?.manifest(.color) : nil
         let savedVectors = vectorFiles?.manifest()
         guard graphManifest != nil || savedVectors != nil else { return try await loadIndexFromCatalog(started: started, notUsed: nil) }
-        let count = try await catalog.count()
+        let count = try await fromStore { () async throws(CatalogStoreError) in try await catalog.count() }
         async let preloading: Void = preloadGraphs(model: model, capacity: max(count, graphManifest?.count ?? 0), when: graphManifest != nil)
         if let vectorFiles, savedVectors != nil {
             let loaded = (try? await ApproximateIndex.onOwnThread {
@@ -69,7 +69,7 @@ extension VisualSearchEngine {
     }
 
     func loadIndexFromCatalog(started: ContinuousClock.Instant, notUsed: String?) async throws(VisualSearchError) -> FeatureIndex {
-        let index = try await catalog.loadIndex()
+        let index = try await fromStore { () async throws(CatalogStoreError) in try await catalog.loadIndex() }
         recordIndexLoad(IndexLoad(source: .catalogRows, notUsed: notUsed, count: index.count,
                                   seconds: ApproximateIndex.seconds(ContinuousClock.now - started)))
         return index
@@ -87,7 +87,7 @@ extension VisualSearchEngine {
         guard index.count > 0 else { return nil }
         var random = SystemRandomNumberGenerator()
         let rows = Set((0..<Self.savedVectorChecks).map { _ in Int.random(in: 0..<index.count, using: &random) }).sorted()
-        let catalogRows = try await catalog.loadIndex(ids: rows.map { index.ids[$0] })
+        let catalogRows = try await fromStore { () async throws(CatalogStoreError) in try await catalog.loadIndex(ids: rows.map { index.ids[$0] }) }
         for row in rows {
             let id = index.ids[row]
             guard let other = catalogRows.row(id: id) else { return "they hold the id \(id), which the catalog does not" }
@@ -101,7 +101,7 @@ extension VisualSearchEngine {
     /// snapshot still holds them); nil when the store cannot say what changed.
     func applyingChanges(to index: FeatureIndex, since version: Int) async throws(VisualSearchError) -> (index: FeatureIndex, changes: CatalogChanges)? {
         let started = ContinuousClock.now
-        guard let changes = try await catalog.changes(since: version) else { return nil }
+        guard let changes = try await fromStore({ () async throws(CatalogStoreError) in try await catalog.changes(since: version) }) else { return nil }
         guard let applied = try? await ApproximateIndex.onOwnThread({ index.applying(changes) }) else { return nil }
         recordIndexLoad(IndexLoad(source: .changes, notUsed: nil, count: applied.count, changed: changes.count,
                                   seconds: ApproximateIndex.seconds(ContinuousClock.now - started)))

@@ -206,10 +206,10 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
            let current = state.withLock({ $0 }), current.index != nil || !needsIndex {
             return current
         }
-        let version = try await catalog.version()
+        let version = try await fromStore { () async throws(CatalogStoreError) in try await catalog.version() }
         versionCheck.record(now)
         if let current = state.withLock({ $0 }), current.version == version, current.index != nil || !needsIndex { return current }
-        let learnedModel = try await catalog.learnedModel()
+        let learnedModel = try await fromStore { () async throws(CatalogStoreError) in try await catalog.learnedModel() }
         var index: FeatureIndex?
         var freshVersion = version
         var applied: (changes: CatalogChanges, base: Int)?
@@ -224,7 +224,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                 index = try await loadIndex(version: version, model: learnedModel)
             }
         }
-        let fresh = Snapshot(version: freshVersion, schema: try await catalog.schema(), learnedModel: learnedModel, index: index)
+        let fresh = Snapshot(version: freshVersion, schema: try await fromStore { () async throws(CatalogStoreError) in try await catalog.schema() }, learnedModel: learnedModel, index: index)
         if let index = fresh.index, neighbourStore == nil {
             await updateGraphs(to: index, version: freshVersion, model: fresh.learnedModel?.tag, changes: applied)
         }
@@ -526,7 +526,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     public func remove(_ request: RemoveRequest) async throws(VisualSearchError) -> DataAPIResponse {
         for (index, name) in request.imageNames.enumerated() { try CatalogText.validateName(name, parameter: "im_name[\(index)]") }
         let missing = try await absentNames(request.imageNames)
-        let removed = try await catalog.remove(request.imageNames)
+        let removed = try await fromStore { () async throws(CatalogStoreError) in try await catalog.remove(request.imageNames) }
         versionCheck.forget()
         // A name the catalog did not have is listed, as an insert lists the items it refused.
         let errors = request.imageNames.enumerated().filter { missing.contains($0.element) }.map {
@@ -539,7 +539,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     func absentNames(_ names: [String]) async throws(VisualSearchError) -> Set<String> {
         if let neighbourStore {
             // One query for all the names (the store's `im_name = ANY(…)`), not one per name.
-            let present = try await neighbourStore.sources(of: Array(Set(names)))
+            let present = try await fromStore { () async throws(CatalogStoreError) in try await neighbourStore.sources(of: Array(Set(names))) }
             return Set(names.filter { present[$0] == nil })
         }
         guard let index = try await snapshot().index else { return Set(names) }
@@ -709,7 +709,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                  snapshot: Snapshot) async throws(VisualSearchError) -> SearchResponse {
         let shaper = ResponseShaper(parameters: parameters)
         let ids = candidates.ranked.page.map { candidates.rows.ids[$0.row] }
-        let maps = shaper.wantsValues ? try await catalog.valueMaps(for: ids, fields: shaper.valueFields) : [:]
+        let maps = shaper.wantsValues ? try await fromStore { () async throws(CatalogStoreError) in try await catalog.valueMaps(for: ids, fields: shaper.valueFields) } : [:]
         var facets: Result<[Facet], VisualSearchError>?
         if !parameters.facets.isEmpty {
             do {
@@ -722,7 +722,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
                 }
                 facets = .success(FacetShaper.facets(aggregates, showCount: parameters.facetsShowCount))
             } catch {
-                facets = .failure(error)
+                facets = .failure(VisualSearchError(error))
             }
         }
         var response = shaper.searchResponse(method: method, ranked: candidates.ranked, rows: candidates.rows,

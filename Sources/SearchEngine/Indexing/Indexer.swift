@@ -127,7 +127,7 @@ public struct Indexer: Sendable {
                     onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let files: [String]
         do { files = try ImageFiles.find(in: directory, excluding: excluding ?? "/dev/null") } catch { throw .image(error) }
-        let stored = try await store.schema()
+        let stored = try await fromStore { () async throws(CatalogStoreError) in try await store.schema() }
         var declared = stored
         if let metadata {
             let inferred = FieldSchema.infer(columns: metadata.columns, rows: metadata.order.compactMap { metadata.rows[$0] })
@@ -141,7 +141,7 @@ public struct Indexer: Sendable {
         if let metadata {
             try Indexer.checkFit(of: metadata.order.filter(fileNames.contains).compactMap { metadata.rows[$0] }, to: declared)
         }
-        try await store.declare(declared)
+        try await fromStore { () async throws(CatalogStoreError) in try await store.declare(declared) }
         let isFolder = ImageFiles.isDirectory(directory)
         let sources = files.filter(configuration.shard.contains).map { relative -> Source in
             let path = isFolder ? (directory as NSString).appendingPathComponent(relative) : directory
@@ -167,15 +167,15 @@ public struct Indexer: Sendable {
             if configuration.recordsLearnedModel {
                 // A model that cannot run fails the job here: nothing written, no model recorded.
                 do { try embedder.load() } catch { throw error.searchError }
-                try await store.recordLearnedModel(embedder.descriptor)
-            } else if try await !embedder.descriptor.makesSameVectors(as: store.learnedModel()) {
+                try await fromStore { () async throws(CatalogStoreError) in try await store.recordLearnedModel(embedder.descriptor) }
+            } else if try await !embedder.descriptor.makesSameVectors(as: fromStore { () async throws(CatalogStoreError) in try await store.learnedModel() }) {
                 usable = nil
             } else {
                 do { try embedder.load() } catch { throw error.searchError }
             }
         }
         let learned = usable
-        let known = try await store.contentHashes()
+        let known = try await fromStore { () async throws(CatalogStoreError) in try await store.contentHashes() }
         onEvent(.started(total: sources.count))
         var indexed = 0, unchanged = 0, committed = 0, done = 0
         var failures: [String] = []
@@ -221,14 +221,14 @@ public struct Indexer: Sendable {
                     onEvent(.image(name: item.imageName, position: position, error: reason, done: done, total: sources.count))
                 }
             }
-            try await store.upsert(items, schema: schema)
-            if !metadataOnly.isEmpty { try await store.updateMetadata(metadataOnly, schema: schema) }
+            try await fromStore { () async throws(CatalogStoreError) in try await store.upsert(items, schema: schema) }
+            if !metadataOnly.isEmpty { try await fromStore { () async throws(CatalogStoreError) in try await store.updateMetadata(metadataOnly, schema: schema) } }
             indexed += items.count
             committed += items.count + metadataOnly.count
             onEvent(.committed(committed))
         }
         return Summary(files: sources.count, indexed: indexed, unchanged: unchanged, failed: failures.count,
-                       catalogCount: try await store.count(), seconds: Date().timeIntervalSince(start), failures: failures,
+                       catalogCount: try await fromStore { () async throws(CatalogStoreError) in try await store.count() }, seconds: Date().timeIntervalSince(start), failures: failures,
                        unmatchedMetadata: [])
     }
 
@@ -257,13 +257,13 @@ public struct Indexer: Sendable {
 
     /// Declares fields new to the schema, their types inferred from this batch's metadata; returns the schema.
     func declareFields(of batch: [Source]) async throws(VisualSearchError) -> FieldSchema {
-        var schema = try await store.schema()
+        var schema = try await fromStore { () async throws(CatalogStoreError) in try await store.schema() }
         let columns = Set(batch.flatMap { $0.metadata.keys }).filter { schema.fields[$0] == nil && $0 != "im_name" }
         guard !columns.isEmpty else { return schema }
         let inferred = FieldSchema.infer(columns: columns.sorted(), rows: batch.map(\.metadata))
         for (name, type) in inferred.fields { schema.fields[name] = type }
-        try await store.declare(schema)
-        return try await store.schema()
+        try await fromStore { () async throws(CatalogStoreError) in try await store.declare(schema) }
+        return try await fromStore { () async throws(CatalogStoreError) in try await store.schema() }
     }
 
     /// Processes groups of sources on `imageWork`, each group charged the

@@ -20,7 +20,7 @@ public enum BackupError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The copy was written but its check failed: it was removed.
     case verification(destination: String, reason: String)
     /// The catalog itself could not be used.
-    case catalog(VisualSearchError)
+    case catalog(CatalogStoreError)
 
     public var description: String {
         switch self {

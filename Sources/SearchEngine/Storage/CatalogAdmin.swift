@@ -5,5 +5,5 @@ import VisualSearch
 public protocol CatalogAdmin: CatalogReader {
     /// A health check of the storage: "ok" when healthy, otherwise what the
     /// database reports (SQLite's `PRAGMA integrity_check`, PostgreSQL's own checks).
-    func integrityCheck() async throws(VisualSearchError) -> String
+    func integrityCheck() async throws(CatalogStoreError) -> String
 }

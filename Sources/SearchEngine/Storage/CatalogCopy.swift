@@ -45,16 +45,16 @@ public struct CatalogCopy: Sendable {
 
     /// Copies, then verifies by counts and content hashes.
     /// - Parameter progress: images copied so far and in all, after each batch.
-    /// - Throws: ``VisualSearchError/catalog(location:reason:)`` naming the
+    /// - Throws: ``CatalogStoreError/unusable(location:reason:)`` naming the
     ///   target when it holds other images or the copy does not verify; the
     ///   stores' own errors otherwise.
-    public func run(progress: (Int, Int) -> Void = { _, _ in }) async throws(VisualSearchError) -> Summary {
+    public func run(progress: (Int, Int) -> Void = { _, _ in }) async throws(CatalogStoreError) -> Summary {
         let start = Date()
         let schema = try await source.schema()
         let sourceHashes = try await source.contentHashes()
         let foreign = try await target.contentHashes().keys.filter { sourceHashes[$0] == nil }.sorted()
         if let first = foreign.first {
-            throw .catalog(location: target.location, reason: "it holds \(foreign.count) images that \(source.location) does not "
+            throw .unusable(location: target.location, reason: "it holds \(foreign.count) images that \(source.location) does not "
                            + "(such as \(first)); copy into an empty catalog")
         }
         try await target.declare(schema)
@@ -97,7 +97,7 @@ public struct CatalogCopy: Sendable {
                 cursor = last.cursor
             }
         } catch {
-            throw .storage(reason: error.description, sql: nil)
+            throw .statement(reason: error.description, sql: nil)
         }
 
         let summary = Summary(from: source.location, to: target.location, images: copied, values: values,
@@ -112,7 +112,7 @@ public struct CatalogCopy: Sendable {
     /// metadata as read from the source, every event. (A source read
     /// outside a snapshot that changes during the copy fails this check.)
     func verify(_ summary: Summary, schema: FieldSchema, hashes: [String: String], index: FeatureIndex,
-                exported: [String: ExportedImage]) async throws(VisualSearchError) {
+                exported: [String: ExportedImage]) async throws(CatalogStoreError) {
         var problems: [String] = []
         let targetSchema = try await target.schema()
         if schema.fields.contains(where: { targetSchema.fields[$0.key] != $0.value }) { problems.append("the declared fields differ") }
@@ -138,11 +138,11 @@ public struct CatalogCopy: Sendable {
         let targetEvents = try await eventCount(target)
         if targetEvents < summary.events { problems.append("\(targetEvents) events, fewer than \(summary.events)") }
         if !problems.isEmpty {
-            throw .catalog(location: target.location, reason: "the copy does not verify: " + problems.joined(separator: "; "))
+            throw .unusable(location: target.location, reason: "the copy does not verify: " + problems.joined(separator: "; "))
         }
     }
 
-    func eventCount(_ store: any CollectorStore) async throws(VisualSearchError) -> Int {
-        do { return try await store.eventCount() } catch { throw .storage(reason: error.description, sql: nil) }
+    func eventCount(_ store: any CollectorStore) async throws(CatalogStoreError) -> Int {
+        do { return try await store.eventCount() } catch { throw .statement(reason: error.description, sql: nil) }
     }
 }

@@ -44,16 +44,16 @@ public struct CatalogItem: Sendable, Hashable {
 extension CatalogItem {
     /// Refuses a batch holding a vector that is not ``ColorFeatures/dimensions`` long,
     /// before anything is written: every store keeps vectors of one length.
-    /// - Throws: ``VisualSearchError/invalidParameter(name:reason:)`` naming the image.
-    package static func checkVectors(of items: [CatalogItem]) throws(VisualSearchError) {
+    /// - Throws: ``CatalogStoreError/invalidValue(name:reason:)`` naming the image.
+    package static func checkVectors(of items: [CatalogItem]) throws(CatalogStoreError) {
         for item in items where item.features.count != ColorFeatures.dimensions {
-            throw .invalidParameter(name: "features", reason: "\(item.imageName) has a vector of \(item.features.count) values; "
+            throw .invalidValue(name: "features", reason: "\(item.imageName) has a vector of \(item.features.count) values; "
                                     + "a catalog stores \(ColorFeatures.dimensions)")
         }
         // Learned vectors, where present, are all as long as the catalog's model makes them.
         if let first = items.lazy.compactMap(\.learned).first,
            let item = items.first(where: { $0.learned.map { $0.count != first.count } ?? false }) {
-            throw .invalidParameter(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values, "
+            throw .invalidValue(name: "learned", reason: "\(item.imageName)'s learned vector has \(item.learned?.count ?? 0) values, "
                                     + "others in its batch \(first.count)")
         }
     }

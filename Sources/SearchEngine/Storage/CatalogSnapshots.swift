@@ -18,14 +18,7 @@ import VisualSearch
 public protocol CatalogSnapshots: Sendable {
     /// Runs `body` with a store that reads the catalog as it was when the
     /// snapshot was taken; writes through it are refused
-    /// (``VisualSearchError/catalog(location:reason:)``). The snapshot ends when `body` returns.
-    func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(VisualSearchError) -> T)
-        async throws(VisualSearchError) -> T
-}
-
-extension VisualSearchError {
-    /// A write through a snapshot's store.
-    public static func snapshotIsReadOnly(location: String) -> VisualSearchError {
-        .catalog(location: location, reason: "this is a read-only snapshot of the catalog; write through the catalog itself")
-    }
+    /// (``CatalogStoreError/readOnlySnapshot(location:)``). The snapshot ends when `body` returns.
+    func withSnapshot<T: Sendable>(_ body: @escaping @Sendable (any CatalogStore & CollectorStore) async throws(CatalogStoreError) -> T)
+        async throws(CatalogStoreError) -> T
 }

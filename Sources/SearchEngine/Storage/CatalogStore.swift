@@ -33,6 +33,6 @@ import VisualSearch
 ///   then: a write that changes nothing (an empty batch, unknown names) leaves it;
 /// - filters: `string` exact, `text` by words (every word must occur, any
 ///   order, case- and accent-insensitive), numbers exact or `min,max`
-///   inclusive; an undeclared field is ``VisualSearchError/unknownField(_:)``;
+///   inclusive; an undeclared field is ``CatalogStoreError/unknownField(_:)``;
 /// - facet values come by descending count, then ascending value.
 public typealias CatalogStore = CatalogWriter & CatalogAdmin & InsertJournal

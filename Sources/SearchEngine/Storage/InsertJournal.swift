@@ -6,9 +6,9 @@ import VisualSearch
 public protocol InsertJournal: Sendable {
     /// Saves a transaction's progress, replacing its earlier state. The most
     /// recent ``InsertStatusResponse/Progress/transactionsKept`` transactions are kept.
-    func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError)
+    func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(CatalogStoreError)
     /// A transaction's last saved progress; nil for an unknown id.
-    func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress?
+    func insertTransaction(_ id: String) async throws(CatalogStoreError) -> InsertStatusResponse.Progress?
 }
 
 extension InsertStatusResponse.Progress {

@@ -10,26 +10,26 @@ import VisualSearch
 /// candidates (an exact scan or an approximate index) and how many match.
 public protocol NearestNeighbourStore: CatalogReader {
     /// A catalog image's id, name, source and vectors; nil for an unknown name.
-    func image(named imageName: String) async throws(VisualSearchError) -> Neighbour?
+    func image(named imageName: String) async throws(CatalogStoreError) -> Neighbour?
     /// The images of `scope` among `imageNames` (unknown names and images
     /// outside the scope left out), in any order, with their vectors.
-    func images(named imageNames: [String], in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
+    func images(named imageNames: [String], in scope: NeighbourScope, schema: FieldSchema) async throws(CatalogStoreError) -> [Neighbour]
     /// The `count` images of `scope` nearest to `target` (all of them when
     /// fewer match), in any order, with their vectors (learned ones too when
     /// the catalog has them). `matching` is how many images the scope holds
     /// (``count(_:schema:)``) and `catalogSize` how many the catalog holds:
     /// they may decide between an exact scan and an index.
     func nearest(to target: NeighbourTarget, in scope: NeighbourScope, count: Int, matching: Int, catalogSize: Int,
-                 schema: FieldSchema) async throws(VisualSearchError) -> [Neighbour]
+                 schema: FieldSchema) async throws(CatalogStoreError) -> [Neighbour]
     /// How many images `scope` holds.
-    func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Int
+    func count(_ scope: NeighbourScope, schema: FieldSchema) async throws(CatalogStoreError) -> Int
     /// Whether the image with catalog id `id` is in `scope`.
-    func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(VisualSearchError) -> Bool
+    func contains(_ id: Int64, in scope: NeighbourScope, schema: FieldSchema) async throws(CatalogStoreError) -> Bool
     /// Facets over the images of `scope`, as ``CatalogReader/facetCounts(_:schema:ids:limit:)`` gives them.
     func facetCounts(_ fields: [String], schema: FieldSchema, scope: NeighbourScope,
-                     limit: Int) async throws(VisualSearchError) -> [FieldAggregate]
+                     limit: Int) async throws(CatalogStoreError) -> [FieldAggregate]
     /// Where catalog images came from; unknown names are left out.
-    func sources(of imageNames: [String]) async throws(VisualSearchError) -> [String: String]
+    func sources(of imageNames: [String]) async throws(CatalogStoreError) -> [String: String]
 }
 
 /// Which images a query is over: those passing the `fq` filters, less the

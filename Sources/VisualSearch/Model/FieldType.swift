@@ -77,11 +77,4 @@ public struct FieldSchema: Sendable, Hashable, Codable {
         }
         return FieldSchema(fields: fields)
     }
-
-    /// The refusal to retype a field that images already have values for, naming the ways out.
-    public static func retypeRefusal(field: String, current: String, requested: FieldType, imagesWithValues: Int) -> VisualSearchError {
-        .invalidParameter(name: "schema", reason: "field \(field) is \(current) in this catalog and \(imagesWithValues) "
-            + (imagesWithValues == 1 ? "image has" : "images have") + " a value for it, so it cannot become \(requested.rawValue); "
-            + "remove them (`vsearch catalog remove`) or index into a new catalog")
-    }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 import ImageOps
+import SearchEngine
+import Tracking
 import VisualSearch
 
 /// Why the server refused or failed a request. Each case has its HTTP
@@ -107,6 +109,11 @@ extension ServerError {
     /// The HTTP status answered.
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
+    /// The collector's store failed reading or writing events (500), in the engine's storage words.
+    static func eventStore(_ error: TrackingError) -> ServerError {
+        .engine(.storage(reason: error.description, sql: nil))
+    }
+
     /// The error JSON of the request's API family (from its path), with `Retry-After` when the error says when to retry.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let path = request.uri.path
@@ -126,6 +133,11 @@ public protocol ServedFailure: Error {
 extension VisualSearchError: ServedFailure {
     /// The engine's failure, with the status its case carries.
     public var served: ServerError { .engine(self) }
+}
+
+extension CatalogStoreError: ServedFailure {
+    /// A store's failure, in the engine's words (``VisualSearchError/init(_:)``) and with their status.
+    public var served: ServerError { .engine(VisualSearchError(self)) }
 }
 
 extension ClientError: ServedFailure {

@@ -41,7 +41,7 @@ public struct CatalogRoute: Sendable {
             return await endpoint.run(request, context: context, family: .viSearch, method: "catalog") { parameters throws(ServerError) in
                 let page = try Self.integer(parameters.query.first("page"), name: "page", default: 1, range: 1...1_000_000)
                 let limit = try Self.integer(parameters.query.first("limit"), name: "limit", default: 24, range: 1...1000)
-                do throws(VisualSearchError) {
+                do throws(CatalogStoreError) {
                     let schema = try await store.schema()
                     return Body(images: try await store.count(),
                                 fields: schema.fields.keys.sorted().map { Body.Field(name: $0, type: schema.fields[$0]!.rawValue) },
@@ -49,7 +49,7 @@ public struct CatalogRoute: Sendable {
                                 result: try await store.imageNames(offset: (page - 1) * limit, limit: limit).map(Body.Item.init),
                                 reqid: requestID)
                 } catch {
-                    throw .engine(error)
+                    throw error.served
                 }
             }
         }

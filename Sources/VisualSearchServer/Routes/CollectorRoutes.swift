@@ -108,7 +108,7 @@ public struct CollectorRoutes: Sendable {
         if limiter.claimStoredBytesReading() {
             do throws(TrackingError) { limiter.setStoredBytes(try await store.storedEventBytes()) } catch {
                 limiter.setStoredBytes(nil)
-                throw .engine(.storage(reason: error.description, sql: nil))
+                throw .eventStore(error)
             }
         }
         try refuse(limiter.admit(address: address, events: events, bytes: bytes), events: events)
@@ -154,7 +154,7 @@ public struct CollectorRoutes: Sendable {
         let stored: [CollectorResult]
         do throws(TrackingError) { stored = try await store.receive(events) } catch {
             limiter.returnUnstored(bytes: sizes.reduce(0, +))
-            throw .engine(.storage(reason: error.description, sql: nil))
+            throw .eventStore(error)
         }
         limiter.returnUnstored(bytes: zip(sizes, stored).reduce(0) { $0 + ($1.1.code == 0 ? 0 : $1.0) })
         for (position, result) in zip(positions, stored) { results[position] = result }

@@ -32,12 +32,12 @@ public struct HealthRoute: Sendable {
     public func register<Context: VisualSearchRequestContext>(on router: Router<Context>) {
         router.get("health") { request, context in
             await endpoint.run(request, context: context, family: .viSearch, method: "health", authenticated: false) { _ throws(ServerError) in
-                do throws(VisualSearchError) {
+                do throws(CatalogStoreError) {
                     let warning = VisualSearchEngine.learnedModelNotice(catalogModel: try await store.learnedModel(), installed: installed)
                     return Body(images: try await store.count(), catalogVersion: try await store.version(),
                                 auth: endpoint.settings.credentials.isOpen ? "open" : "keys", warning: warning)
                 } catch {
-                    throw .engine(error)
+                    throw error.served
                 }
             }
         }

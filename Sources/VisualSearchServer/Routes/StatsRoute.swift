@@ -58,7 +58,7 @@ public struct StatsRoute: Sendable {
                                 stats: try await store.stats(since: since, limit: limit),
                                 timeline: try await store.timeline(since: since, bucketSeconds: bucket), reqid: requestID)
                 } catch {
-                    throw .engine(.storage(reason: error.description, sql: nil))
+                    throw .eventStore(error)
                 }
             }
         }

@@ -48,7 +48,7 @@ extension CatalogCommand {
                 let summary = try await CatalogLocation(parsing: from).withCatalog { source in
                     try await CatalogLocation(parsing: to).withCatalog(creating: true) { destination in
                         let target = destination.store
-                        return try await source.withSnapshot { snapshot throws(VisualSearchError) in
+                        return try await source.withSnapshot { snapshot throws(CatalogStoreError) in
                             var copy = CatalogCopy(from: snapshot, to: target)
                             copy.batchSize = batchSize
                             var begun = false

@@ -67,7 +67,7 @@ struct InfoCommand: AsyncParsableCommand {
             let matches = report.installedModel?.makesSameVectors(as: report.learnedModel) ?? false
             report.defaultSimilarity = matches ? VisualSearchEngine.defaultLearnedMode : .color
         } catch {
-            report.catalogError = (error as? VisualSearchError)?.description ?? "\(error)"
+            report.catalogError = CLIError.searchError(error)?.description ?? "\(error)"
         }
         return report
     }

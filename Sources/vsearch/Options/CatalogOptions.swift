@@ -32,7 +32,7 @@ struct CatalogOptions: ParsableArguments {
         }
     }
 
-    /// ``withStore(creating:_:)`` throwing an error opening the catalog itself (``InputError`` or ``VisualSearchError``)
+    /// ``withStore(creating:_:)`` throwing an error opening the catalog itself (``InputError`` or ``CatalogStoreError``)
     /// for the caller to report.
     func withStoreUnreported<Result>(creating: Bool = false, _ body: (any CatalogStore & CollectorStore) async throws -> Result) async throws -> Result {
         try checkLocation()

@@ -119,7 +119,7 @@ enum ServiceRunner {
             throw error
         } catch {
             if json {
-                let message = SettingFlags.rename((error as? VisualSearchError).map(CLIError.message(for:)) ?? "\(error)")
+                let message = SettingFlags.rename(CLIError.searchError(error).map(CLIError.message(for:)) ?? "\(error)")
                 Terminal.json(SearchResponse(status: .fail, method: Call.method, error: [message], page: 0, limit: 0, total: 0, result: []))
             }
             throw CLIError.report(error)

@@ -19,6 +19,11 @@ enum CLIError {
         return error.description
     }
 
+    /// The error as the engine would answer it: a store's failure in the engine's words (``VisualSearchError/init(_:)``).
+    static func searchError(_ error: any Error) -> VisualSearchError? {
+        (error as? VisualSearchError) ?? (error as? CatalogStoreError).map(VisualSearchError.init)
+    }
+
     /// Prints the error and returns the exit code to throw.
     static func report(_ error: any Error) -> ExitCode {
         switch error {
@@ -29,6 +34,8 @@ enum CLIError {
         case let error as VisualSearchError:
             Terminal.err("error: \(TerminalText.escaped(message(for: error)))\n")
             return ExitCodes.code(for: error)
+        case let error as CatalogStoreError:
+            return report(VisualSearchError(error))
         case let error as ClientError:
             Terminal.err("error: \(TerminalText.escaped(error.description))\n")
             return ExitCodes.code(for: error)

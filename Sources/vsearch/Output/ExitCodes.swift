@@ -56,7 +56,7 @@ enum ExitCodes {
         case .destinationExists, .destinationIsCatalogFile: usage
         case .toolMissing: unavailable
         case .destination, .toolFailed, .copy, .verification: ioError
-        case .catalog(let error): code(for: error)
+        case .catalog(let error): code(for: VisualSearchError(error))
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageOps
+import SearchEngine
 import VisualSearch
 
 /// What is wrong with the inputs a command was pointed at, found before any
@@ -16,7 +17,7 @@ enum InputError: Error, CustomStringConvertible {
     /// A folder where the command takes a file (`role`: how the command line names it).
     case folderNotFile(path: String, role: String)
     /// `--catalog postgresql://…` that does not parse (`?knn=bogus`): the message names the parameter, never the password.
-    case catalogURL(VisualSearchError)
+    case catalogURL(CatalogStoreError)
     /// An image asked for by name in a catalog that holds no images at all (a new or wrong `--catalog`).
     case emptyCatalog(location: String, name: String)
 
@@ -31,7 +32,7 @@ enum InputError: Error, CustomStringConvertible {
                 + "so one would overwrite the other; rename or remove all but one of each, then run again:\n"
                 + groups.map { "  " + $0.joined(separator: "  ") }.joined(separator: "\n")
         case .catalogURL(let error):
-            "--catalog: \(error.description)"
+            "--catalog: \(VisualSearchError(error).description)"
         case .emptyCatalog(let location, let name):
             "\(VisualSearchError.imageNotFound(name).message): the catalog \(location) holds no images — is it the one you meant? "
                 + "Index a folder into it with `vsearch index DIR --catalog \(location)`"

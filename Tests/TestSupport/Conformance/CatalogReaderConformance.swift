@@ -183,8 +183,8 @@ public enum CatalogReaderConformance {
                     do {
                         let matched = try #require(try await seeded.matching([Filter(field: "title", value: value)]))
                         #expect(matched.isSubset(of: ["a", "c"]), "\(matched) for \(value.debugDescription)")
-                    } catch let error as VisualSearchError {
-                        guard case .invalidParameter(let name, _) = error else {
+                    } catch let error as CatalogStoreError {
+                        guard case .invalidValue(let name, _) = error else {
                             Issue.record("\(value.debugDescription) gave \(String(describing: error).debugDescription), not an invalid parameter")
                             return
                         }
@@ -200,7 +200,7 @@ public enum CatalogReaderConformance {
                 let factory = StoreFactory(kind)
                 try await ConformanceSample.withSeeded(factory) { seeded async throws in
                     let schema = try await seeded.store.schema()
-                    await #expect(throws: VisualSearchError.unknownField(field, known: ConformanceSample.declaredFields)) {
+                    await #expect(throws: CatalogStoreError.unknownField(field, known: ConformanceSample.declaredFields)) {
                         try await seeded.store.matchingIDs([Filter(field: "brand", value: "acme"), Filter(field: field, value: "x")], schema: schema)
                     }
                     #expect(try await seeded.store.count() == 5)
@@ -214,7 +214,7 @@ public enum CatalogReaderConformance {
                     await #expect {
                         try await seeded.store.matchingIDs([Filter(field: "price", value: value)], schema: ConformanceSample.schema)
                     } throws: { error in
-                        guard case VisualSearchError.invalidParameter(let name, let reason) = error else { return false }
+                        guard case CatalogStoreError.invalidValue(let name, let reason) = error else { return false }
                         return name == "fq" && reason.contains("price")
                     }
                 }
@@ -274,7 +274,7 @@ public enum CatalogReaderConformance {
             try await ConformanceSample.withSeeded(factory) { seeded async throws in
                 let all = try await seeded.store.facetCounts(["*", "brand"], schema: ConformanceSample.schema, ids: nil, limit: 10)
                 #expect(all.map(\.field) == ConformanceSample.declaredFields)
-                await #expect(throws: VisualSearchError.unknownField("nope", known: ConformanceSample.declaredFields)) {
+                await #expect(throws: CatalogStoreError.unknownField("nope", known: ConformanceSample.declaredFields)) {
                     try await seeded.store.facetCounts(["brand", "nope"], schema: ConformanceSample.schema, ids: nil, limit: 10)
                 }
             }

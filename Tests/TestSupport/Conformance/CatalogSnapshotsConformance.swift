@@ -28,7 +28,7 @@ public enum CatalogSnapshotsConformance {
                     let writer = another.store
                     let snapshots = try #require(opened.snapshots)
                     let before = try await opened.store.version()
-                    let seen = try await snapshots.withSnapshot { snapshot throws(VisualSearchError) in
+                    let seen = try await snapshots.withSnapshot { snapshot throws(CatalogStoreError) in
                         let first = try await snapshot.count()
                         try await writer.upsert(Self.extra, schema: ConformanceSample.schema)
                         _ = try? await writer.receive([click(9)])
@@ -55,7 +55,7 @@ public enum CatalogSnapshotsConformance {
                     let writer = another.store
                     try await CatalogLocation(parsing: Repository.temporaryDirectory("snapshot") + "/copy.sqlite").withCatalog(creating: true) { copy async throws in
                         let target = copy.store
-                        let summary = try await opened.withSnapshot { snapshot throws(VisualSearchError) in
+                        let summary = try await opened.withSnapshot { snapshot throws(CatalogStoreError) in
                             try await writer.upsert(Self.extra, schema: ConformanceSample.schema)  // committed after the snapshot began
                             _ = try? await writer.receive([click(7)])
                             return try await CatalogCopy(from: snapshot, to: target).run()

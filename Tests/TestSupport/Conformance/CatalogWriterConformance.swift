@@ -31,7 +31,7 @@ public enum CatalogWriterConformance {
                 await #expect {
                     try await store.declare(FieldSchema(fields: ["price": .string, "title": .text]))
                 } throws: { error in
-                    guard case VisualSearchError.invalidParameter(let name, let reason) = error else { return false }
+                    guard case CatalogStoreError.invalidValue(let name, let reason) = error else { return false }
                     return name == "schema" && reason.contains("price") && reason.contains("float") && reason.contains("string")
                         && reason.contains("2 images have a value")
                 }
@@ -71,7 +71,7 @@ public enum CatalogWriterConformance {
                 var withVector = Items.item("a", seed: 1)
                 withVector.learned = Items.learnedVector(1)
                 // Without a recorded model a learned vector is refused, before anything is written.
-                await #expect(throws: VisualSearchError.self) { try await store.upsert([withVector], schema: ConformanceSample.schema) }
+                await #expect(throws: CatalogStoreError.self) { try await store.upsert([withVector], schema: ConformanceSample.schema) }
                 #expect(try await store.count() == 0)
 
                 let model = Items.learnedModel()
@@ -93,7 +93,7 @@ public enum CatalogWriterConformance {
 
                 var wrong = Items.item("c", seed: 3)
                 wrong.learned = Items.learnedVector(3, dimension: 32)
-                await #expect(throws: VisualSearchError.self) { try await store.upsert([wrong], schema: ConformanceSample.schema) }
+                await #expect(throws: CatalogStoreError.self) { try await store.upsert([wrong], schema: ConformanceSample.schema) }
                 #expect(try await store.count() == 2)
 
                 // The same model under another name and version (the same vectors, EmbeddingDescriptor.makesSameVectors):
@@ -123,7 +123,7 @@ public enum CatalogWriterConformance {
                 let version = try await store.version()
                 let good = Items.item("f", seed: 6, metadata: ["price": "1"])
                 for bad in [["price": "cheap"], ["count": "2.5"], ["count": "many"], ["price": "inf"]] {
-                    await #expect(throws: VisualSearchError.self, "\(bad)") {
+                    await #expect(throws: CatalogStoreError.self, "\(bad)") {
                         try await store.upsert([good, Items.item("g", seed: 7, metadata: bad)], schema: ConformanceSample.schema)
                     }
                 }
@@ -183,7 +183,7 @@ public enum CatalogWriterConformance {
                     await #expect {
                         try await store.upsert([Items.item("good", seed: 1), bad], schema: ConformanceSample.schema)
                     } throws: { error in
-                        guard case VisualSearchError.invalidParameter(let name, let reason) = error else { return false }
+                        guard case CatalogStoreError.invalidValue(let name, let reason) = error else { return false }
                         return name == "features" && reason.contains(bad.imageName) && reason.contains("\(ColorFeatures.dimensions)")
                     }
                 }

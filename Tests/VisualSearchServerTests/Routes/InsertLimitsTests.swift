@@ -85,12 +85,12 @@ struct InsertLimitsTests {
 
         init(store: SQLiteCatalogStore) { self.store = store }
 
-        func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(VisualSearchError) {
+        func saveInsertTransaction(_ progress: InsertStatusResponse.Progress) async throws(CatalogStoreError) {
             if progress.processedPercent > 0 { await gate.wait() }
             try await store.saveInsertTransaction(progress)
         }
 
-        func insertTransaction(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {
+        func insertTransaction(_ id: String) async throws(CatalogStoreError) -> InsertStatusResponse.Progress? {
             try await store.insertTransaction(id)
         }
     }
