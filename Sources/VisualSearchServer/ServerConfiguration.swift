@@ -81,7 +81,7 @@ public struct ServerConfiguration: Sendable {
     public var engine = VisualSearchEngine.Configuration()
     /// How often the server looks for HNSW graphs holding more removed rows
     /// than the engine's policy allows and rebuilds them in the background
-    /// (``GraphCompaction``); nil: never (`vsearch catalog hnsw --rebuild` still does).
+    /// (``EngineUpkeep``); nil: never (`vsearch catalog hnsw --rebuild` still does).
     public var graphCompactionInterval: Duration? = .seconds(60)
 
     public init(catalog: CatalogLocation = .fromEnvironment(), host: String = "127.0.0.1", port: Int = 8080,

@@ -50,12 +50,10 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     public let imageWork: ImageWorkPool?
     /// What `/metrics` reports.
     public let metrics: ServerMetrics
-    /// Services the server's `ServiceGroup` runs after its application, so
-    /// they stop after the last request (the engine's graph compaction).
+    /// Services the application owns beside its HTTP server (Hummingbird's
+    /// `Application(router:services:)`): started with it, stopped after it —
+    /// the last of them first — so they stop after the last request (the engine's ``EngineUpkeep``).
     public let services: [any ServiceLifecycle.Service]
-    /// Called once the application has stopped, before ``services`` stop
-    /// (the engine's insert transactions save their progress there).
-    let onStop: @Sendable () async -> Void
     let admission: Admission
     let connections = ConnectionCounter()
     /// Decides at accept whether a connection gets a pipeline at all.
@@ -65,18 +63,16 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
     /// Serves `service` with the given stores.
     /// - Parameters:
     ///   - imageWork: the pool thumbnails are made on (the service's own, when it decodes on one).
-    ///   - services: run after the application in ``run(onListening:)``'s `ServiceGroup`.
-    ///   - onStop: called when the application has stopped, before `services` stop.
+    ///   - services: owned by the application, stopped after its HTTP server, the last of them first.
     public init(configuration: ServerConfiguration, service: Service, catalog: any CatalogAdmin, collector: any CollectorStore,
                 imageSources: any CatalogImageSources, imageWork: ImageWorkPool? = nil, services: [any ServiceLifecycle.Service] = [],
-                onStop: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
+                logger: Logger? = nil) {
         self.configuration = configuration
         self.service = service
         self.catalog = catalog
         self.collector = collector
         self.imageSources = imageSources
         self.services = services
-        self.onStop = onStop
         self.logger = logger ?? Logger(label: "vsearch.serve")
         self.imageWork = imageWork
         metrics = ServerMetrics()
@@ -114,7 +110,8 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
         return router
     }
 
-    /// The Hummingbird application: a `Service`, to run or to add to a `ServiceGroup`.
+    /// The Hummingbird application, owning ``services`` beside its HTTP
+    /// server: a `Service`, to run or to add to a `ServiceGroup`.
     /// `onListening` receives the bound port (useful with port 0).
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let configuration = self.configuration
@@ -133,44 +130,22 @@ public struct VisualSearchServer<Service: VisualSearchService>: Sendable where S
             },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: "vsearch/\(ClientConfiguration.version)", backlog: limits.acceptBacklog),
+            services: services,
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )
     }
 
-    /// Serves until SIGINT or SIGTERM (or until its task is cancelled): one
-    /// `ServiceGroup` runs the application and then ``services``; on a signal
-    /// it finishes requests in flight, calls `onStop` (the engine stops its
-    /// insert transactions between batches, their progress saved), then
-    /// stops the services. A PostgreSQL catalog's pool belongs to the scope
-    /// the catalog was opened in (``CatalogLocation/withCatalog(creating:_:)``),
-    /// around this call, so it closes after the last request.
+    /// Serves until SIGINT or SIGTERM (or until its task is cancelled): the
+    /// application runs its HTTP server and ``services`` in its own
+    /// `ServiceGroup` (Hummingbird's `runService`); on a signal the server
+    /// finishes requests in flight, then the services stop, the last first
+    /// (the engine's ``EngineUpkeep`` stops its insert transactions between
+    /// batches, their progress saved, and saves its graphs). A PostgreSQL
+    /// catalog's pool belongs to the scope the catalog was opened in
+    /// (``CatalogLocation/withCatalog(creating:_:)``), around this call, so it closes after the last request.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            // ServiceGroup stops its services in reverse order: the application first (requests in
-            // flight finish), the services after it.
-            services: services.map { .init(service: $0) }
-                + [.init(service: StoppingService(application: application(onListening: onListening), onStop: onStop))],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
-    }
-}
-
-/// The application as the group's first service, with the server's stop
-/// hook run when it ends, however it ends (a signal, an error, cancellation).
-struct StoppingService<Application: ApplicationProtocol>: ServiceLifecycle.Service {
-    let application: Application
-    let onStop: @Sendable () async -> Void
-
-    func run() async throws {
-        do {
-            try await application.run()
-        } catch {
-            await onStop()
-            throw error
-        }
-        await onStop()
+        try await application(onListening: onListening).runService(gracefulShutdownSignals: [.sigterm, .sigint])
     }
 }
 
@@ -185,19 +160,16 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         self.init(configuration: configuration, engine: engine, store: catalog.store, logger: logger)
     }
 
-    /// Serves an engine you made over `store` (its catalog and collector).
-    /// Uploads are decoded where the engine's configuration says (on the
+    /// Serves an engine you made over `store` (its catalog and collector),
+    /// with the engine's ``EngineUpkeep`` after `services`. Uploads are decoded where the engine's configuration says (on the
     /// request's task when it has no ``ImageWorkPool``; ``engineConfiguration(for:)`` gives one).
     public init(configuration: ServerConfiguration, engine: VisualSearchEngine, store: any CatalogAdmin & CollectorStore,
                 services: [any ServiceLifecycle.Service] = [], logger: Logger? = nil) {
-        // Graphs to compact only where the engine keeps them (an embedded catalog; PostgreSQL runs its own index).
-        let compaction = engine.approximate == nil ? nil : configuration.graphCompactionInterval.map { GraphCompaction(engine: engine, interval: $0) }
         self.init(configuration: configuration, service: engine, catalog: store, collector: store, imageSources: engine,
-                  imageWork: engine.configuration.imageWork, services: services + (compaction.map { [$0] } ?? []), onStop: {
-                      await engine.cancelInserts()
-                      engine.stopCompacting()  // a rebuild in flight stops; the graph it would replace is the one saved
-                      try? await engine.saveGraphs()  // caught up in memory since the last save: a restart then loads them as they are
-                  }, logger: logger)
+                  imageWork: engine.configuration.imageWork,
+                  // Last: the first service to stop after the HTTP server (its inserts save their progress, its graphs are saved).
+                  services: services + [EngineUpkeep(engine: engine, compactionInterval: configuration.graphCompactionInterval)],
+                  logger: logger)
     }
 
     /// What the engine of a server with `configuration` is told: its own

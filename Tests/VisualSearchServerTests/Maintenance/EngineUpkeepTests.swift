@@ -7,8 +7,8 @@ import VisualSearch
 import VisualSearchServer
 import CatalogStores
 
-@Suite("Graph compaction", .timeLimit(.minutes(10)))
-struct GraphCompactionTests {
+@Suite("Engine upkeep", .timeLimit(.minutes(10)))
+struct EngineUpkeepTests {
     /// A non-negative unit vector of 112 floats, different for each seed.
     static func vector(_ seed: Int) -> [Float] {
         var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1
@@ -21,7 +21,7 @@ struct GraphCompactionTests {
         return values
     }
 
-    @Test("the server's graph upkeep compacts a graph that lost a third of its rows, in the background, and stops with its task")
+    @Test("the server's engine upkeep compacts a graph that lost a third of its rows, in the background; and stops with its task")
     func compactsInBackground() async throws {
         let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("compaction") + "/catalog.sqlite", creating: true)
         let schema = FieldSchema(fields: [:])
@@ -44,13 +44,14 @@ struct GraphCompactionTests {
         _ = try await engine.vectorSearch(Self.vector(1), parameters: SearchParameters())  // the engine sees the removals
         #expect(engine.approximate?.graphs[.color].map { $0.nodes - $0.count } == 1000)
 
-        let upkeep = Task { try await GraphCompaction(engine: engine, interval: .milliseconds(10)).run() }
+        let upkeep = Task { await EngineUpkeep(engine: engine, compactionInterval: .milliseconds(10)).run() }
         var iterator = reports.makeAsyncIterator()
         let report = try #require(await iterator.next())
         #expect(report.spaces.first { $0.space == .color }?.removed == 1000)
         let graph = try #require(engine.approximate?.graphs[.color])
         #expect(graph.nodes == 2000 && graph.count == 2000)
         upkeep.cancel()
-        try await upkeep.value  // the loop ends with its task
+        await upkeep.value  // the loop ends with its task, after saving
+        #expect(engine.approximate?.files?.manifest(.color)?.count == 2000, "the compacted graph is the one on disk")
     }
 }
