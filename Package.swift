@@ -109,7 +109,7 @@ let package = Package(
         .target(name: "SearchEngine", dependencies: ["ConcurrencyToolkit", "VisualSearch", "Tracking", "ImageOps", "Networking", "OnnxRuntime", "CHNSWIndex"]),
         .target(
             name: "SQLiteCatalog",
-            dependencies: ["SearchEngine", "VisualSearch", "Tracking", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
+            dependencies: ["ConcurrencyToolkit", "SearchEngine", "VisualSearch", "Tracking", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Toolkit"]))]
         ),
         .target(
             name: "PostgreSQLCatalog",

@@ -139,6 +139,9 @@ RULES = [
                                               ["Sources/SQLiteCatalog", "Sources/PostgreSQLCatalog", "Sources/SearchEngine/Storage"],
                                               allowed=["Sources/SearchEngine/Storage/CatalogStoreError.swift"])
               if "checkingInput" not in place]),  # a check of the request's words, its refusal mapped by checkingInput
+    ("one way off the cooperative pool: every thread starts in OwnThread (ConcurrencyToolkit), no Dispatch queue, no thread of its own",
+     lambda: code_matches(r"\bThread\s*(\{|\()|\bdetachNewThread\b|\bDispatchQueue\b|\bpthread_create\b",
+                          ["Sources"], allowed=["Sources/ConcurrencyToolkit/OwnThread.swift"])),
 ]
 
 

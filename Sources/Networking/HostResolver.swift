@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ enum HostResolver {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 gate.install(continuation)
-                Thread.detachNewThread { gate.resume(lookUp(host)) }
+                OwnThread.start(named: "vsearch-dns") { gate.resume(lookUp(host)) }
             }
         } onCancel: {
             gate.resume(.failure(.cancelled))

@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 import GRDB
 import SearchEngine
@@ -25,7 +26,7 @@ extension SQLiteCatalogStore: CatalogBackup {
         let (images, integrity) = try await target.write { temporary throws(BackupError) in
             let check: CopyCheck
             do {
-                check = try await BlockingWork.run { try Self.copy(from: reader, to: temporary, progress: progress) }
+                check = try await OwnThread.run(named: "vsearch-sqlite") { try Self.copy(from: reader, to: temporary, progress: progress) }
             } catch {
                 throw .copy(source: source, destination: destination, reason: Self.wrap(error).description)
             }

@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import GRDB
 import SearchEngine
 import Tracking
@@ -12,10 +13,10 @@ extension SQLiteCatalogStore: CatalogSnapshots {
         async throws(CatalogStoreError) -> T {
         let pool = self.pool
         let snapshot: DatabaseSnapshot
-        do { snapshot = try await BlockingWork.run { try pool.makeSnapshot() } } catch { throw Self.wrap(error) }
+        do { snapshot = try await OwnThread.run(named: "vsearch-sqlite") { try pool.makeSnapshot() } } catch { throw Self.wrap(error) }
         let store = SQLiteCatalogStore(path: path, pool: pool, snapshot: snapshot)
         let value = try await body(store)
-        try? await BlockingWork.run { try snapshot.close() }
+        try? await OwnThread.run(named: "vsearch-sqlite") { try snapshot.close() }
         return value
     }
 }

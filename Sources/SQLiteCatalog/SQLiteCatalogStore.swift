@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 import GRDB
 import SearchEngine
@@ -65,7 +66,7 @@ public final class SQLiteCatalogStore: CatalogStore, Sendable {
         var attempt = 0
         while true {
             do {
-                pool = try await BlockingWork.run { try SQLiteCatalogStore.open(path: path, configuration: SQLiteCatalogStore.configuration) }
+                pool = try await OwnThread.run(named: "vsearch-sqlite") { try SQLiteCatalogStore.open(path: path, configuration: SQLiteCatalogStore.configuration) }
                 reader = pool
                 isSnapshot = false
                 break

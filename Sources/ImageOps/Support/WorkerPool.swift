@@ -26,10 +26,14 @@ public struct WorkerPool: Sendable {
                                       isCancelled: @escaping @Sendable () -> Bool = { false },
                                       onResult: @escaping @Sendable (Int, Result, Int) -> Void = { _, _, _ in },
                                       _ body: @escaping @Sendable (Int) -> Result) -> [Result?] {
-        let group = DispatchGroup()
-        let state = start(count: count, group: group, isCancelled: isCancelled, onResult: onResult, body)
-        group.wait()
-        return state.mutex.withLock { $0.results }
+        let finished = DispatchSemaphore(value: 0)
+        let collected = Locked<[Result?]>([])
+        start(count: count, isCancelled: isCancelled, onResult: onResult, whenDone: { results in
+            collected.withLock { $0 = results }
+            finished.signal()
+        }, body)
+        finished.wait()
+        return collected.withLock { $0 }
     }
 
     /// Processes items `0..<count` on the worker threads and resumes once all are done, without holding
@@ -40,24 +44,29 @@ public struct WorkerPool: Sendable {
                                       isCancelled: @escaping @Sendable () -> Bool = { false },
                                       onResult: @escaping @Sendable (Int, Result, Int) -> Void = { _, _, _ in },
                                       _ body: @escaping @Sendable (Int) -> Result) async -> [Result?] {
-        let group = DispatchGroup()
-        let state = start(count: count, group: group, isCancelled: isCancelled, onResult: onResult, body)
-        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-            group.notify(queue: .global()) { finished.resume() }
+        await withCheckedContinuation { finished in
+            start(count: count, isCancelled: isCancelled, onResult: onResult, whenDone: { finished.resume(returning: $0) }, body)
         }
-        return state.mutex.withLock { $0.results }
     }
 
-    /// Starts the worker threads; each leaves `group` when no item is left for it.
-    private func start<Result: Sendable>(count: Int, group: DispatchGroup,
+    /// Starts the worker threads (``OwnThread``, with 8 MiB stacks for the image kernels); the last
+    /// one to find no item left calls `whenDone` with the results.
+    private func start<Result: Sendable>(count: Int,
                                          isCancelled: @escaping @Sendable () -> Bool,
                                          onResult: @escaping @Sendable (Int, Result, Int) -> Void,
-                                         _ body: @escaping @Sendable (Int) -> Result) -> SharedState<State<Result>> {
-        let state = SharedState(State<Result>(results: Array(repeating: nil, count: count)))
-        for _ in 0..<Swift.min(workers, Swift.max(count, 1)) {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
+                                         whenDone: @escaping @Sendable ([Result?]) -> Void,
+                                         _ body: @escaping @Sendable (Int) -> Result) {
+        let threads = Swift.min(workers, Swift.max(count, 1))
+        let state = SharedState(State<Result>(results: Array(repeating: nil, count: count), live: threads))
+        for index in 0..<threads {
+            OwnThread.start(named: "vsearch-work-\(index)", stackSize: 8 << 20) {
+                defer {
+                    let results = state.mutex.withLock { run -> [Result?]? in
+                        run.live -= 1
+                        return run.live == 0 ? run.results : nil
+                    }
+                    if let results { whenDone(results) }
+                }
                 while !isCancelled(), let index = state.mutex.withLock({ $0.takeNext(total: count) }) {
                     let result = body(index)
                     state.mutex.withLock { run in
@@ -67,14 +76,13 @@ public struct WorkerPool: Sendable {
                     }
                 }
             }
-            thread.stackSize = 8 << 20
-            thread.start()
         }
-        return state
     }
 
     struct State<Result: Sendable>: Sendable {
         var results: [Result?]
+        /// Worker threads not yet finished.
+        var live: Int
         var next = 0
         var completed = 0
 

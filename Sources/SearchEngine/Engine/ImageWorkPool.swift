@@ -354,12 +354,10 @@ final class WorkerThreads: @unchecked Sendable {
 
     init(count: Int, niceness: Int32) {
         for index in 0..<count {
-            let thread = Thread { [self] in
-                WorkerThreads.nameCallingThread("vsearch-image-\(index)")
+            OwnThread.start(named: "vsearch-image-\(index)") { [self] in
                 WorkerThreads.lowerPriority(to: niceness)
                 loop()
             }
-            thread.start()
         }
     }
 
@@ -389,21 +387,6 @@ final class WorkerThreads: @unchecked Sendable {
             condition.unlock()
             job()
         }
-    }
-
-    /// Names the calling thread for the kernel (`top -H`, `perf`, `/proc`). Foundation's `Thread.name`, set
-    /// from inside a new thread, can run before the thread object knows its pthread and then never reaches
-    /// the kernel (the thread keeps its creator's name), so the name is written to `/proc/thread-self/comm`.
-    static func nameCallingThread(_ name: String) {
-        #if os(Linux)
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-        if descriptor >= 0 {
-            let bytes = Array(name.utf8.prefix(15))  // the kernel keeps 15 bytes
-            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            close(descriptor)
-        }
-        #endif
-        Thread.current.name = name
     }
 
     /// On Linux, `nice` is per thread (`setpriority` with who 0 changes only the calling one): lower this one's priority.

@@ -594,13 +594,10 @@ public final class ApproximateIndex: Sendable {
         }
     }
 
-    /// Runs `body` on a thread of its own and awaits it: updates and saves
+    /// Runs `body` on a thread of its own and awaits it (``OwnThread``): updates and saves
     /// take seconds to minutes of CPU and disk, never the cooperative pool's threads.
     static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws(HNSWGraphError) -> T) async throws(HNSWGraphError) -> T {
-        let result: Result<T, HNSWGraphError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Result { () throws(HNSWGraphError) in try body() }) }
-        }
-        return try result.get()
+        try await OwnThread.run(named: "vsearch-hnsw", body)
     }
 
     /// The most candidates one search walks for (pgvector's `hnsw.max_scan_tuples` is 20 000).
