@@ -66,8 +66,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether `GET /metrics` answers (Prometheus text format; behind the keys when there are keys). On by default.
     public var servesMetrics = true
     /// The clock admission's rules keep time by: the client rate's token
-    /// buckets (``ClientLimits/requestsPerSecond``) and the wait in a lane's
-    /// queue (``ServerLimits/maxQueueWait``). `ContinuousClock()` by default;
+    /// buckets (``ClientLimits/requestsPerSecond``), the wait in a lane's
+    /// queue (``ServerLimits/maxQueueWait``) and an image's wait in the image
+    /// work pool's queue (``ImageWorkPool/Limits/maxWait``). `ContinuousClock()` by default;
     /// a test passes a clock it advances itself (a manual or test clock), so
     /// those rules hold however fast the machine runs. The refusal delay, the
     /// request timeout and the connection timeouts keep the wall clock.

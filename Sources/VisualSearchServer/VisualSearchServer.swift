@@ -1,4 +1,5 @@
 import Foundation
+import ConcurrencyToolkit
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -181,7 +182,7 @@ extension VisualSearchServer where Service == VisualSearchEngine {
         engine.imageSources = configuration.imageSourcePolicy
         engine.limits = configuration.limits.image  // for inserts too: they are refused per image beyond it
         engine.inserts = configuration.limits.inserts
-        engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork)
+        engine.imageWork = ImageWorkPool(limits: configuration.limits.imageWork, clock: ElapsedClock(configuration.admissionClock))
         engine.imageRoute = "/images/"  // ImageRoutes: never a path on the server's disk
         return engine
     }

@@ -88,6 +88,8 @@ public final class ImageWorkPool: Sendable {
     }
 
     public let limits: Limits
+    /// What a waiting job's ``Limits/maxWait`` is measured on (a test steps it).
+    let clock: ElapsedClock
     let state = Observed(State())
     let threads: WorkerThreads
 
@@ -112,8 +114,10 @@ public final class ImageWorkPool: Sendable {
     }
 
     /// Starts `limits.workers` threads; they stop when the pool is released.
-    public init(limits: Limits = Limits()) {
+    /// - Parameter clock: what a waiting job's deadline is kept on (``WaitDeadline``).
+    public init(limits: Limits = Limits(), clock: ElapsedClock = ElapsedClock()) {
         self.limits = limits
+        self.clock = clock
         threads = WorkerThreads(count: limits.workers, niceness: limits.niceness)
     }
 
@@ -145,6 +149,10 @@ public final class ImageWorkPool: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        // Fixed before the job joins the queue: a clock stepped once it waits always reaches it.
+        let deadline = clock.now + limits.maxWait
+        let timer = Locked<WaitDeadline?>(nil)
+        defer { timer.withLock { $0 }?.cancel() }
         let outcome: Result<T, VisualSearchError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, VisualSearchError>, Never>) in
                 let start: @Sendable () -> Void = { [threads] in
@@ -156,7 +164,12 @@ public final class ImageWorkPool: Sendable {
                     }
                 }
                 let refuse: @Sendable (VisualSearchError) -> Void = { continuation.resume(returning: .failure($0)) }
-                enqueue(Waiter(id: id, cost: cost, client: Self.client, start: start, refuse: refuse))
+                if enqueue(Waiter(id: id, cost: cost, client: Self.client, start: start, refuse: refuse)) {
+                    let maxWait = limits.maxWait
+                    timer.withLock {
+                        $0 = WaitDeadline(at: deadline, on: clock) { [weak self] in self?.expire(id, reason: "an image waited \(maxWait) to be decoded") }
+                    }
+                }
             }
         } onCancel: {
             expire(id, reason: "the request ended while its image waited to be decoded")
@@ -244,8 +257,9 @@ public final class ImageWorkPool: Sendable {
         next.forEach { $0.start() }
     }
 
-    /// Starts the job now, queues it, or refuses it when the queue is full.
-    func enqueue(_ waiter: Waiter) {
+    /// Starts the job now, queues it, or refuses it when the queue is full; true when it waits in the queue.
+    @discardableResult
+    func enqueue(_ waiter: Waiter) -> Bool {
         let decision: (start: [Waiter], refuse: Bool) = state.withLock { state in
             if state.waiting.count >= limits.maxQueued && !(state.waiting.isEmpty && fits(waiter.cost, in: state.statistics)) {
                 state.statistics.refused += 1
@@ -256,16 +270,10 @@ public final class ImageWorkPool: Sendable {
         }
         if decision.refuse {
             waiter.refuse(.overloaded(reason: "\(limits.maxQueued) images are already waiting to be decoded", retryAfter: retryAfter))
-            return
+            return false
         }
         decision.start.forEach { $0.start() }
-        if !decision.start.contains(where: { $0.id == waiter.id }) {
-            let maxWait = limits.maxWait
-            Task { [weak self] in
-                try? await Task.sleep(for: maxWait)
-                self?.expire(waiter.id, reason: "an image waited \(maxWait) to be decoded")
-            }
-        }
+        return !decision.start.contains(where: { $0.id == waiter.id })
     }
 
     /// Refuses a job still waiting (its deadline passed, or its request ended).

@@ -53,12 +53,8 @@ final class AdmissionQueue: Sendable {
         case .queued(let queued): id = queued
         }
         // The deadline is fixed before the waiter joins the queue: a clock advanced once it is queued always reaches it.
-        let deadline = clock.now + maxWait
-        let timer = Task { [weak self, clock] in
-            try? await clock.sleep(until: deadline)
-            if !Task.isCancelled { self?.give(up: id) }
-        }
-        defer { timer.cancel() }
+        let deadline = WaitDeadline(at: clock.now + maxWait, on: clock) { [weak self] in self?.give(up: id) }
+        defer { deadline.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let admitted: Bool? = state.withLock { state in

@@ -99,7 +99,7 @@ struct TrackerServiceTests {
                               logger: RecordingLogHandler.logger(records))
         for index in 0..<3 { try await tracker.track(click(index)) }
         try await tracker.whileDelivering {
-            for _ in 0..<500 where store.count() < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await store.until(stored: 1))
         }
         let dropped = records.list.filter { $0.level == .warning && $0.message.hasPrefix("dropped event") }
         #expect(dropped.count == 1)

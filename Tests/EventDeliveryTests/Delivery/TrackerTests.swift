@@ -5,7 +5,7 @@ import Testing
 @testable import EventDelivery
 import Tracking
 
-@Suite("Tracker delivery")
+@Suite("Tracker delivery", .timeLimit(.minutes(10)))
 struct TrackerTests {
     /// Backoff without jitter so waits are exact: 0.5 s doubling to 8 s, Retry-After up to 8 s, never giving up.
     static let exact = RetryPolicy(maxAttempts: .max, baseDelay: 0.5, maxDelay: 8, maxRetryAfter: 8, jitter: 0)
@@ -112,7 +112,7 @@ struct TrackerTests {
         let (tracker, _, store, _, _) = try make()
         try await tracker.whileDelivering {
             for index in 0..<5 { try await tracker.track(click(index)) }
-            for _ in 0..<200 where store.count() < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
+            #expect(await store.until(stored: 5))
             #expect(store.count() == 5)
         }
     }

@@ -7,7 +7,7 @@ import Tracking
 /// one identified by its content): the receiving side for delivery tests,
 /// so dedup across resends is observable without a database.
 final class MemoryCollector: CollectorStore {
-    private let events = Locked<[String: TrackingEvent]>([:])
+    private let events = Observed<[String: TrackingEvent]>([:])
 
     init() {}
 
@@ -25,18 +25,18 @@ final class MemoryCollector: CollectorStore {
     }
 
     func eventCount() async throws(TrackingError) -> Int {
-        events.withLock { $0.count }
+        events.read { $0.count }
     }
 
     /// Each event's JSON, as the database stores measure it.
     func storedEventBytes() async throws(TrackingError) -> Int {
-        let all = events.withLock { Array($0.values) }
+        let all = events.read { Array($0.values) }
         return all.reduce(0) { $0 + ((try? JSONEncoder().encode($1).count) ?? 0) }
     }
 
     /// Counts per action only; delivery tests need no more.
     func stats(since: Date?, limit: Int) async throws(TrackingError) -> EventStats {
-        let actions = events.withLock { stored in
+        let actions = events.read { stored in
             Dictionary(stored.values.map { ($0.action.rawValue, 1) }, uniquingKeysWith: +)
         }
         return EventStats(total: actions.values.reduce(0, +), actions: actions, queries: [], products: [])
@@ -45,7 +45,7 @@ final class MemoryCollector: CollectorStore {
     /// One bucket per event timestamp bucket; events without a timestamp are left out.
     func timeline(since: Date?, bucketSeconds: Int) async throws(TrackingError) -> EventTimeline {
         let width = Int64(max(1, bucketSeconds)) * 1000
-        let rows = events.withLock { stored in
+        let rows = events.read { stored in
             stored.values.compactMap { event in event.timestamp.map { (start: $0 / width * width, action: event.action.rawValue, count: 1) } }
         }
         return EventTimeline(bucketSeconds: max(1, bucketSeconds), rows: rows)
@@ -53,10 +53,14 @@ final class MemoryCollector: CollectorStore {
 
     /// In no particular order (a dictionary): delivery tests do not page.
     func storedEvents(after cursor: Int64, limit: Int) async throws(TrackingError) -> [StoredEvent] {
-        let all = events.withLock { Array($0.values) }
+        let all = events.read { Array($0.values) }
         return all.enumerated().dropFirst(Int(cursor)).prefix(limit).map { StoredEvent(cursor: Int64($0.offset + 1), event: $0.element) }
     }
 
     /// Events stored, for synchronous assertions.
-    func count() -> Int { events.withLock { $0.count } }
+    func count() -> Int { events.read { $0.count } }
+
+    /// Returns true once at least `count` events are stored (woken by each store, never a timer);
+    /// false when the waiting task is cancelled first.
+    func until(stored count: Int) async -> Bool { await events.until { self.count() >= count } }
 }

@@ -46,11 +46,6 @@ struct ImageWorkPoolTests {
         return fields.count > 16 ? Int(fields[16]) : nil  // fields[0] is field 3 (state)
     }
 
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
-    }
-
     @Test("work runs on the pool's own threads and returns its value; its error comes back as .image")
     func runsOffThePool() async throws {
         let pool = ImageWorkPool(limits: .init(workers: 1))
@@ -70,9 +65,9 @@ struct ImageWorkPoolTests {
         let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
         let gate = Gate()
         let first = Task { try await pool.run(pixels: 60) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let second = Task { try await pool.run(pixels: 60) { () throws(ImageOpsError) in } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(await pool.until { pool.statistics.queued == 1 })
         #expect(pool.statistics.running == 1 && pool.statistics.pixelsInFlight == 60)
         gate.open()
         try await first.value
@@ -92,9 +87,9 @@ struct ImageWorkPoolTests {
         let pool = ImageWorkPool(limits: .init(workers: 1, maxQueued: 1, maxWait: .seconds(30)))
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let queued = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(await pool.until { pool.statistics.queued == 1 })
         do {
             try await pool.run(pixels: 1) { () throws(ImageOpsError) in }
             Issue.record("a third job was accepted")
@@ -108,15 +103,19 @@ struct ImageWorkPoolTests {
         #expect(pool.statistics.refused == 1 && pool.statistics.completed == 2)
     }
 
-    @Test("a job that waits longer than maxWait is refused; the running one is not disturbed")
+    @Test("a job that waits longer than maxWait on the pool's clock is refused, not before; the running one is not disturbed")
     func waitTimeout() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, maxWait: .milliseconds(200)))
+        let clock = SteppedClock()
+        let pool = ImageWorkPool(limits: .init(workers: 1, maxWait: .seconds(30)), clock: ElapsedClock(clock))
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
-        let start = ContinuousClock.now
-        await #expect(throws: VisualSearchError.self) { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
-        #expect(start.duration(to: .now) >= .milliseconds(190))
+        #expect(await pool.until { pool.statistics.running == 1 })
+        let waiting = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
+        #expect(await clock.until { $0.sleeps(until: .seconds(30)) }, "the waiting job's deadline is on the pool's clock")
+        clock.step(by: .seconds(29))
+        #expect(pool.statistics.queued == 1 && pool.statistics.refused == 0, "not refused before its deadline")
+        clock.step(by: .seconds(1))
+        await #expect(throws: VisualSearchError.self) { try await waiting.value }
         gate.open()
         try await running.value
         #expect(pool.statistics.refused == 1 && pool.statistics.queued == 0)
@@ -128,11 +127,11 @@ struct ImageWorkPoolTests {
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run(pixels: 50) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let large = Task { try await pool.run(pixels: 80) { () throws(ImageOpsError) in order.append("large") } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(await pool.until { pool.statistics.queued == 1 })
         let small = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in order.append("small") } }
-        try await Self.waitUntil { pool.statistics.queued == 2 }
+        #expect(await pool.until { pool.statistics.queued == 2 })
         gate.open()
         try await blocker.value
         try await large.value
@@ -147,7 +146,7 @@ struct ImageWorkPoolTests {
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         var tasks: [Task<Void, any Error>] = []
         for (client, name) in jobs {
             tasks.append(Task {
@@ -155,7 +154,7 @@ struct ImageWorkPoolTests {
                 if let client { try await ImageWorkPool.$client.withValue(client) { try await job() } } else { try await job() }
             })
             let queued = tasks.count
-            try await waitUntil { pool.statistics.queued == queued }
+            #expect(await pool.until { pool.statistics.queued == queued })
         }
         gate.open()
         try await blocker.value
@@ -180,9 +179,9 @@ struct ImageWorkPoolTests {
         let pool = ImageWorkPool(limits: .init(workers: 1))
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let waiting = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(await pool.until { pool.statistics.queued == 1 })
         waiting.cancel()
         let outcome = await waiting.result
         #expect(throws: VisualSearchError.self) { try outcome.get() }
@@ -198,11 +197,11 @@ struct ImageWorkPoolTests {
         let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let reservation = try await pool.reserve(pixels: 70)
         #expect(pool.statistics.pixelsInFlight == 80 && pool.statistics.pixelsReserved == 70)
         let job = Task { try await pool.run(pixels: 30) { () throws(ImageOpsError) in } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }  // 80 + 30 > 100: it waits
+        #expect(await pool.until { pool.statistics.queued == 1 })  // 80 + 30 > 100: it waits
         reservation.shrink(to: 60)
         try await job.value  // 70 + 30 fits
         #expect(reservation.pixels == 60 && pool.statistics.pixelsReserved == 60)
@@ -221,11 +220,11 @@ struct ImageWorkPoolTests {
         // A reservation that does not fit waits, and waits behind a waiting job: jobs come first.
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
-        try await Self.waitUntil { pool.statistics.running == 1 }
+        #expect(await pool.until { pool.statistics.running == 1 })
         let second = Task { try await pool.reserve(pixels: 10).release() }
-        try await Self.waitUntil { pool.statistics.reservationsWaiting == 1 }
+        #expect(await pool.until { pool.statistics.reservationsWaiting == 1 })
         let job = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in } }
-        try await Self.waitUntil { pool.statistics.queued == 1 }
+        #expect(await pool.until { pool.statistics.queued == 1 })
         held.release()
         // 1 + 10 pixels would fit the budget now, but a job waits (for the worker): the reservation waits behind it.
         #expect(pool.statistics.reservationsWaiting == 1 && pool.statistics.pixelsInFlight == 1)
@@ -241,7 +240,7 @@ struct ImageWorkPoolTests {
         let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
         var held: ImageWorkPool.Reservation? = try await pool.reserve(pixels: 90)
         let waiting = Task { _ = try await pool.reserve(pixels: 20) }
-        try await Self.waitUntil { pool.statistics.reservationsWaiting == 1 }
+        #expect(await pool.until { pool.statistics.reservationsWaiting == 1 })
         waiting.cancel()
         await #expect(throws: VisualSearchError.self) { try await waiting.value }
         #expect(pool.statistics.reservationsWaiting == 0 && held?.pixels == 90)

@@ -236,7 +236,7 @@ struct InsertJobsTests {
         let response = try await fixture.engine.insert(InsertRequest(items: (0..<3).map {
             InsertItem(imageName: "remote\($0)", imageURL: stub.url("/cat\($0).jpg").absoluteString)
         }))
-        for _ in 0..<500 where pool.statistics.reservationsWaiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await pool.until { pool.statistics.reservationsWaiting > 0 })
         #expect(pool.statistics.reservationsWaiting == 1)
         #expect(stub.requests.isEmpty, "fetched before the budget held the bytes: \(stub.requests)")
         taken.release()

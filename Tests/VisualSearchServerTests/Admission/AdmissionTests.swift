@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import TestSupport
 import Testing
 import VisualSearch
 @testable import VisualSearchServer

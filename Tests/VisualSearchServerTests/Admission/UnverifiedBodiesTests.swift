@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ConcurrencyToolkit
+import TestSupport
 import Testing
 @testable import VisualSearchServer
 
