@@ -61,7 +61,7 @@ WIDE_ASPECT = 2  # version 5: an image longer than twice its shorter side keeps 
 
 
 def vsearch_denominator(w, h):
-    """The DCT scale vsearch's colour features (version 5) decode a w x h JPEG at: ImageFeatures.wholeImageScale,
+    """The DCT scale vsearch's colour features (version 5) decode a w x h JPEG at: FeaturePipeline.wholeImageScale,
     rounded up to a size, then the largest of 1/8, 1/4, 1/2 that keeps both sides at least that large."""
     if max(w, h) > WIDE_ASPECT * min(w, h):
         scale = min(1.0, WORKING_SIDE / min(w, h))

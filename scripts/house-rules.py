@@ -142,6 +142,11 @@ RULES = [
     ("one way off the cooperative pool: every thread starts in OwnThread (ConcurrencyToolkit), no Dispatch queue, no thread of its own",
      lambda: code_matches(r"\bThread\s*(\{|\()|\bdetachNewThread\b|\bDispatchQueue\b|\bpthread_create\b",
                           ["Sources"], allowed=["Sources/ConcurrencyToolkit/OwnThread.swift"])),
+    ("one feature pipeline: in the engine an image is decoded only by FeaturePipeline, and colour-described only through its ColorEmbedder",
+     lambda: code_matches(r"\bImageDecoder\s*\.\s*(decode|readHeader)\b", ["Sources/SearchEngine"],
+                          allowed=["Sources/SearchEngine/Features/FeaturePipeline.swift"])
+     + code_matches(r"\bColorFeatures\s*\.\s*vector\b", ["Sources"],
+                    allowed=["Sources/SearchEngine/Embedding/ColorEmbedder.swift", "Sources/SearchEngine/Features/ColorFeatures.swift"])),
 ]
 
 

@@ -255,7 +255,7 @@ struct EngineOnPostgreSQLTests {
             let engines = (try await OpenedCatalog(sqlite: sqlite).engine(), try await OpenedCatalog(postgreSQL: postgres).engine())
             let cup = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "cup").pixels
             let banner = try ImageEncoders.PNG().encode(Canvas.banner(cup).0)
-            #expect(try ImageFeatures.query(banner, box: nil).vectors.count == 2)
+            #expect(try FeaturePipeline().query(banner, box: nil).vectors.count == 2)
             for (label, configure) in Self.parameterSets where !label.contains("fq") || label == "string fq" {
                 var parameters = SearchParameters()
                 parameters.includesScore = true

@@ -67,7 +67,7 @@ struct CooperativePoolTests {
                     let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("pool-\(index)") + "/catalog.sqlite", creating: true)
                     var configuration = Indexer.Configuration()
                     configuration.jobs = 1
-                    configuration.learned = embedder
+                    configuration.features = FeaturePipeline(learned: embedder)
                     let summary = try await Indexer(store: store, configuration: configuration).run(directory: folder)
                     finished.count.add(1, ordering: .relaxed)
                     return summary.indexed

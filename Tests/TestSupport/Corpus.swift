@@ -65,7 +65,7 @@ public enum Corpus {
         let path = Repository.temporaryDirectory("learned-catalog") + "/catalog.sqlite"
         let store = try await SQLiteCatalogStore(path: path, creating: true)
         var configuration = Indexer.Configuration()
-        configuration.learned = try LearnedModel.embedder()
+        configuration.features = FeaturePipeline(learned: try LearnedModel.embedder())
         let summary = try await Indexer(store: store, configuration: configuration)
             .run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
         precondition(summary.failed == 0, "the corpus indexes without failures: \(summary.failures)")
@@ -108,7 +108,7 @@ public enum Corpus {
     static func makeMemoryCatalog(learned: Bool) async throws -> InMemoryCatalogStore {
         let store = InMemoryCatalogStore(location: learned ? "memory:corpus-learned" : "memory:corpus")
         var configuration = Indexer.Configuration()
-        if learned { configuration.learned = try LearnedModel.embedder() }
+        if learned { configuration.features = FeaturePipeline(learned: try LearnedModel.embedder()) }
         let summary = try await Indexer(store: store, configuration: configuration)
             .run(directory: Repository.images, metadata: try MetadataTable(contentsOf: Repository.metadata))
         precondition(summary.failed == 0, "the corpus indexes without failures: \(summary.failures)")

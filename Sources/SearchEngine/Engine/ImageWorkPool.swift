@@ -28,7 +28,7 @@ import Glibc
 /// ```swift
 /// let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 64_000_000))
 /// let features = try await pool.run(pixels: plan.decodedPixels) { () throws(ImageOpsError) in
-///     try ImageFeatures.query(bytes, box: nil, plan: plan)
+///     try features.query(bytes, box: nil, plan: plan)
 /// }
 /// ```
 public final class ImageWorkPool: Sendable {

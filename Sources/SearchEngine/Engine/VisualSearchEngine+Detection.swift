@@ -33,15 +33,15 @@ extension VisualSearchEngine {
     /// between objects once the caller's task is cancelled.
     func detectedObjects(in bytes: [UInt8], detector: ObjectDetector, limit: Int, points: [PixelPoint] = [])
         async throws(VisualSearchError) -> [QueryObject] {
-        let limits = configuration.limits
-        let plan: ImageFeatures.QueryPlan
-        do { plan = try ImageFeatures.detectionPlan(bytes, side: Self.detectionSide, limits: limits, learned: detector.embedder) } catch {
+        let pipeline = configuration.features.with(learned: detector.embedder)
+        let plan: QueryPlan
+        do { plan = try pipeline.detectionPlan(bytes, side: Self.detectionSide) } catch {
             throw .image(error)
         }
         let stop = StopSignal()
         let work: @Sendable () throws(VisualSearchError) -> [QueryObject] = { () throws(VisualSearchError) -> [QueryObject] in
             do throws(FeaturesError) {
-                return try Self.detect(bytes, plan: plan, limits: limits, detector: detector, limit: limit, points: points,
+                return try Self.detect(bytes, plan: plan, pipeline: pipeline, detector: detector, limit: limit, points: points,
                                        shouldStop: { stop.isRaised })
             } catch {
                 throw error.searchError
@@ -61,26 +61,24 @@ extension VisualSearchEngine {
     }
 
     /// Decodes, detects and describes (on the calling thread).
-    static func detect(_ bytes: [UInt8], plan: ImageFeatures.QueryPlan, limits: ImageLimits, detector: ObjectDetector, limit: Int,
+    static func detect(_ bytes: [UInt8], plan: QueryPlan, pipeline: FeaturePipeline, detector: ObjectDetector, limit: Int,
                        points: [PixelPoint], shouldStop: () -> Bool) throws(FeaturesError) -> [QueryObject] {
-        try ImageFeatures.featuresWork {
-            let decoded = try ImageDecoder.decode(bytes, source: "query image",
-                                                  options: DecodingOptions(minimumSize: plan.minimumSize, limits: limits))
+        try FeaturesError.catching {
+            let decoded = try pipeline.decode(bytes, plan: plan, source: "query image")
             let full = plan.header.size
             let whole = PixelRect(x: 0, y: 0, width: full.width, height: full.height)
             let outcome = try detector.detect(decoded.pixels, full: full, limit: points.isEmpty ? limit : max(limit, 30),
                                               shouldStop: shouldStop)
             func describeWhole(type: String, probability: Float, vector: [Float]) throws -> QueryObject {
                 // The detector embedded the whole picture to type it: that vector is the search's too.
-                let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: nil, region: whole, learned: detector.embedder,
-                                                                regionVector: vector)
+                let features = try pipeline.describeRegion(of: decoded.pixels, full: full, box: nil, region: whole, regionVector: vector)
                 return QueryObject(type: type, score: probability, region: whole, features: features, isWhole: true)
             }
             func describe(_ detection: ObjectDetector.Detection) throws -> QueryObject {
                 let region = detection.object.region
                 let box = PixelBox(x1: region.x, y1: region.y, x2: region.x + region.width, y2: region.y + region.height)
-                let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: box, region: region,
-                                                                learned: detector.embedder, regionVector: detection.vector)
+                let features = try pipeline.describeRegion(of: decoded.pixels, full: full, box: box, region: region,
+                                                           regionVector: detection.vector)
                 return QueryObject(type: detection.object.type, score: detection.object.score, region: region, features: features, isWhole: false)
             }
             guard points.isEmpty else {
@@ -101,7 +99,7 @@ extension VisualSearchEngine {
                     // Nothing detected under the point: its neighbourhood, as without a detector.
                     let box = PixelBox(x1: point.x, y1: point.y, x2: point.x, y2: point.y)
                     let region = try box.region(in: full)
-                    let features = try ImageFeatures.describeRegion(of: decoded.pixels, full: full, box: box, region: region, learned: detector.embedder)
+                    let features = try pipeline.describeRegion(of: decoded.pixels, full: full, box: box, region: region)
                     objects.append(QueryObject(type: "point", score: 0, region: region, features: features, isWhole: false))
                 }
                 return objects

@@ -11,7 +11,7 @@ import Tracking
 /// for ViSearch.
 ///
 /// A query runs in visible stages: the query vector (stored for an
-/// `im_name`, computed for an image by ``ImageFeatures``, or a colour) →
+/// `im_name`, computed for an image by ``FeaturePipeline``, or a colour) →
 /// the candidates (``Candidates``, from the ``CandidateSource`` the engine
 /// was given: `fq` filters in the store, then scores over the in-memory
 /// ``FeatureIndex`` — or the nearest images as a ``NearestNeighbourStore``
@@ -112,13 +112,16 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         public var discoverProgress: (@Sendable (_ described: Int, _ objects: Int) -> Void)?
         public init() {}
 
+        /// How this engine's images become vectors: decoded under ``limits``,
+        /// embedded with colour and, when given, ``learned``.
+        public var features: FeaturePipeline { FeaturePipeline(limits: limits, learned: learned) }
+
         /// How data API inserts are indexed, made of this engine's own values (nothing set and then
         /// overwritten): under ``limits``, embedded by ``learned`` on ``imageWork``'s threads (the queries'
         /// pixel budget), and never recording the model — inserts follow the catalog's; only `vsearch index` records it.
         var insertIndexing: Indexer.Configuration {
             var indexing = Indexer.Configuration()
-            indexing.limits = limits
-            indexing.learned = learned
+            indexing.features = features
             indexing.imageWork = imageWork
             indexing.recordsLearnedModel = false
             return indexing
@@ -398,7 +401,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     /// Results for each object of the image: the `box` and each `point` (or
     /// the whole image), at most `detection_limit`. The image is decoded once
-    /// for all of them (``ImageFeatures/queries(_:boxes:plans:source:limits:learned:shouldStop:described:)``);
+    /// for all of them (``FeaturePipeline/queries(_:boxes:plans:source:shouldStop:described:)``);
     /// when the caller's task is cancelled (its request was answered, or its
     /// deadline passed) the work stops between two objects — described or
     /// searched — and the call throws ``VisualSearchError/overloaded(reason:retryAfter:)``.
@@ -560,16 +563,14 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// from its header (limits checked before anything is decoded), then
     /// decoded and embedded where ``Configuration/imageWork`` says.
     func features(of bytes: [UInt8], box: PixelBox?, learned: Bool) async throws(VisualSearchError) -> QueryFeatures {
-        let limits = configuration.limits
-        let embedder = learned ? configuration.learned : nil
-        let plan: ImageFeatures.QueryPlan
-        do { plan = try ImageFeatures.plan(bytes, box: box, limits: limits, learned: embedder) } catch { throw .image(error) }
-        guard let pool = configuration.imageWork else {
-            do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
+        let pipeline = learned ? configuration.features : configuration.features.with(learned: nil)
+        let plan: QueryPlan
+        do { plan = try pipeline.plan(bytes, box: box) } catch { throw .image(error) }
+        let work: @Sendable () throws(VisualSearchError) -> QueryFeatures = { () throws(VisualSearchError) -> QueryFeatures in
+            do throws(FeaturesError) { return try pipeline.query(bytes, box: box, plan: plan) } catch { throw error.searchError }
         }
-        return try await pool.run(pixels: plan.decodedPixels, searching: { () throws(VisualSearchError) in
-            do throws(FeaturesError) { return try ImageFeatures.query(bytes, box: box, plan: plan, limits: limits, learned: embedder) } catch { throw error.searchError }
-        })
+        guard let pool = configuration.imageWork else { return try work() }
+        return try await pool.run(pixels: plan.decodedPixels, searching: work)
     }
 
     /// The query vectors of several regions of one image, decoded once, on
@@ -577,11 +578,10 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// Stops between regions once the caller's task is cancelled, returning
     /// those described so far (fewer than `boxes`).
     func features(of bytes: [UInt8], boxes: [PixelBox?], learned: Bool) async throws(VisualSearchError) -> [QueryFeatures] {
-        let limits = configuration.limits
-        let embedder = learned ? configuration.learned : nil
-        var plans: [ImageFeatures.QueryPlan] = []
+        let pipeline = learned ? configuration.features : configuration.features.with(learned: nil)
+        var plans: [QueryPlan] = []
         do {
-            for box in boxes { plans.append(try ImageFeatures.plan(bytes, box: box, limits: limits, learned: embedder)) }
+            for box in boxes { plans.append(try pipeline.plan(bytes, box: box)) }
         } catch {
             throw .image(error)
         }
@@ -590,8 +590,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let stop = StopSignal()
         let work: @Sendable () throws(VisualSearchError) -> [QueryFeatures] = { () throws(VisualSearchError) -> [QueryFeatures] in
             do throws(FeaturesError) {
-                return try ImageFeatures.queries(bytes, boxes: boxes, plans: frozenPlans, limits: limits, learned: embedder,
-                                                 shouldStop: { stop.isRaised }, described: { progress?($0, count) })
+                return try pipeline.queries(bytes, boxes: boxes, plans: frozenPlans,
+                                            shouldStop: { stop.isRaised }, described: { progress?($0, count) })
             } catch {
                 throw error.searchError
             }
@@ -599,7 +599,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         let outcome: Result<[QueryFeatures], VisualSearchError> = await withTaskCancellationHandler {
             do throws(VisualSearchError) {
                 guard let pool = configuration.imageWork else { return .success(try work()) }
-                return .success(try await pool.run(pixels: ImageFeatures.combined(frozenPlans).decodedPixels, searching: work))
+                return .success(try await pool.run(pixels: QueryPlan(covering: frozenPlans).decodedPixels, searching: work))
             } catch {
                 return .failure(error)
             }

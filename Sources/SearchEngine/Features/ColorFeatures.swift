@@ -33,7 +33,7 @@ import ImageOps
 public enum ColorFeatures {
     /// Vector length.
     public static let dimensions = 112
-    /// The version of the features pipeline (``ImageFeatures``): 1 computed
+    /// The version of the features pipeline (``FeaturePipeline``): 1 computed
     /// the vector of the whole image; 2 trims uniform margins first; 3 sees
     /// colour-managed pixels (embedded profiles converted to sRGB — untagged and
     /// sRGB sources give the same vectors as 2, tagged ones change); 4 decodes

@@ -20,6 +20,22 @@ public enum FeaturesError: Error, Sendable, Hashable, CustomStringConvertible {
         case .embedding(let error): error.searchError
         }
     }
+
+    /// Runs decoding and embedding work, its failures as a `FeaturesError`:
+    /// image errors and model errors wrapped, anything else a failed inference.
+    static func catching<T>(_ work: () throws -> T) throws(FeaturesError) -> T {
+        do {
+            return try work()
+        } catch let error as FeaturesError {
+            throw error
+        } catch let error as ImageOpsError {
+            throw .image(error)
+        } catch let error as EmbeddingError {
+            throw .embedding(error)
+        } catch {
+            throw .embedding(.inference(reason: "\(error)"))
+        }
+    }
 }
 
 extension EmbeddingError {

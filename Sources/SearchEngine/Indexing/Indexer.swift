@@ -10,7 +10,7 @@ import VisualSearch
 ///   not decoded again; their metadata is still updated when metadata was
 ///   given. Without a learned model, an image whose stored row has learned
 ///   vectors of some model is unchanged too (they are kept, not dropped).
-/// - With ``Configuration/learned`` each image gets its learned vector beside
+/// - With a learned model in ``Configuration/features`` each image gets its learned vector beside
 ///   the colour one, from the same decode; the catalog records the model
 ///   (``CatalogStore/recordLearnedModel(_:)``) before the first batch, and a
 ///   model other than the recorded one recomputes every image.
@@ -31,14 +31,14 @@ public struct Indexer: Sendable {
         public var batchSize = 64
         /// Decoding threads. The number of active processors by default.
         public var jobs = ProcessInfo.processInfo.activeProcessorCount
-        /// Limits for decoding. ``ImageLimits/default`` by default.
-        public var limits: ImageLimits = .default
+        /// How images become vectors: decoded under ``FeaturePipeline/limits``
+        /// (``ImageLimits/default`` by default), embedded with colour and, when
+        /// it has one, the learned model (colour only by default).
+        public var features = FeaturePipeline()
         /// The part of a folder this run indexes (``Shard``; by each file's
         /// relative path). The whole folder by default.
         public var shard: Shard = .whole
-        /// The learned embedder; nil (colour only) by default.
-        public var learned: (any ImageEmbedder)?
-        /// Whether a run may record ``learned`` as the catalog's model (and so make
+        /// Whether a run may record the pipeline's learned model as the catalog's model (and so make
         /// it the model of every image). `true` by default (`vsearch index`); the
         /// data API's inserts set `false`: they add learned vectors only to a catalog
         /// already made by the same model, and colour vectors alone otherwise, so a
@@ -162,7 +162,7 @@ public struct Indexer: Sendable {
     public func ingest(_ sources: [Source], updatesMetadataOfUnchanged: Bool, isCancelled: @escaping @Sendable () -> Bool = { false },
                        onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async throws(VisualSearchError) -> Summary {
         let start = Date()
-        var usable = configuration.learned
+        var usable = configuration.features.learned
         if let embedder = usable {
             if configuration.recordsLearnedModel {
                 // A model that cannot run fails the job here: nothing written, no model recorded.
@@ -174,28 +174,27 @@ public struct Indexer: Sendable {
                 do { try embedder.load() } catch { throw error.searchError }
             }
         }
-        let learned = usable
+        let features = configuration.features.with(learned: usable)
         let known = try await fromStore { () async throws(CatalogStoreError) in try await store.contentHashes() }
         onEvent(.started(total: sources.count))
         var indexed = 0, unchanged = 0, committed = 0, done = 0
         var failures: [String] = []
         let pool = WorkerPool(workers: configuration.jobs)
-        let limits = configuration.limits
         let batchSize = max(1, configuration.batchSize)
         for batchStart in stride(from: 0, to: sources.count, by: batchSize) {
             if isCancelled() { break }
             let batch = Array(sources[batchStart..<min(sources.count, batchStart + batchSize)])
             let schema = try await declareFields(of: batch)
             // With a learned model each worker takes a group of images: decodes them, then runs them through the model at once.
-            let group = learned == nil ? 1 : Self.embeddingBatch
+            let group = features.learned == nil ? 1 : Self.embeddingBatch
             let groups = stride(from: 0, to: batch.count, by: group).map { $0..<min(batch.count, $0 + group) }
             let outcomes: [Outcome]
             if let imageWork = configuration.imageWork {
-                outcomes = await Indexer.process(groups.map { Array(batch[$0]) }, on: imageWork, known: known, schema: schema, limits: limits,
-                                                 learned: learned)
+                outcomes = await Indexer.process(groups.map { Array(batch[$0]) }, on: imageWork, known: known, schema: schema,
+                                                 features: features)
             } else {
                 outcomes = await pool.map(count: groups.count) { g -> [Outcome] in
-                    Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, limits: limits, learned: learned)
+                    Indexer.process(Array(batch[groups[g]]), known: known, schema: schema, features: features)
                 }.compactMap { $0 }.flatMap { $0 }
             }
             var items: [CatalogItem] = []
@@ -271,14 +270,14 @@ public struct Indexer: Sendable {
     /// groups' order. A group the pool refuses (overloaded) fails its images
     /// with the pool's reason: re-sending the insert retries them.
     static func process(_ groups: [[Source]], on imageWork: ImageWorkPool, known: [String: String], schema: FieldSchema,
-                        limits: ImageLimits, learned: (any ImageEmbedder)?) async -> [Outcome] {
+                        features: FeaturePipeline) async -> [Outcome] {
         await withTaskGroup(of: (Int, [Outcome]).self) { tasks in
             for (position, group) in groups.enumerated() {
-                let pixels = group.reduce(0) { $0 + decodedPixels(of: $1, limits: limits, learned: learned) }
+                let pixels = group.reduce(0) { $0 + decodedPixels(of: $1, features: features) }
                 tasks.addTask {
                     do throws(VisualSearchError) {
                         let outcomes = try await imageWork.run(pixels: pixels, searching: { () throws(VisualSearchError) -> [Outcome] in
-                            Indexer.process(group, known: known, schema: schema, limits: limits, learned: learned)
+                            Indexer.process(group, known: known, schema: schema, features: features)
                         })
                         return (position, outcomes)
                     } catch {
@@ -295,9 +294,9 @@ public struct Indexer: Sendable {
     /// The pixels a source's decode produces, from its header (1 when its
     /// bytes are not at hand yet or the header is unusable: reading it is
     /// then the work, and it fails on its own).
-    static func decodedPixels(of source: Source, limits: ImageLimits, learned: (any ImageEmbedder)?) -> Int {
+    static func decodedPixels(of source: Source, features: FeaturePipeline) -> Int {
         guard case .bytes(let bytes) = source.content,
-              let plan = try? ImageFeatures.plan(bytes, box: nil, source: source.imageName, limits: limits, learned: learned) else { return 1 }
+              let plan = try? features.plan(bytes, box: nil, source: source.imageName) else { return 1 }
         return plan.decodedPixels
     }
 
@@ -306,13 +305,12 @@ public struct Indexer: Sendable {
 
     /// Reads, checks and decodes a group of sources, then embeds the decoded ones
     /// in one run of the model (on a decoding thread); outcomes in the sources' order.
-    static func process(_ sources: [Source], known: [String: String], schema: FieldSchema, limits: ImageLimits,
-                        learned: (any ImageEmbedder)?) -> [Outcome] {
-        guard let learned else { return sources.map { process($0, known: known, schema: schema, limits: limits) } }
+    static func process(_ sources: [Source], known: [String: String], schema: FieldSchema, features: FeaturePipeline) -> [Outcome] {
+        guard let learned = features.learned else { return sources.map { process($0, known: known, schema: schema, features: features) } }
         var outcomes: [Outcome] = []
         var pending: [(position: Int, item: CatalogItem, content: PixelBuffer)] = []
         for source in sources {
-            let outcome = process(source, known: known, schema: schema, limits: limits, learned: learned, embeds: false)
+            let outcome = process(source, known: known, schema: schema, features: features, embeds: false)
             if case .described(let item, let content) = outcome {
                 pending.append((outcomes.count, item, content))
             }
@@ -335,8 +333,8 @@ public struct Indexer: Sendable {
     /// Reads, checks and decodes one source (on a decoding thread); with
     /// `embeds` false and a learned model, a decoded image comes back
     /// ``Outcome/described(_:_:)`` for the caller to embed with others.
-    static func process(_ source: Source, known: [String: String], schema: FieldSchema, limits: ImageLimits,
-                        learned: (any ImageEmbedder)? = nil, embeds: Bool = true) -> Outcome {
+    static func process(_ source: Source, known: [String: String], schema: FieldSchema, features: FeaturePipeline,
+                        embeds: Bool = true) -> Outcome {
         let name = source.imageName
         if let scalar = CatalogText.forbiddenInName(name) {
             return .failed(name, "im_name \(CatalogText.reason(name, scalar))")
@@ -347,20 +345,19 @@ public struct Indexer: Sendable {
         let bytes: [UInt8]
         do throws(ImageOpsError) {
             switch source.content {
-            case .file(let path): bytes = try FileIO.read(path, maxBytes: limits.maxInputBytes)
+            case .file(let path): bytes = try FileIO.read(path, maxBytes: features.limits.maxInputBytes)
             case .bytes(let data): bytes = data
             case .failed(let reason): return .failed(name, "\(name): \(reason)")
             }
         } catch {
             return .failed(name, error.description)
         }
-        if let stored = known[name], isUnchanged(stored: stored, bytes: bytes, learned: learned?.descriptor) {
+        if let stored = known[name], isUnchanged(stored: stored, bytes: bytes, learned: features.learned?.descriptor) {
             return .unchanged(MetadataUpdate(imageName: name, metadata: source.metadata))
         }
-        if !embeds, learned != nil {
-            do throws(ImageOpsError) {
-                let described = try ImageFeatures.describe(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
-                                                           limits: limits, learned: learned)
+        if !embeds, features.learned != nil {
+            do throws(FeaturesError) {
+                let described = try features.describe(named: name, bytes: bytes, source: source.origin, metadata: source.metadata)
                 guard let content = described.content else { return .item(described.item) }
                 return .described(described.item, content)
             } catch {
@@ -368,8 +365,7 @@ public struct Indexer: Sendable {
             }
         }
         do throws(FeaturesError) {
-            return .item(try ImageFeatures.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata,
-                                                       limits: limits, learned: learned))
+            return .item(try features.catalogItem(named: name, bytes: bytes, source: source.origin, metadata: source.metadata))
         } catch {
             return .failed(name, error.description)
         }
@@ -391,7 +387,7 @@ public struct Indexer: Sendable {
 
     enum Outcome: Sendable {
         case item(CatalogItem)
-        /// Decoded, its learned vector still to compute from `content` (never leaves ``process(_:known:schema:limits:learned:)``).
+        /// Decoded, its learned vector still to compute from `content` (never leaves ``process(_:known:schema:features:embeds:)``).
         case described(CatalogItem, PixelBuffer)
         case unchanged(MetadataUpdate)
         case failed(String, String)

@@ -73,7 +73,7 @@ struct IndexCommand: AsyncParsableCommand {
             // The model loads (checksum, runtime) before the catalog is opened: a damaged model writes nothing.
             let learned = colorOnly ? nil : try model.learnedEmbedder()
             try learned?.load()
-            configuration.learned = learned
+            configuration.features = FeaturePipeline(learned: learned)
             summary = try await catalog.withStoreUnreported(creating: true) { store in
                 if created != nil { created?.store = store }
                 try await Self.noteModel(learned, catalog: try await store.learnedModel(), colorOnly: colorOnly, quiet: quiet)

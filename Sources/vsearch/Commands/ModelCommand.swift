@@ -185,6 +185,7 @@ extension ModelCommand {
             } catch {
                 throw CLIError.report(error)
             }
+            let features = FeaturePipeline(learned: embedder)
             var failed = 0
             for start in stride(from: 0, to: files.count, by: batch) {
                 var names: [String] = [], pixels: [PixelBuffer] = []
@@ -192,7 +193,7 @@ extension ModelCommand {
                     do throws(ImageOpsError) {
                         let bytes = try FileIO.read(file)
                         // The same decode as `vsearch index`, without the colour side it also computes.
-                        pixels.append(try ImageFeatures.learnedContent(of: bytes, source: file, learned: embedder))
+                        pixels.append(try features.learnedContent(of: bytes, source: file))
                         names.append(file)
                     } catch {
                         failed += 1

@@ -56,8 +56,8 @@ struct LearnedEmbedderTests {
             Issue.record("reference-int8-\(name).json was computed with model \(quantized.model_sha256.prefix(12)), not the installed \(embedder.manifest.sha256.prefix(12)): regenerate it (Tests/Fixtures/embeddings/README.md)")
         }
         // The catalog's vector of the same file: the same output, normalised (and projected when the model ships a projection).
-        let item = try ImageFeatures.catalogItem(named: name, bytes: try FileIO.read("\(Self.fixtures)/\(reference.image)"),
-                                                 source: name, metadata: [:], learned: embedder)
+        let item = try FeaturePipeline(learned: embedder).catalogItem(named: name, bytes: try FileIO.read("\(Self.fixtures)/\(reference.image)"),
+                                                                      source: name, metadata: [:])
         #expect(item.learned == (try embedder.embed(pixels)))
         #expect(item.contentHash.hasSuffix(StoredContentHash.learnedTag(of: embedder.descriptor)))
     }

@@ -167,7 +167,7 @@ struct LearnedSimilarityTests {
             try FileManager.default.copyItem(atPath: Repository.images + "/" + name, toPath: folder + "/" + name)
         }
         var withModel = Indexer.Configuration()
-        withModel.learned = try LearnedModel.embedder()
+        withModel.features = FeaturePipeline(learned: try LearnedModel.embedder())
         let first = try await Indexer(store: store, configuration: withModel).run(directory: folder)
         #expect(first.indexed == 3)
         #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
@@ -176,10 +176,10 @@ struct LearnedSimilarityTests {
         #expect(colorOnly.unchanged == 3 && colorOnly.indexed == 0)
         #expect(try await store.loadIndex(learned: .compact).learnedCount == 3)
         var other = Indexer.Configuration()
-        other.learned = OtherModel(wrapping: try LearnedModel.embedder())
+        other.features = FeaturePipeline(learned: OtherModel(wrapping: try LearnedModel.embedder()))
         let recomputed = try await Indexer(store: store, configuration: other).run(directory: folder)
         #expect(recomputed.indexed == 3)
-        #expect(try await store.learnedModel() == other.learned?.descriptor)
+        #expect(try await store.learnedModel() == other.features.learned?.descriptor)
     }
 
     /// Data API inserts follow the catalog's model: learned vectors in a catalog the same model made,
@@ -192,7 +192,7 @@ struct LearnedSimilarityTests {
         for learnedCatalog in [false, true] {
             let store = InMemoryCatalogStore()
             var indexing = Indexer.Configuration()
-            indexing.learned = learnedCatalog ? try LearnedModel.embedder() : nil
+            indexing.features = FeaturePipeline(learned: learnedCatalog ? try LearnedModel.embedder() : nil)
             _ = try await Indexer(store: store, configuration: indexing).run(directory: input)
             var configuration = VisualSearchEngine.Configuration()
             configuration.imageSources = ImageSourcePolicy(imageRoots: [uploads])
@@ -215,7 +215,7 @@ struct LearnedSimilarityTests {
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: copy.modelDirectory + "/model.onnx"))
         let store = InMemoryCatalogStore()
         var configuration = Indexer.Configuration()
-        configuration.learned = try LearnedEmbedder(installation: copy)
+        configuration.features = FeaturePipeline(learned: try LearnedEmbedder(installation: copy))
         await #expect {
             _ = try await Indexer(store: store, configuration: configuration).run(directory: Repository.images)
         } throws: { error in

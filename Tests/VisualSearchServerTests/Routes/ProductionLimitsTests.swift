@@ -69,7 +69,7 @@ struct ProductionLimitsTests {
             let statistics = try #require(running.server.imageWork?.statistics)
             #expect(statistics.completed == 0 && statistics.pixelsDecoded == 0)
             // The command line's limit is another: the same image passes the header check there.
-            #expect(throws: Never.self) { _ = try ImageFeatures.plan(bomb, box: nil, limits: .default) }
+            #expect(throws: Never.self) { _ = try FeaturePipeline(limits: .default).plan(bomb, box: nil) }
         }
     }
 

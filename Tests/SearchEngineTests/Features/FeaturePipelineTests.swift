@@ -4,12 +4,12 @@ import ImageOps
 import TestSupport
 import Testing
 
-@Suite("ImageFeatures", .timeLimit(.minutes(10)))
-struct ImageFeaturesTests {
+@Suite("FeaturePipeline", .timeLimit(.minutes(10)))
+struct FeaturePipelineTests {
     static func png(_ pixels: PixelBuffer) throws -> [UInt8] { try ImageEncoders.PNG().encode(pixels) }
 
     static func catalogVector(_ bytes: [UInt8]) throws -> [Float] {
-        try ImageFeatures.catalogItem(named: "x", bytes: bytes, source: "x", metadata: [:]).features
+        try FeaturePipeline().catalogItem(named: "x", bytes: bytes, source: "x", metadata: [:]).features
     }
 
     /// The corpus as a catalog: every image's name and vector.
@@ -26,6 +26,21 @@ struct ImageFeaturesTests {
         }?.name
     }
 
+    @Test("a pipeline's embedders are colour, then the learned model when it has one; another learned model keeps its limits")
+    func embedders() throws {
+        #expect(FeaturePipeline().embedders.map(\.descriptor.name) == [ColorEmbedder().descriptor.name])
+        let model = PadModel(side: 224)
+        var limits = ImageLimits.default
+        limits.maxPixels = 1_000_000
+        let pipeline = FeaturePipeline(limits: limits, learned: model)
+        #expect(pipeline.embedders.map(\.descriptor) == [ColorEmbedder().descriptor, model.descriptor])
+        let colorOnly = pipeline.with(learned: nil)
+        #expect(colorOnly.learned == nil && colorOnly.limits == limits && colorOnly.embedders.count == 1)
+        // The colour column is the colour embedder's vector: a catalog row's features are its output, 112 floats of unit length.
+        let item = try colorOnly.catalogItem(named: "x", bytes: Repository.bytes("coffee_cup.jpg"), source: "x", metadata: [:])
+        #expect(item.features.count == ColorEmbedder().descriptor.dimension && item.learned == nil)
+    }
+
     @Test("a copy with a coloured border finds its original first: margins are trimmed at index and query alike")
     func borderedCopy() throws {
         let corpus = try Self.corpus()
@@ -33,7 +48,7 @@ struct ImageFeaturesTests {
                                ("oc_cattle.jpg", (30, 58, 138))] {
             let drawing = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
             let framed = Canvas.paste(drawing, at: 40, 40, width: drawing.width + 80, height: drawing.height + 80, color: color)
-            let query = try ImageFeatures.query(try Self.png(framed), box: nil)
+            let query = try FeaturePipeline().query(try Self.png(framed), box: nil)
             #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
             // Without trimming the border's colour weighs in: the pipeline, not luck, makes the match.
             let original = try #require(corpus.first { $0.name == (file as NSString).deletingPathExtension }).vector
@@ -47,7 +62,7 @@ struct ImageFeaturesTests {
         for file in ["coffee_cup.jpg", "tp_clothes_t_jacket.jpg", "astronaut.jpg"] {
             let photo = try ImageDecoder.decode(Repository.bytes(file), source: file).pixels
             let (banner, _) = Canvas.banner(photo)
-            let query = try ImageFeatures.query(try Self.png(banner), box: nil)
+            let query = try FeaturePipeline().query(try Self.png(banner), box: nil)
             #expect(query.vectors.count == 2, "\(file)")
             #expect(Self.first(query.vectors, in: corpus) == (file as NSString).deletingPathExtension, "\(file)")
             // The proposal is what finds it: on its own it ranks the product first, the whole banner does not.
@@ -59,18 +74,18 @@ struct ImageFeaturesTests {
     @Test("a whole image decodes at the size the features need; wider than 2:1 its shorter side keeps the working side")
     func wholeImageDecodeSize() throws {
         // A photo: 96 px on its longer side, 64 on its shorter, whichever asks more.
-        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1000, height: 750)) == 96.0 / 1000)
-        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1000, height: 500)) == 64.0 / 500)
+        #expect(FeaturePipeline.wholeImageScale(of: PixelSize(width: 1000, height: 750)) == 96.0 / 1000)
+        #expect(FeaturePipeline.wholeImageScale(of: PixelSize(width: 1000, height: 500)) == 64.0 / 500)
         // A banner or a strip (either way up): a product proposed on it is at most its shorter side square.
-        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 1599, height: 533)) == 128.0 / 533)
-        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 533, height: 1599)) == 128.0 / 533)
-        #expect(ImageFeatures.wholeImageScale(of: PixelSize(width: 60, height: 20)) == 1)
+        #expect(FeaturePipeline.wholeImageScale(of: PixelSize(width: 1599, height: 533)) == 128.0 / 533)
+        #expect(FeaturePipeline.wholeImageScale(of: PixelSize(width: 533, height: 1599)) == 128.0 / 533)
+        #expect(FeaturePipeline.wholeImageScale(of: PixelSize(width: 60, height: 20)) == 1)
         // A 1536 × 512 JPEG banner: its DCT-scaled decode keeps 128 px of height (at 64 the product halved).
         let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
         let (banner, _) = Canvas.banner(photo)
         let large = try ImageProcessors.Resize(to: PixelSize(width: 1536, height: 512)).process(banner)
         let jpeg = try ImageEncoders.JPEG(quality: JPEGQuality(0.97)).encode(large)
-        let plan = try ImageFeatures.plan(jpeg, box: nil)
+        let plan = try FeaturePipeline().plan(jpeg, box: nil)
         #expect(plan.minimumSize == PixelSize(width: 384, height: 128))
         #expect(try ImageDecoder.decode(jpeg, source: "banner", options: DecodingOptions(minimumSize: plan.minimumSize)).pixels.size
                 == PixelSize(width: 384, height: 128))
@@ -81,10 +96,10 @@ struct ImageFeaturesTests {
         let photo = try ImageDecoder.decode(Repository.bytes("coffee_cup.jpg"), source: "coffee").pixels
         let (banner, _) = Canvas.banner(photo)
         let box = PixelBox(x1: 0, y1: 0, x2: banner.width, y2: banner.height)
-        let query = try ImageFeatures.query(try Self.png(banner), box: box)
+        let query = try FeaturePipeline().query(try Self.png(banner), box: box)
         #expect(query.vectors.count == 1)
         // A one-pixel-high box decodes at the box's longer side, and still gives one vector.
-        let thin = try ImageFeatures.query(try Self.png(banner), box: PixelBox(x1: 0, y1: 60, x2: banner.width, y2: 61))
+        let thin = try FeaturePipeline().query(try Self.png(banner), box: PixelBox(x1: 0, y1: 60, x2: banner.width, y2: 61))
         #expect(thin.vectors.count == 1 && thin.region.height == 1)
     }
 
@@ -95,8 +110,8 @@ struct ImageFeaturesTests {
         let model = PadModel(side: 224)
         for file in try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted() {
             let bytes = Repository.bytes(file)
-            let described = try ImageFeatures.describe(named: "x", bytes: bytes, source: file, metadata: [:], learned: model)
-            let content = try ImageFeatures.learnedContent(of: bytes, source: file, learned: model)
+            let described = try FeaturePipeline(learned: model).describe(named: "x", bytes: bytes, source: file, metadata: [:])
+            let content = try FeaturePipeline(learned: model).learnedContent(of: bytes, source: file)
             #expect(described.content == content, "\(file)")
         }
     }
@@ -106,7 +121,7 @@ struct ImageFeaturesTests {
         for file in try FileManager.default.contentsOfDirectory(atPath: Repository.images).sorted() {
             let bytes = Repository.bytes(file)
             let indexed = try Self.catalogVector(bytes)
-            let searched = try ImageFeatures.query(bytes, box: nil).primary
+            let searched = try FeaturePipeline().query(bytes, box: nil).primary
             #expect(Similarity.score(dot: Canvas.dot(indexed, searched)) == 1, "\(file)")
         }
     }
@@ -115,10 +130,10 @@ struct ImageFeaturesTests {
     func noDuplicateProposal() throws {
         let drawing = try ImageDecoder.decode(Repository.bytes("oc_cattle.jpg"), source: "cattle").pixels
         let page = Canvas.paste(drawing, at: 60, 60, width: drawing.width + 120, height: drawing.height + 120, color: (255, 255, 255))
-        #expect(try ImageFeatures.query(try Self.png(page), box: nil).vectors.count == 1)
+        #expect(try FeaturePipeline().query(try Self.png(page), box: nil).vectors.count == 1)
         // Framed, the proposal would be the white page holding the drawing: dropped too.
         let framed = Canvas.paste(page, at: 20, 20, width: page.width + 40, height: page.height + 40, color: (30, 58, 138))
-        #expect(try ImageFeatures.query(try Self.png(framed), box: nil).vectors.count == 1)
+        #expect(try FeaturePipeline().query(try Self.png(framed), box: nil).vectors.count == 1)
     }
 
     @Test("a mirrored copy has the vector of its original: the histogram and the layout are blind to left and right")
