@@ -8,8 +8,7 @@ extension VisualSearchError {
         switch error {
         case .notFound(let location): self = .catalogNotFound(location: location)
         case .unusable(let location, let reason): self = .catalog(location: location, reason: reason)
-        case .readOnlySnapshot(let location):
-            self = .catalog(location: location, reason: "this is a read-only snapshot of the catalog; write through the catalog itself")
+        case .readOnlySnapshot(let location): self = .catalog(location: location, reason: CatalogStoreError.readOnlySnapshotReason)
         case .unavailable(let location, let reason): self = .unavailable(location: location, reason: reason)
         case .statement(let reason, let sql): self = .storage(reason: reason, sql: sql)
         case .unknownField(let field, let known): self = .unknownField(field, known: known)
@@ -27,9 +26,4 @@ extension VisualSearchError {
 /// ```
 package func fromStore<T>(_ body: () async throws(CatalogStoreError) -> T) async throws(VisualSearchError) -> T {
     do { return try await body() } catch { throw VisualSearchError(error) }
-}
-
-/// The synchronous form of ``fromStore(_:)-async``.
-package func fromStore<T>(_ body: () throws(CatalogStoreError) -> T) throws(VisualSearchError) -> T {
-    do { return try body() } catch { throw VisualSearchError(error) }
 }

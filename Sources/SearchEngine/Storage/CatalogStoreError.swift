@@ -32,16 +32,18 @@ public enum CatalogStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     /// A metadata row does not fit the store (row numbers count from 1).
     case invalidMetadata(row: Int, field: String, reason: String)
 
+    /// Why a snapshot refuses a write, and what to write through instead.
+    public static let readOnlySnapshotReason = "this is a read-only snapshot of the catalog; write through the catalog itself"
+
     public var description: String {
         switch self {
         case .notFound(let location): "no catalog at \(location)"
         case .unusable(let location, let reason): "catalog \(location): \(reason)"
-        case .readOnlySnapshot(let location):
-            "catalog \(location): this is a read-only snapshot of the catalog; write through the catalog itself"
+        case .readOnlySnapshot(let location): "catalog \(location): \(Self.readOnlySnapshotReason)"
         case .unavailable(let location, let reason): "catalog unavailable at \(location): \(reason)"
         case .statement(let reason, let sql): sql.map { "\(reason) (SQL: \($0))" } ?? reason
         case .unknownField(let field, let known):
-            "unknown field \(field): not in the catalog schema" + (known.isEmpty ? " (it declares no fields)" : " (fields: \(known.joined(separator: ", ")))")
+            "unknown field \(field): " + VisualSearchError.notInSchema(known: known)
         case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
         case .invalidMetadata(let row, let field, let reason): "invalid metadata in row \(row), field \(field): \(reason)"
         }

@@ -52,12 +52,17 @@ public enum VisualSearchError: Error, Sendable, Hashable, CustomStringConvertibl
         case notIndexed
     }
 
+    /// Why a field is unknown, naming the fields the schema declares (the engine's and the store's words alike).
+    public static func notInSchema(known: [String]) -> String {
+        "not in the catalog schema" + (known.isEmpty ? " (it declares no fields)" : " (fields: \(known.joined(separator: ", ")))")
+    }
+
     /// The message clients see in the response's `error` list.
     public var message: String {
         switch self {
         case .invalidParameter(let name, let reason): "Invalid parameter \(name): \(reason)"
         case .unknownField(let field, let known):
-            "Unknown field \(field): not in the catalog schema" + (known.isEmpty ? " (it declares no fields)" : " (fields: \(known.joined(separator: ", ")))")
+            "Unknown field \(field): " + Self.notInSchema(known: known)
         case .imageNotFound: "Image not found with im_name."
         case .image(let error): "Invalid image: \(error.description)"
         case .fetch(let url, let reason): "Invalid parameter im_url: cannot fetch \(url): \(reason)"

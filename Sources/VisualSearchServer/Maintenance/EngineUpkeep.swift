@@ -37,8 +37,8 @@ public struct EngineUpkeep: Service {
                 engine.stopCompacting()  // a rebuild in flight stops within about a thousand rows; its graph stays the old one
             }
         }
+        // The loop ended with its task cancelled, which stopped a compaction in flight (onCancel above).
         await engine.cancelInserts()
-        engine.stopCompacting()
         try? await engine.saveGraphs()
     }
 

@@ -54,4 +54,34 @@ struct EngineUpkeepTests {
         await upkeep.value  // the loop ends with its task, after saving
         #expect(engine.approximate?.files?.manifest(.color)?.count == 2000, "the compacted graph is the one on disk")
     }
+
+    @Test("as it stops, the engine upkeep saves the graphs caught up in memory since the last save, compaction or not")
+    func savesOnStop() async throws {
+        let store = try await SQLiteCatalogStore(path: Repository.temporaryDirectory("upkeep-save") + "/catalog.sqlite", creating: true)
+        let schema = FieldSchema(fields: [:])
+        try await store.declare(schema)
+        func items(_ seeds: Range<Int>) -> [CatalogItem] {
+            seeds.map { seed in
+                CatalogItem(imageName: String(format: "v%07d", seed), source: "/images/\(seed).jpg", width: 100, height: 100,
+                            contentHash: "hash-\(seed)", features: Self.vector(seed), palette: DominantColors(entries: []), metadata: [:])
+            }
+        }
+        try await store.upsert(items(0..<1200), schema: schema)
+        var configuration = VisualSearchEngine.Configuration()
+        configuration.nearestNeighbours.mode = .approximate
+        configuration.versionCheckInterval = .zero
+        configuration.graphPolicy.saveInterval = .seconds(86_400)  // a catch-up is not saved on its own within the test
+        let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
+        _ = try await engine.vectorSearch(Self.vector(1), parameters: SearchParameters())
+        #expect(engine.approximate?.files?.manifest(.color)?.count == 1200, "a graph built is saved at once")
+        try await store.upsert(items(1200..<1500), schema: schema)  // another writer: the engine catches up on its next search
+        _ = try await engine.vectorSearch(Self.vector(2), parameters: SearchParameters())
+        #expect(engine.approximate?.graphs[.color]?.count == 1500)
+        #expect(engine.approximate?.files?.manifest(.color)?.count == 1200, "the catch-up waits for the save interval")
+
+        let upkeep = Task { await EngineUpkeep(engine: engine, compactionInterval: nil).run() }
+        upkeep.cancel()
+        await upkeep.value
+        #expect(engine.approximate?.files?.manifest(.color)?.count == 1500, "saved as the upkeep stopped")
+    }
 }
