@@ -78,10 +78,16 @@ public enum ServerFixture {
     }
 
     /// Starts a server over a fresh catalog of the corpus (`configure` adjusts it, a PostgreSQL URL included) and
-    /// returns once it listens. The server's task opens the catalog and serves inside that scope, as `vsearch serve` does.
+    /// returns once it listens. Its idle and body timeouts are 600 s (real time; a test of them sets its own). The server's task opens the catalog and serves inside that scope, as `vsearch serve` does.
     /// - Throws: ``StartFailed`` with the server's own error when it cannot open its catalog or bind its port.
     public static func live(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> Live {
         var configuration = ServerConfiguration(catalog: .sqlite(path: await Corpus.makeCatalog()), port: 0)
+        // The real-time timeouts out of reach, unless a test sets its own: the tests hold bodies and idle connections on
+        // purpose and step their deadlines on a stepped clock, and in the whole suite on two busy cores a test has
+        // taken over 20 s between two of its steps — then the connections' body timeout (20 s) cut the held bodies (400)
+        // and the idle timeout (60 s) closed the held connections, and a test waiting for them waited for good.
+        configuration.idleTimeout = 600
+        configuration.limits.connections.bodyTimeout = 600
         configure(&configuration)
         let configured = configuration
         return try await start { listening in

@@ -33,6 +33,8 @@ public final class SteppedClock: Clock, Sendable {
     public init() {}
     public var now: Instant { state.read { $0.now } }
     public var minimumResolution: Duration { .zero }
+    /// The deadlines of the tasks sleeping on the clock now, as offsets from its start, earliest first (for messages).
+    public var sleeping: [Duration] { state.read { $0.sleepers.values.map(\.offset).sorted() } }
 
     /// Moves the clock forward by `duration`.
     public func step(by duration: Duration) {
