@@ -123,8 +123,10 @@ RULES = [
     ("one spelling: `color` in identifiers (prose and the CLI's `colour` alias may keep `colour`)",
      lambda: code_matches(r"\b\w*(olour|OLOUR)\w*\b", ["Sources", "Tests"])
      + [f"{path}: file name" for path in swift_files("Sources", "Tests") if "olour" in path]),
-    ("lifetimes owned by scopes: no store starts a task it does not await (a PostgreSQL pool runs in the scope that opened it)",
-     lambda: code_matches(r"\bTask\s*(\{|\(\s*(priority:[^)]*)?\)\s*\{)", ["Sources/SQLiteCatalog", "Sources/PostgreSQLCatalog", "Sources/CatalogStores"])),
+    ("lifetimes owned by scopes: no store starts a task it does not await (a PostgreSQL pool runs in the scope that opened it), "
+     "and the engine starts none of its own (its inserts run in its owner's scope: runInserts)",
+     lambda: code_matches(r"\bTask\s*(\{|\(\s*(priority:[^)]*)?\)\s*\{)", ["Sources/SQLiteCatalog", "Sources/PostgreSQLCatalog", "Sources/CatalogStores"])
+     + code_matches(r"\bTask\s*(\.\s*detached\b|\{|\(\s*(priority:[^)]*)?\)\s*\{)", ["Sources/SearchEngine"])),
     ("no polling waits in tests: a test waits on the event (Observed.until, the clock's sleepers, the sockets), never `eventually` or a `waitUntil` poll",
      lambda: code_matches(r"\b(eventually|waitUntil)\s*(\(|\{)", ["Tests"])),
     ("tests mirror targets: every Swift target has its own test target (each store's runs the role contracts)",

@@ -50,10 +50,13 @@ public enum ServerFixture {
 
     // MARK: - Router
 
-    /// Runs `body` with a client of `server`'s router (HummingbirdTesting `.router`).
+    /// Runs `body` with a client of `server`'s router (HummingbirdTesting `.router`); the engine's insert
+    /// transactions run meanwhile, in this scope (a live server's run in its `EngineUpkeep`).
     public static func router<Value: Sendable>(_ server: VisualSearchServer<VisualSearchEngine>,
                                                _ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        try await Application(router: server.router(), logger: logger).test(.router, body)
+        try await server.service.withInserts { () async throws in
+            try await Application(router: server.router(), logger: logger).test(.router, body)
+        }
     }
 
     // MARK: - Live

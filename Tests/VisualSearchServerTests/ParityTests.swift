@@ -36,7 +36,10 @@ struct ParityTests {
             configuration.imageRoute = running.server.service.configuration.imageRoute
             let store = try await SQLiteCatalogStore(path: await Corpus.makeCatalog())
             let engine = try await OpenedCatalog(sqlite: store).engine(configuration: configuration)
-            try await body(Pair(engine: engine, client: ServerFixture.client(running.url), server: running))
+            // The local engine's inserts run in this scope, as the server's run in its EngineUpkeep.
+            try await engine.withInserts { () async throws in
+                try await body(Pair(engine: engine, client: ServerFixture.client(running.url), server: running))
+            }
         }
     }
 

@@ -5,8 +5,11 @@ import VisualSearch
 /// The data API's asynchronous inserts: each `/insert` becomes a
 /// transaction whose images are fetched (under the engine's
 /// ``ImageSourcePolicy``), decoded and committed by the ``Indexer``'s
-/// pipeline in batches, in a background task, with progress that
-/// `/insert/status/{trans_id}` reports.
+/// pipeline in batches, with progress that `/insert/status/{trans_id}` reports.
+/// The transactions run as child tasks of ``run()``, which the engine's
+/// owner runs (a server's `EngineUpkeep`; a command line's
+/// ``VisualSearchEngine/withInserts(_:)``), as PostgresNIO's owner runs its
+/// client's `run()`: their lifetime is that scope's.
 ///
 /// The progress is saved in the catalog (``InsertJournal/saveInsertTransaction(_:)``)
 /// at most every ``saveInterval`` while the transaction runs and always at
@@ -16,8 +19,8 @@ import VisualSearch
 /// time: 10,000 images took 40 s). What a status reports as succeeded is
 /// committed. One request carries at most ``maxItemsPerRequest`` images.
 ///
-/// When the server stops, running transactions are cancelled between
-/// batches (``cancelAll()``) and keep their last progress, saved then
+/// When ``run()``'s task is cancelled (the server stops), running transactions
+/// stop between batches and keep their last progress, saved then
 /// (`processed_percent` below 100), and waiting ones are dropped (their
 /// status stays at 0 %): re-send the insert to finish it — an insert is an
 /// upsert by `im_name`.
@@ -38,8 +41,8 @@ final class InsertJobs: Sendable {
     let journal: any InsertJournal
     /// How many transactions run and wait.
     let limits: InsertLimits
-    /// The transactions running in this process, and those waiting to run.
-    let queue = Locked(Queue())
+    /// The transactions running in this process, and those waiting to run (observed: ``finishAll()`` waits on it).
+    let queue = Observed(Queue())
 
     struct Pending: Sendable {
         var progress: InsertStatusResponse.Progress
@@ -47,8 +50,12 @@ final class InsertJobs: Sendable {
     }
 
     struct Queue {
-        /// Running, by id.
-        var running: [String: Task<Void, Never>] = [:]
+        /// Launched (under ``InsertLimits/maxRunning``), by id: waiting in ``toStart`` or running.
+        var running: Set<String> = []
+        /// Launched, for ``run()`` to start.
+        var toStart: [Pending] = []
+        /// Running their batches now, by id (tests wait for a transaction to have begun).
+        var begun: Set<String> = []
         /// Waiting for a running one to end, oldest first.
         var pending: [Pending] = []
         /// Accepted, their first state being saved.
@@ -121,42 +128,57 @@ final class InsertJobs: Sendable {
         return id
     }
 
-    /// Runs a transaction in a task of its own; when it ends, the oldest waiting one starts.
+    /// Hands a transaction to ``run()``; when it ends, the oldest waiting one starts.
     func launch(_ transaction: Pending, in queue: inout Queue) {
-        let id = transaction.progress.transactionID
-        queue.running[id] = Task.detached(priority: .utility) {
-            await self.run(transaction.progress, transaction.items)
-            self.queue.withLock { queue in
-                queue.running.removeValue(forKey: id)
-                if !queue.pending.isEmpty, queue.running.count < self.limits.maxRunning {
-                    self.launch(queue.pending.removeFirst(), in: &queue)
+        queue.running.insert(transaction.progress.transactionID)
+        queue.toStart.append(transaction)
+    }
+
+    /// Runs the transactions ``start(_:)`` accepts, each as a child task of
+    /// this call, until the task running it is cancelled. Then each running
+    /// transaction stops between two batches and saves its progress, those
+    /// not yet started are dropped (their saved status stays at 0 %: re-send
+    /// the insert), and it returns once every one has saved. Transactions
+    /// accepted while nothing runs them wait for the next call.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            // Woken by each change of the queue (an observation, never a timer); false once this task is cancelled.
+            while await queue.until({ queue.read { !$0.toStart.isEmpty } }), !Task.isCancelled {
+                let starting = queue.withLock { queue in
+                    defer { queue.toStart.removeAll() }
+                    return queue.toStart
                 }
+                for transaction in starting {
+                    group.addTask(priority: .utility) {
+                        let id = transaction.progress.transactionID
+                        self.queue.withLock { _ = $0.begun.insert(id) }
+                        await self.run(transaction.progress, transaction.items)
+                        self.queue.withLock { queue in
+                            queue.begun.remove(id)
+                            queue.running.remove(id)
+                            if !queue.pending.isEmpty, queue.running.count < self.limits.maxRunning {
+                                self.launch(queue.pending.removeFirst(), in: &queue)
+                            }
+                        }
+                    }
+                }
+            }
+            // Stopping: those not started and those waiting are dropped, their saved status at 0 %.
+            queue.withLock { queue in
+                for transaction in queue.toStart { queue.running.remove(transaction.progress.transactionID) }
+                queue.toStart.removeAll()
+                queue.pending.removeAll()
             }
         }
     }
 
-    /// Cancels every running transaction, drops the waiting ones (their
-    /// saved status stays at 0 %) and waits until each running one has saved its last progress.
-    func cancelAll() async {
-        let tasks = queue.withLock { queue in
-            queue.pending.removeAll()
-            return Array(queue.running.values)
-        }
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
-    }
-
     /// Waits until every transaction running or waiting now has finished and saved its progress.
     func finishAll() async {
-        while true {
-            let tasks = queue.withLock { Array($0.running.values) }
-            if tasks.isEmpty { return }
-            for task in tasks { await task.value }
-        }
+        _ = await queue.until { queue.read { $0.running.isEmpty && $0.pending.isEmpty } }
     }
 
     /// Transactions running or waiting in this process now.
-    var runningCount: Int { queue.withLock { $0.running.count + $0.pending.count } }
+    var runningCount: Int { queue.read { $0.running.count + $0.pending.count } }
 
     /// The progress of a transaction, as last saved by whichever server runs it.
     func status(_ id: String) async throws(VisualSearchError) -> InsertStatusResponse.Progress? {

@@ -489,6 +489,9 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
 
     // MARK: - Data API
 
+    /// Accepts an insert transaction and returns its `trans_id` at once; the
+    /// transaction runs in ``runInserts()``, which the engine's owner runs (a
+    /// server does; a command line wraps its work in ``withInserts(_:)``).
     public func insert(_ request: InsertRequest) async throws(VisualSearchError) -> DataAPIResponse {
         guard !request.items.isEmpty else { throw .invalidParameter(name: "im_name[0]", reason: "no images given") }
         for (index, item) in request.items.enumerated() {
@@ -504,12 +507,31 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// Insert transactions running in this process.
     public var runningInserts: Int { jobs.runningCount }
 
-    /// Stops the insert transactions running in this process between two
-    /// batches and waits until each has saved its progress (what ran is
-    /// committed; re-sending the insert finishes the rest). `vsearch serve`
-    /// calls it when it shuts down.
-    public func cancelInserts() async {
-        await jobs.cancelAll()
+    /// Runs the insert transactions ``insert(_:)`` accepts, each as a child
+    /// task of this call, until the task running it is cancelled: then each
+    /// stops between two batches and saves its progress (what ran is
+    /// committed; re-sending the insert finishes the rest), the waiting ones
+    /// are dropped, and it returns once every one has saved. The engine's
+    /// owner runs it, once (a server's `EngineUpkeep`, ``withInserts(_:)``);
+    /// a transaction accepted while nothing runs it waits.
+    public func runInserts() async {
+        await jobs.run()
+    }
+
+    /// Runs `body` with this engine's insert transactions running
+    /// (``runInserts()``, in a child task); when `body` returns, the
+    /// transactions still running stop between batches and save their
+    /// progress (``finishInserts()`` in `body` waits for them to finish).
+    /// For a command line or a test, which have no server to own the engine's work.
+    public func withInserts<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        let outcome: Result<T, Failure> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.runInserts() }
+            let outcome: Result<T, Failure>
+            do throws(Failure) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+            group.cancelAll()
+            return outcome
+        }
+        return try outcome.get()
     }
 
     /// Waits until the insert transactions running in this process have

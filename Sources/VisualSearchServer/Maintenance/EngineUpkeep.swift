@@ -4,6 +4,8 @@ import ServiceLifecycle
 /// The engine's background work in a server, as one `Service` the
 /// application owns (after the HTTP server in its `ServiceGroup`, so it
 /// stops after the last request):
+/// - it runs the data API's insert transactions, as child tasks
+///   (``VisualSearchEngine/runInserts()``);
 /// - every ``compactionInterval`` it asks the engine to rebuild the HNSW
 ///   graphs whose removed rows passed the policy's share
 ///   (``VisualSearchEngine/compactGraphs()``), so a catalog that loses many
@@ -11,7 +13,7 @@ import ServiceLifecycle
 ///   --rebuild` (searches use the old graph while a new one is built, on one thread);
 /// - as the server stops (graceful shutdown, or its task cancelled) it stops
 ///   the insert transactions running between two batches, each saving its
-///   progress (``VisualSearchEngine/cancelInserts()``), stops a rebuild in
+///   progress (their tasks cancelled), stops a rebuild in
 ///   flight (``VisualSearchEngine/stopCompacting()``) and saves the graphs
 ///   caught up in memory since the last save (``VisualSearchEngine/saveGraphs()``),
 ///   so a restart loads them as they are. Then it returns.
@@ -30,15 +32,18 @@ public struct EngineUpkeep: Service {
 
     public func run() async {
         let engine = engine
-        await cancelWhenGracefulShutdown {
-            await withTaskCancellationHandler {
-                await compactUntilCancelled()
-            } onCancel: {
-                engine.stopCompacting()  // a rebuild in flight stops within about a thousand rows; its graph stays the old one
+        await withDiscardingTaskGroup { group in
+            group.addTask { await engine.runInserts() }
+            await cancelWhenGracefulShutdown {
+                await withTaskCancellationHandler {
+                    await compactUntilCancelled()
+                } onCancel: {
+                    engine.stopCompacting()  // a rebuild in flight stops within about a thousand rows; its graph stays the old one
+                }
             }
+            // The server has stopped taking requests: the inserts stop between batches, each saving its progress.
+            group.cancelAll()
         }
-        // The loop ended with its task cancelled, which stopped a compaction in flight (onCancel above).
-        await engine.cancelInserts()
         try? await engine.saveGraphs()
     }
 

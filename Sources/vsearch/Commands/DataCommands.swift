@@ -90,7 +90,10 @@ struct InsertCommand: AsyncParsableCommand {
             } else {
                 try await catalog.withEngineUnreported(model: model) { engine in
                     try await declareFields(in: engine)
-                    try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
+                    // The command owns the engine's inserts while it waits for its own.
+                    try await engine.withInserts { () async throws in
+                        try await insert(into: engine, items: try items(local: true), waits: true) { await engine.finishInserts() }
+                    }
                 }
             }
         } catch let error as ExitCode {

@@ -37,9 +37,10 @@ struct InsertJobsTests {
             engine = try await store.engine(configuration: configuration)
         }
 
-        /// The transaction's status once the engine has finished its inserts (awaited, not polled).
+        /// The transaction's status once the engine has finished its inserts (awaited, not polled). The
+        /// transactions accepted wait until something runs them: here this call, as a command line does.
         func finished(_ transactionID: String) async throws -> InsertStatusResponse.Progress {
-            await engine.finishInserts()
+            await engine.withInserts { await engine.finishInserts() }
             let status = try await engine.insertStatus(InsertStatusRequest(transactionID: transactionID))
             #expect(status.status == .ok && status.method == "insert/status")
             let progress = try #require(status.result.first)
@@ -233,14 +234,16 @@ struct InsertJobsTests {
         let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 64_000_000, maxWait: .seconds(600)))
         let fixture = try await Fixture(imageWork: pool, fetchHosts: [stub.hostAndPort])
         let taken = try await pool.reserve(pixels: 64_000_000)  // someone else's bytes fill the budget
-        let response = try await fixture.engine.insert(InsertRequest(items: (0..<3).map {
-            InsertItem(imageName: "remote\($0)", imageURL: stub.url("/cat\($0).jpg").absoluteString)
-        }))
-        #expect(await pool.until { pool.statistics.reservationsWaiting > 0 })
-        #expect(pool.statistics.reservationsWaiting == 1)
-        #expect(stub.requests.isEmpty, "fetched before the budget held the bytes: \(stub.requests)")
-        taken.release()
-        let progress = try await fixture.finished(try #require(response.transactionID))
+        let progress = try await fixture.engine.withInserts { () async throws in
+            let response = try await fixture.engine.insert(InsertRequest(items: (0..<3).map {
+                InsertItem(imageName: "remote\($0)", imageURL: stub.url("/cat\($0).jpg").absoluteString)
+            }))
+            #expect(await pool.until { pool.statistics.reservationsWaiting > 0 })
+            #expect(pool.statistics.reservationsWaiting == 1)
+            #expect(stub.requests.isEmpty, "fetched before the budget held the bytes: \(stub.requests)")
+            taken.release()
+            return try await fixture.finished(try #require(response.transactionID))
+        }
         #expect(progress.successCount == 3, "\(progress.errorList)")
         #expect(stub.requests.count == 3 && pool.statistics.reservationsGranted == 2)
         #expect(pool.statistics.pixelsReserved == 0 && pool.statistics.pixelsInFlight == 0)
@@ -254,13 +257,16 @@ struct InsertJobsTests {
         #expect(InsertJobs.savesProgress(processed: 1000, of: 1000, lastSaved: start, now: start))
     }
 
-    @Test("cancelling stops a transaction between batches; what ran is committed and its progress saved")
+    @Test("cancelling the scope that runs the inserts stops a transaction between batches; what ran is committed and its progress saved")
     func cancellation() async throws {
         let fixture = try await Fixture()
         let items = (0..<1000).map { InsertItem(imageName: "copy\($0)", imageURL: fixture.uploads + "/grace_hopper.jpg") }
-        let response = try await fixture.engine.insert(InsertRequest(items: items))
-        let id = try #require(response.transactionID)
-        await fixture.engine.cancelInserts()  // at once: the first batch at most has run
+        let jobs = fixture.engine.jobs
+        let id = try await fixture.engine.withInserts { () async throws in
+            let id = try #require(try await fixture.engine.insert(InsertRequest(items: items)).transactionID)
+            #expect(await jobs.queue.until { jobs.queue.read { $0.begun.contains(id) } })
+            return id
+        }  // the scope ends at once: the runner's task is cancelled, the first batch at most has run
         #expect(fixture.engine.runningInserts == 0)
         let saved = try #require(try await fixture.engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first)
         let count = try await fixture.engine.catalog.count()

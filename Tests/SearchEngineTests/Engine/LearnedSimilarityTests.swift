@@ -201,7 +201,7 @@ struct LearnedSimilarityTests {
             let engine = try await store.engine(configuration: configuration)
             let response = try await engine.insert(InsertRequest(items: [InsertItem(imageName: "tophat", imageURL: "file://" + uploads + "/tophat.jpg")]))
             let id = try #require(response.transactionID)
-            await engine.finishInserts()
+            await engine.withInserts { await engine.finishInserts() }
             #expect(try await engine.insertStatus(InsertStatusRequest(transactionID: id)).result.first?.isFinished == true)
             #expect(try await store.count() == 2)
             #expect(try await store.learnedModel() == (learnedCatalog ? try LearnedModel.embedder().descriptor : nil))
