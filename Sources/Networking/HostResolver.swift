@@ -31,10 +31,7 @@ enum HostResolver {
         }
         defer { timer?.cancel() }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                gate.install(continuation)
-                OwnThread.start(named: "vsearch-dns") { gate.resume(lookUp(host)) }
-            }
+            await gate.value { OwnThread.start(named: "vsearch-dns") { gate.resume(lookUp(host)) } }
         } onCancel: {
             gate.resume(.failure(.cancelled))
         }

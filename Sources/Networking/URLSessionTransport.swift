@@ -90,8 +90,7 @@ public final class URLSessionTransport: HTTPTransport {
         let exchange = Exchange(request, maxRedirects: maxRedirects, clock: idleClock)
         delegate.register(exchange, for: task)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                exchange.outcome.install(continuation)
+            await exchange.outcome.value {
                 if Task.isCancelled {
                     delegate.unregister(task)
                     exchange.abandon()

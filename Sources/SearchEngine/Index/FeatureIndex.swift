@@ -145,6 +145,7 @@ public struct FeatureIndex: Sendable {
     public func dotProducts(with query: [Float], rows: [Int]? = nil) -> [Float] {
         precondition(query.count == dimensions)
         let count = rows?.count ?? self.count
+        guard count > 0 else { return [] }  // never the empty buffer: its initializer writes the shared empty storage (docs/fuzzing.md, TSan)
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
             vectors.withRowAddresses { addresses in
                 query.withUnsafeBufferPointer { q in
@@ -188,6 +189,7 @@ public struct FeatureIndex: Sendable {
         if queries.count == 1 { return dotProducts(with: queries[0], rows: rows) }
         let flat = queries.flatMap { $0 }
         let count = rows?.count ?? self.count
+        guard count > 0 else { return [] }  // never the empty buffer: its initializer writes the shared empty storage (docs/fuzzing.md, TSan)
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
             vectors.withRowAddresses { addresses in
                 flat.withUnsafeBufferPointer { q in

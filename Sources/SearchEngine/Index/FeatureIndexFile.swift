@@ -240,6 +240,7 @@ enum FeatureIndexFile {
         }
 
         mutating func array<T: BitwiseCopyable>(_ type: T.Type, count: Int) throws(VectorFilesError) -> [T] {
+            guard count > 0 else { return [] }  // never the empty buffer: its initializer writes the shared empty storage (docs/fuzzing.md, TSan)
             var failure: VectorFilesError?
             let array = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
                 failure = fill(UnsafeMutableRawBufferPointer(buffer))

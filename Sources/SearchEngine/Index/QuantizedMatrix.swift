@@ -174,6 +174,7 @@ public struct QuantizedMatrix: Sendable {
         let norm = query.reduce(0) { $0 + $1 * $1 }.squareRoot()
         let queryScale: Float = norm > 0 ? 1 / norm : 0
         let count = rows?.count ?? self.count
+        guard count > 0 else { return [] }  // never the empty buffer: its initializer writes the shared empty storage (docs/fuzzing.md, TSan)
         return [Float](unsafeUninitializedCapacity: count) { out, initialized in
             values.withRowAddresses { addresses in
                 query.withUnsafeBufferPointer { q in

@@ -121,6 +121,7 @@ public final class HNSWGraph: @unchecked Sendable {
     /// Every label present, in no order.
     public func labels() -> [Int64] {
         let capacity = count
+        guard capacity > 0 else { return [] }  // never the empty buffer: its initializer writes the shared empty storage (docs/fuzzing.md, TSan)
         return [Int64](unsafeUninitializedCapacity: capacity) { buffer, initialized in
             initialized = buffer.withMemoryRebound(to: UInt64.self) { vshnsw_labels(handle, $0.baseAddress, capacity) }
         }
