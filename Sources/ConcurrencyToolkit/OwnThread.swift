@@ -31,8 +31,9 @@ public enum OwnThread {
     /// returns (or throws what it throws); the caller's task is suspended meanwhile, its thread free.
     public static func run<T: Sendable, Failure: Error>(named name: String,
                                                         _ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
-        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
-            start(named: name) { continuation.resume(returning: Result { () throws(Failure) in try body() }) }
+        let handoff = Handoff<Result<T, Failure>>()
+        let result = await handoff.value {
+            start(named: name) { handoff.resume(Result { () throws(Failure) in try body() }) }
         }
         return try result.get()
     }

@@ -22,7 +22,7 @@ enum HostResolver {
 
     /// Every address `host` resolves to (IPv4 and IPv6, duplicates removed).
     static func resolve(_ host: String, timeout: Double?) async throws(Failure) -> [IPAddress] {
-        let gate = OneShot<Result<[IPAddress], Failure>>()
+        let gate = Handoff<Result<[IPAddress], Failure>>()
         let timer: Task<Void, Never>? = timeout.map { seconds in
             Task.detached {
                 try? await Task.sleep(for: .milliseconds(Int64(max(0, seconds) * 1000)))

@@ -34,7 +34,7 @@ extension URLSessionTransport {
         let timeout: Double
         let maxRedirects: Int
         let state = Locked(State())
-        let outcome = OneShot<Result<HTTPClientResponse, HTTPClientError>>()
+        let outcome = Handoff<Result<HTTPClientResponse, HTTPClientError>>()
         let watchdog = Locked<Task<Void, Never>?>(nil)
         /// The clock idle time is measured on.
         let clock: ElapsedClock

@@ -153,17 +153,18 @@ public final class ImageWorkPool: Sendable {
         let deadline = clock.now + limits.maxWait
         let timer = Locked<WaitDeadline?>(nil)
         defer { timer.withLock { $0 }?.cancel() }
+        let handoff = Handoff<Result<T, VisualSearchError>>()  // the result passes a lock: ThreadSanitizer sees it
         let outcome: Result<T, VisualSearchError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, VisualSearchError>, Never>) in
+            await handoff.value {
                 let start: @Sendable () -> Void = { [threads] in
                     threads.submit {
                         let result: Result<T, VisualSearchError>
                         do throws(VisualSearchError) { result = .success(try work()) } catch { result = .failure(error) }
                         self.finish(cost: cost)
-                        continuation.resume(returning: result)
+                        handoff.resume(result)
                     }
                 }
-                let refuse: @Sendable (VisualSearchError) -> Void = { continuation.resume(returning: .failure($0)) }
+                let refuse: @Sendable (VisualSearchError) -> Void = { handoff.resume(.failure($0)) }
                 if enqueue(Waiter(id: id, cost: cost, client: Self.client, start: start, refuse: refuse)) {
                     let maxWait = limits.maxWait
                     timer.withLock {
