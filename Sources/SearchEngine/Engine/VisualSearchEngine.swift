@@ -116,6 +116,11 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
         /// embedded with colour and, when given, ``learned``.
         public var features: FeaturePipeline { FeaturePipeline(limits: limits, learned: learned) }
 
+        /// ``features``, or without the learned model when a query does not use it (`learned` false).
+        func features(learned usesLearned: Bool) -> FeaturePipeline {
+            FeaturePipeline(limits: limits, learned: usesLearned ? learned : nil)
+        }
+
         /// How data API inserts are indexed, made of this engine's own values (nothing set and then
         /// overwritten): under ``limits``, embedded by ``learned`` on ``imageWork``'s threads (the queries'
         /// pixel budget), and never recording the model — inserts follow the catalog's; only `vsearch index` records it.
@@ -512,8 +517,8 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// stops between two batches and saves its progress (what ran is
     /// committed; re-sending the insert finishes the rest), the waiting ones
     /// are dropped, and it returns once every one has saved. The engine's
-    /// owner runs it, once (a server's `EngineUpkeep`, ``withInserts(_:)``);
-    /// a transaction accepted while nothing runs it waits.
+    /// owner runs it (a server's `EngineUpkeep`, ``withInserts(_:)``); a
+    /// transaction accepted while nothing runs it waits for the next run.
     public func runInserts() async {
         await jobs.run()
     }
@@ -585,7 +590,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// from its header (limits checked before anything is decoded), then
     /// decoded and embedded where ``Configuration/imageWork`` says.
     func features(of bytes: [UInt8], box: PixelBox?, learned: Bool) async throws(VisualSearchError) -> QueryFeatures {
-        let pipeline = learned ? configuration.features : configuration.features.with(learned: nil)
+        let pipeline = configuration.features(learned: learned)
         let plan: QueryPlan
         do { plan = try pipeline.plan(bytes, box: box) } catch { throw .image(error) }
         let work: @Sendable () throws(VisualSearchError) -> QueryFeatures = { () throws(VisualSearchError) -> QueryFeatures in
@@ -600,7 +605,7 @@ public final class VisualSearchEngine: VisualSearchService, Sendable {
     /// Stops between regions once the caller's task is cancelled, returning
     /// those described so far (fewer than `boxes`).
     func features(of bytes: [UInt8], boxes: [PixelBox?], learned: Bool) async throws(VisualSearchError) -> [QueryFeatures] {
-        let pipeline = learned ? configuration.features : configuration.features.with(learned: nil)
+        let pipeline = configuration.features(learned: learned)
         var plans: [QueryPlan] = []
         do {
             for box in boxes { plans.append(try pipeline.plan(bytes, box: box)) }

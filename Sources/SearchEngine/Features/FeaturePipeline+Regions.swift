@@ -9,12 +9,6 @@ extension FeaturePipeline {
     /// itself when nothing was trimmed (the embedder would reduce `pixels` to it).
     static func colorContent(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> PixelBuffer {
         if content.width == small.width && content.height == small.height { return small }
-        return trimmed(pixels, small: small, content: content)
-    }
-
-    /// `pixels` inside `content`, the uniform margins found on `small` (their reduced copy).
-    static func trimmed(_ pixels: PixelBuffer, small: PixelBuffer, content: PixelRect) -> PixelBuffer {
-        if content.width == small.width && content.height == small.height { return pixels }
         let rect = mapped(insetTrimmedSides(content, of: small.size), from: small.size, to: pixels.size)
         // `mapped` stays inside `pixels`, so the crop cannot fail.
         return (try? ImageProcessors.Crop(rect).process(pixels)) ?? pixels
