@@ -90,10 +90,11 @@ public final class ImageWorkPool: Sendable {
     public let limits: Limits
     /// What a waiting job's ``Limits/maxWait`` is measured on (a test steps it).
     let clock: ElapsedClock
-    let state = Observed(State())
+    let state: Observed<State>
     let threads: WorkerThreads
 
     struct Waiter {
+        /// Its ticket's id for a job; a reservation's own number for a reservation.
         var id: Int
         var cost: Int
         /// ``ImageWorkPool/client`` when the job was submitted.
@@ -104,10 +105,12 @@ public final class ImageWorkPool: Sendable {
 
     struct State {
         var statistics = Statistics()
-        var waiting: [Waiter] = []
-        /// ``reserve(pixels:)`` calls waiting for budget, oldest first: admitted after the jobs (``admitted(_:)``).
+        /// Jobs waiting for a worker or for budget: at most ``Limits/maxQueued``, each until ``Limits/maxWait``.
+        var waiting: WaitQueue<Waiter>
+        /// ``reserve(pixels:)`` calls waiting for budget, oldest first, with no bound and no deadline: admitted after
+        /// the jobs (``admitted(_:)``).
         var reserving: [Waiter] = []
-        var nextID = 0
+        var nextReservation = 0
         /// When each client with work waiting (or lately served) last had a job started: a tick of ``starts``.
         var lastStarted: [String: Int] = [:]
         var starts = 0
@@ -118,6 +121,7 @@ public final class ImageWorkPool: Sendable {
     public init(limits: Limits = Limits(), clock: ElapsedClock = ElapsedClock()) {
         self.limits = limits
         self.clock = clock
+        state = Observed(State(waiting: WaitQueue(capacity: limits.maxQueued, maxWait: limits.maxWait)))
         threads = WorkerThreads(count: limits.workers, niceness: limits.niceness)
     }
 
@@ -145,12 +149,10 @@ public final class ImageWorkPool: Sendable {
     /// features: the image's or the learned model's), as ``run(pixels:_:)`` does.
     public func run<T: Sendable>(pixels: Int, searching work: @escaping @Sendable () throws(VisualSearchError) -> T) async throws(VisualSearchError) -> T {
         let cost = min(max(1, pixels), limits.pixelBudget)
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        // Fixed before the job joins the queue: a clock stepped once it waits always reaches it.
-        let deadline = clock.now + limits.maxWait
+        // The deadline is fixed by the ticket, before the job joins the queue: a clock stepped once it waits always
+        // reaches it.
+        let now = clock.now
+        let ticket = state.withLock { $0.waiting.ticket(now: now) }
         let timer = Locked<WaitDeadline?>(nil)
         defer { timer.withLock { $0 }?.cancel() }
         let handoff = Handoff<Result<T, VisualSearchError>>()  // the result passes a lock: ThreadSanitizer sees it
@@ -165,15 +167,17 @@ public final class ImageWorkPool: Sendable {
                     }
                 }
                 let refuse: @Sendable (VisualSearchError) -> Void = { handoff.resume(.failure($0)) }
-                if enqueue(Waiter(id: id, cost: cost, client: Self.client, start: start, refuse: refuse)) {
+                if enqueue(Waiter(id: ticket.id, cost: cost, client: Self.client, start: start, refuse: refuse), with: ticket) {
                     let maxWait = limits.maxWait
                     timer.withLock {
-                        $0 = WaitDeadline(at: deadline, on: clock) { [weak self] in self?.expire(id, reason: "an image waited \(maxWait) to be decoded") }
+                        $0 = WaitDeadline(at: ticket.deadline, on: clock) { [weak self] in
+                            self?.expire(ticket, reason: "an image waited \(maxWait) to be decoded")
+                        }
                     }
                 }
             }
         } onCancel: {
-            expire(id, reason: "the request ended while its image waited to be decoded")
+            expire(ticket, reason: "the request ended while its image waited to be decoded")
         }
         return try outcome.get()
     }
@@ -191,8 +195,8 @@ public final class ImageWorkPool: Sendable {
     public func reserve(pixels: Int) async throws(VisualSearchError) -> Reservation {
         let cost = min(max(1, pixels), limits.pixelBudget)
         let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
+            state.nextReservation += 1
+            return state.nextReservation
         }
         let outcome: Result<Void, VisualSearchError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, VisualSearchError>, Never>) in
@@ -260,30 +264,34 @@ public final class ImageWorkPool: Sendable {
 
     /// Starts the job now, queues it, or refuses it when the queue is full; true when it waits in the queue.
     @discardableResult
-    func enqueue(_ waiter: Waiter) -> Bool {
-        let decision: (start: [Waiter], refuse: Bool) = state.withLock { state in
-            if state.waiting.count >= limits.maxQueued && !(state.waiting.isEmpty && fits(waiter.cost, in: state.statistics)) {
+    func enqueue(_ waiter: Waiter, with ticket: WaitQueue<Waiter>.Ticket) -> Bool {
+        let decision: (start: [Waiter], refused: Bool, waits: Bool) = state.withLock { state in
+            var start: [Waiter] = []
+            if state.waiting.isEmpty && fits(waiter.cost, in: state.statistics) {
+                begin(waiter, &state)  // nothing waits ahead of it and it fits: it starts, whatever the queue's bound
+                start.append(waiter)
+            } else if !state.waiting.append(waiter, with: ticket) {
                 state.statistics.refused += 1
-                return ([], true)
+                return ([], true, false)
             }
-            state.waiting.append(waiter)
-            return (admitted(&state), false)
+            start += admitted(&state)
+            return (start, false, state.waiting.contains(ticket))
         }
-        if decision.refuse {
+        if decision.refused {
             waiter.refuse(.overloaded(reason: "\(limits.maxQueued) images are already waiting to be decoded", retryAfter: retryAfter))
             return false
         }
         decision.start.forEach { $0.start() }
-        return !decision.start.contains(where: { $0.id == waiter.id })
+        return decision.waits
     }
 
     /// Refuses a job still waiting (its deadline passed, or its request ended).
-    func expire(_ id: Int, reason: String) {
+    func expire(_ ticket: WaitQueue<Waiter>.Ticket, reason: String) {
         let waiter: Waiter? = state.withLock { state in
-            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let waiter = state.waiting.remove(ticket) else { return nil }
             state.statistics.refused += 1
-            defer { state.statistics.queued = state.waiting.count }
-            return state.waiting.remove(at: index)
+            state.statistics.queued = state.waiting.count
+            return waiter
         }
         waiter?.refuse(.overloaded(reason: reason, retryAfter: retryAfter))
     }
@@ -309,10 +317,7 @@ public final class ImageWorkPool: Sendable {
         var started: [Waiter] = []
         while let index = nextIndex(state), fits(state.waiting[index].cost, in: state.statistics) {
             let job = state.waiting.remove(at: index)
-            state.starts += 1
-            state.lastStarted[job.client] = state.starts
-            state.statistics.running += 1
-            state.statistics.pixelsInFlight += job.cost
+            begin(job, &state)
             started.append(job)
         }
         // Reservations only once no job waits, so they never hold back the decodes that end them.
@@ -333,6 +338,14 @@ public final class ImageWorkPool: Sendable {
         }
         state.statistics.queued = state.waiting.count
         return started
+    }
+
+    /// Charges a job that starts now: a worker, its pixels, and its client's turn.
+    func begin(_ job: Waiter, _ state: inout State) {
+        state.starts += 1
+        state.lastStarted[job.client] = state.starts
+        state.statistics.running += 1
+        state.statistics.pixelsInFlight += job.cost
     }
 
     /// The position in `state.waiting` of the job to start next (``admitted(_:)``).

@@ -11,12 +11,15 @@ final class AdmissionQueue: Sendable {
     let maxQueued: Int
     let maxWait: Duration
     let clock: ElapsedClock
-    let state = Observed(State())
+
+    let state: Observed<State>
+
+    /// Requests waiting for a slot, each resumed with true (admitted) or false (shed).
+    typealias Waiting = WaitQueue<CheckedContinuation<Bool, Never>>
 
     struct State {
         var running = 0
-        var waiting: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-        var nextID = 0
+        var waiting: Waiting
     }
 
     init(limit: Int, maxQueued: Int, maxWait: Duration, clock: ElapsedClock = ElapsedClock()) {
@@ -24,6 +27,7 @@ final class AdmissionQueue: Sendable {
         self.maxQueued = max(0, maxQueued)
         self.maxWait = maxWait
         self.clock = clock
+        state = Observed(State(waiting: Waiting(capacity: maxQueued, maxWait: maxWait)))
     }
 
     /// Returns true once `condition` holds, checked again after each change of this queue's counts (an observation hook,
@@ -36,24 +40,25 @@ final class AdmissionQueue: Sendable {
     /// Waits for a slot: true when admitted (then ``release()`` when done),
     /// false when shed (the queue is full, the wait ran out, or the task was cancelled).
     func acquire() async -> Bool {
-        enum Entry { case admitted, shed, queued(Int) }
+        enum Entry { case admitted, shed, queued(Waiting.Ticket) }
+        let now = clock.now
         let entry: Entry = state.withLock { state in
             if state.running < limit && state.waiting.isEmpty {
                 state.running += 1
                 return .admitted
             }
-            if state.waiting.count >= maxQueued { return .shed }
-            state.nextID += 1
-            return .queued(state.nextID)
+            if state.waiting.isFull { return .shed }
+            return .queued(state.waiting.ticket(now: now))
         }
-        let id: Int
+        let ticket: Waiting.Ticket
         switch entry {
         case .admitted: return true
         case .shed: return false
-        case .queued(let queued): id = queued
+        case .queued(let queued): ticket = queued
         }
-        // The deadline is fixed before the waiter joins the queue: a clock advanced once it is queued always reaches it.
-        let deadline = WaitDeadline(at: clock.now + maxWait, on: clock) { [weak self] in self?.give(up: id) }
+        // The deadline was fixed by the ticket, before the waiter joins the queue: a clock advanced once it is queued
+        // always reaches it.
+        let deadline = WaitDeadline(at: ticket.deadline, on: clock) { [weak self] in self?.give(up: ticket) }
         defer { deadline.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -62,14 +67,12 @@ final class AdmissionQueue: Sendable {
                         state.running += 1
                         return true
                     }
-                    if state.waiting.count >= maxQueued { return false }
-                    state.waiting.append((id, continuation))
-                    return nil
+                    return state.waiting.append(continuation, with: ticket) ? nil : false
                 }
                 if let admitted { continuation.resume(returning: admitted) }
             }
         } onCancel: {
-            give(up: id)
+            give(up: ticket)
         }
     }
 
@@ -80,17 +83,14 @@ final class AdmissionQueue: Sendable {
                 state.running -= 1
                 return nil
             }
-            return state.waiting.removeFirst().continuation  // the slot passes on: running stays
+            return state.waiting.removeFirst()  // the slot passes on: running stays
         }
         next?.resume(returning: true)
     }
 
-    /// Sheds a waiter whose time ran out.
-    func give(up id: Int) {
-        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
-            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiting.remove(at: index).continuation
-        }
+    /// Sheds a waiter whose time ran out (or whose task was cancelled).
+    func give(up ticket: Waiting.Ticket) {
+        let waiter = state.withLock { $0.waiting.remove(ticket) }
         waiter?.resume(returning: false)
     }
 }
