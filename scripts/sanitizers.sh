@@ -12,6 +12,12 @@
 #                           suppressions=scripts/tsan-suppressions.txt (third-party code only, each entry explained)
 # A sanitizer report makes that run fail; the script runs both and exits 1 if either failed.
 #
+# Each sanitizer's run has a PostgreSQL cluster of its own (VSEARCH_PG_BASE, unless set): scripts/test.sh drops and
+# re-creates the test database as it starts and stops the server as it ends, so two runs sharing the clone's default
+# cluster (a sanitizer run beside a plain scripts/test.sh, or beside the other sanitizer) break each other's
+# PostgreSQL tests. The two runs still compete for the two cores: a run beside anything else outruns the tests'
+# time limits under ThreadSanitizer (docs/fuzzing.md, "The sixth session's run").
+#
 # Leaks are not checked here: the CLI tests run the (sanitized) vsearch binary and compare its
 # stderr, and LeakSanitizer's report at exit of every process would fail them. The fuzz
 # harnesses (scripts/fuzz.sh) do check leaks, per input. --leaks turns it on here too.
@@ -42,6 +48,7 @@ for sanitizer in "${sanitizers[@]}"; do
   esac
   echo "sanitizers.sh: the test suite under --sanitize=$sanitizer (build: $scratch)" >&2
   set +e
+  VSEARCH_PG_BASE="${VSEARCH_PG_BASE:-/tmp/vsearch-pg-$(id -u)-$sanitizer-$(pwd | sha256sum | cut -c1-8)}" \
   ASAN_OPTIONS="abort_on_error=1:detect_leaks=$leaks${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:suppressions=$PWD/scripts/tsan-suppressions.txt${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     ./scripts/test.sh --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}"
