@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -70,8 +71,7 @@ public final class LoopbackStub: @unchecked Sendable {
         listen(fd, 16)
         listener = fd
         port = boundPort
-        let thread = Thread { [self] in serve() }
-        thread.start()
+        OwnThread.start(named: "test-stub") { [self] in serve() }
     }
 
     /// Returns once `count` request heads have arrived (at once when they have):

@@ -1,3 +1,4 @@
+import ConcurrencyToolkit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,9 @@ import Darwin
 /// HTTP client sends: a head that promises a body which then stops arriving —
 /// and for a second client: the socket's source address may be another
 /// loopback address (`127.0.0.2`), which the server sees as another peer.
-/// Blocking reads run on a thread of their own, never on Swift's cooperative pool.
+/// Blocking reads run on a thread of their own (``OwnThread``), never on Swift's cooperative pool; what they read
+/// reaches the test through its ``Handoff``, which ThreadSanitizer sees (a continuation resumed from a Foundation
+/// thread it does not: the bytes read there and the test's read of them were reported as races).
 ///
 /// ```swift
 /// let connection = try RawConnection(port: port)
@@ -70,9 +73,7 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Writes `bytes` on a thread of its own; returns how many were sent before the peer stopped reading or closed.
     public func write(bytes: [UInt8]) async -> Int {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: self.blockingWrite(bytes)) }
-        }
+        await OwnThread.run(named: "test-socket") { self.blockingWrite(bytes) }
     }
 
     private func blockingWrite(_ bytes: [UInt8]) -> Int {
@@ -102,25 +103,20 @@ public final class RawConnection: @unchecked Sendable {
     /// themselves (poll(2) wakes when one becomes readable), not on a timer; `limit` only bounds it (a test that
     /// gets fewer fails on the count). A connection the server closed without an answer is not waited on again.
     public static func answered(_ connections: [RawConnection], atLeast count: Int, within limit: Duration = .seconds(60)) async -> Int {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let deadline = ContinuousClock.now + limit
-                var closed = Set<Int32>()
-                while true {
-                    let answered = connections.filter(\.hasAnswer).count
-                    let waiting = connections.filter { !$0.hasAnswer && !closed.contains($0.socketDescriptor) }
-                    let left = ContinuousClock.now.duration(to: deadline)
-                    if answered >= count || waiting.isEmpty || left <= .zero {
-                        continuation.resume(returning: answered)
-                        return
-                    }
-                    var descriptors = waiting.map { pollfd(fd: $0.socketDescriptor, events: Int16(POLLIN), revents: 0) }
-                    let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-                    guard poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0 else { continue }
-                    // Readable without a byte to peek: the server closed it (or it failed); it will never answer.
-                    for (connection, descriptor) in zip(waiting, descriptors) where descriptor.revents != 0 && !connection.hasAnswer {
-                        closed.insert(connection.socketDescriptor)
-                    }
+        await OwnThread.run(named: "test-socket") {
+            let deadline = ContinuousClock.now + limit
+            var closed = Set<Int32>()
+            while true {
+                let answered = connections.filter(\.hasAnswer).count
+                let waiting = connections.filter { !$0.hasAnswer && !closed.contains($0.socketDescriptor) }
+                let left = ContinuousClock.now.duration(to: deadline)
+                if answered >= count || waiting.isEmpty || left <= .zero { return answered }
+                var descriptors = waiting.map { pollfd(fd: $0.socketDescriptor, events: Int16(POLLIN), revents: 0) }
+                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                guard poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0 else { continue }
+                // Readable without a byte to peek: the server closed it (or it failed); it will never answer.
+                for (connection, descriptor) in zip(waiting, descriptors) where descriptor.revents != 0 && !connection.hasAnswer {
+                    closed.insert(connection.socketDescriptor)
                 }
             }
         }
@@ -129,20 +125,16 @@ public final class RawConnection: @unchecked Sendable {
     /// Waits (up to the read timeout) for the server to close the connection:
     /// true when it did, false when it sent more or stayed silent and open.
     public func closedByServer() async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var byte: UInt8 = 0
-                continuation.resume(returning: recv(self.socketDescriptor, &byte, 1, 0) == 0)
-            }
+        await OwnThread.run(named: "test-socket") {
+            var byte: UInt8 = 0
+            return recv(self.socketDescriptor, &byte, 1, 0) == 0
         }
     }
 
     /// Reads one response: the head, then `Content-Length` bytes of body. Nil when the
     /// connection closed or stayed silent for the read timeout before a whole response arrived.
     public func readResponse() async -> (status: Int, headers: [String: String], body: [UInt8])? {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: self.blockingRead()) }
-        }
+        await OwnThread.run(named: "test-socket") { self.blockingRead() }
     }
 
     private func blockingRead() -> (status: Int, headers: [String: String], body: [UInt8])? {

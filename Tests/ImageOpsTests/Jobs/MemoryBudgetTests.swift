@@ -14,7 +14,7 @@ struct MemoryBudgetTests {
         let first = budget.reserve(80)
         let reservedWhenGranted = Locked<Int?>(nil)
         let finished = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
+        OwnThread.start(named: "test-reserve") {
             let second = budget.reserve(50)
             reservedWhenGranted.withLock { $0 = budget.reservedBytes }
             budget.release(second)

@@ -73,15 +73,15 @@ struct HNSWGraphTests {
         let finished = Locked<Result<Void, any Error>?>(nil)
         // The adds run on a thread of their own, as the engine's do: new labels (the label table grows and
         // rehashes), then new vectors for the first thousand (each rewritten in place).
-        Thread {
+        OwnThread.start(named: "test-writer") {
             let result = Result { () throws in
                 try fresh.withUnsafeBufferPointer { try graph.add(labels: (1000..<21_000).map(Int64.init), vectors: $0, threads: 2) }
                 try replacing.withUnsafeBufferPointer { try graph.add(labels: (0..<1000).map(Int64.init), vectors: $0, threads: 2) }
             }
             finished.withLock { $0 = result }
-        }.start()
+        }
         // The reader spins on a thread of its own too (never on the cooperative pool the other tests share).
-        let (rounds, wrong) = await onOwnThread { () -> (Int, [String]) in
+        let (rounds, wrong) = await OwnThread.run(named: "test-reader") { () -> (Int, [String]) in
             var rounds = 0, lastCount = 1000
             var wrong: [String] = []
             while finished.withLock({ $0 }) == nil {
