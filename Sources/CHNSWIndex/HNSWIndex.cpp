@@ -1,6 +1,13 @@
 // The HNSW graph behind CHNSWIndex.h: hnswlib's HierarchicalNSW with a space
 // of Int8 rows compared by cosine (Int8Space.hpp), its graph walk for
 // search, and a file writer with a checksum and fsync around hnswlib's format.
+// hnswlib's own SIMD is only its prefetches here (the distances are Int8Space's), and one of them
+// reads past a link list: with SSE on, the graph walk of an add (searchBaseLayer, hnswalg.h:214-215,
+// and updatePoint's, 941) loads the id after a node's last neighbour to prefetch it, which for a
+// node's full top-level list is 3 bytes past its malloc'd block. AddressSanitizer stops there
+// (docs/fuzzing.md); upstream it is hnswlib's issues #107 and #578, its fix (pull request #459) not
+// merged. So the header's manual vectorization is off, before Int8Space.hpp includes it.
+#define NO_MANUAL_VECTORIZATION
 #include "CHNSWIndex.h"
 #include "Int8Space.hpp"
 

@@ -11,6 +11,12 @@ import TestSupport
 /// wait is refused as `overloaded` rather than waited out.
 @Suite("Image work pool", .timeLimit(.minutes(10)))
 struct ImageWorkPoolTests {
+    /// The clock of every pool here but the deadline's own test: it never moves, so no job's wait (10 s by default)
+    /// runs out however slowly the machine goes. On the real clock, under AddressSanitizer with the whole suite
+    /// running, a queued job expired before the next one joined, and "clients take turns" waited for a count of
+    /// waiting jobs it could no longer reach.
+    static var stillClock: ElapsedClock { ElapsedClock(SteppedClock()) }
+
     /// A gate the test opens; work blocks on it (on the pool's thread, never on Swift's).
     final class Gate: Sendable {
         let condition = NSCondition()
@@ -48,7 +54,7 @@ struct ImageWorkPoolTests {
 
     @Test("work runs on the pool's own threads and returns its value; its error comes back as .image")
     func runsOffThePool() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1))
+        let pool = ImageWorkPool(limits: .init(workers: 1), clock: Self.stillClock)
         let name = try await pool.run(pixels: 10) { () throws(ImageOpsError) in Self.threadName() }
         #expect(name == "vsearch-image-0")
         // Below request handling: the kernel's nice value of the worker thread is the pool's.
@@ -62,7 +68,7 @@ struct ImageWorkPoolTests {
 
     @Test("two jobs of 60 % of the budget each run one after the other, though two workers are free")
     func pixelBudget() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100), clock: Self.stillClock)
         let gate = Gate()
         let first = Task { try await pool.run(pixels: 60) { () throws(ImageOpsError) in gate.wait() } }
         #expect(await pool.until { pool.statistics.running == 1 })
@@ -77,14 +83,14 @@ struct ImageWorkPoolTests {
 
     @Test("a job larger than the whole budget runs alone rather than never")
     func oversizedJobRunsAlone() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100), clock: Self.stillClock)
         let value = try await pool.run(pixels: 1_000) { () throws(ImageOpsError) in 7 }
         #expect(value == 7 && pool.statistics.pixelsDecoded == 100)  // charged the whole budget
     }
 
     @Test("beyond the queue bound: refused at once as overloaded with a Retry-After")
     func queueBound() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, maxQueued: 1, maxWait: .seconds(30)))
+        let pool = ImageWorkPool(limits: .init(workers: 1, maxQueued: 1, maxWait: .seconds(30)), clock: Self.stillClock)
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
         #expect(await pool.until { pool.statistics.running == 1 })
@@ -123,7 +129,7 @@ struct ImageWorkPoolTests {
 
     @Test("first come, first served: a small job does not overtake a large one waiting for budget")
     func fifo() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100), clock: Self.stillClock)
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run(pixels: 50) { () throws(ImageOpsError) in gate.wait() } }
@@ -142,7 +148,7 @@ struct ImageWorkPoolTests {
     /// The order in which `jobs` start on a one-worker pool when all of them queue, in this order, behind a running
     /// job (a nil client: no ``ImageWorkPool/client`` set).
     static func startOrder(of jobs: [(client: String?, name: String)]) async throws -> [String] {
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100), clock: Self.stillClock)
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
@@ -176,7 +182,7 @@ struct ImageWorkPoolTests {
 
     @Test("a waiting job whose task is cancelled leaves the queue")
     func cancellation() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1))
+        let pool = ImageWorkPool(limits: .init(workers: 1), clock: Self.stillClock)
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 1) { () throws(ImageOpsError) in gate.wait() } }
         #expect(await pool.until { pool.statistics.running == 1 })
@@ -194,7 +200,7 @@ struct ImageWorkPoolTests {
 
     @Test("a reservation holds budget: a job that no longer fits waits until it is released; shrinking gives the rest back")
     func reservationHoldsBudget() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 2, pixelBudget: 100), clock: Self.stillClock)
         let gate = Gate()
         let running = Task { try await pool.run(pixels: 10) { () throws(ImageOpsError) in gate.wait() } }
         #expect(await pool.until { pool.statistics.running == 1 })
@@ -213,7 +219,7 @@ struct ImageWorkPoolTests {
 
     @Test("reservations never hold back the jobs that end them: with the budget all reserved, a job still runs when no other does")
     func reservationsCannotDeadlock() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100), clock: Self.stillClock)
         let held = try await pool.reserve(pixels: 100)
         let value = try await pool.run(pixels: 50) { () throws(ImageOpsError) in 5 }
         #expect(value == 5 && pool.statistics.pixelsReserved == 100)
@@ -237,7 +243,7 @@ struct ImageWorkPoolTests {
 
     @Test("a reservation waiting for budget whose task is cancelled leaves the queue; one dropped gives its budget back")
     func reservationCancelled() async throws {
-        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100))
+        let pool = ImageWorkPool(limits: .init(workers: 1, pixelBudget: 100), clock: Self.stillClock)
         var held: ImageWorkPool.Reservation? = try await pool.reserve(pixels: 90)
         let waiting = Task { _ = try await pool.reserve(pixels: 20) }
         #expect(await pool.until { pool.statistics.reservationsWaiting == 1 })

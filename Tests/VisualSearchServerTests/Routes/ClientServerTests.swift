@@ -42,7 +42,8 @@ struct ClientServerTests {
         try await ServerFixture.with({ $0.credentials = ServerCredentials(appKeys: ["product-key"]) }) { running in
             let client = ViSearchClient(configuration: ClientConfiguration(
                 baseURL: running.url, credentials: .appKey("not-for-products"),
-                productSearch: ProductSearchConfiguration(baseURL: running.url, appKey: "product-key", placementID: 7), retry: .none))
+                productSearch: ProductSearchConfiguration(baseURL: running.url, appKey: "product-key", placementID: 7),
+                timeout: 60, retry: .none))  // ServerFixture.client's timeout: an answer, not its speed (it took over 10 s under both sanitizers)
             let found = try await client.productSearch(ProductSearchRequest(ImageQuery(.file(Repository.images + "/grace_hopper.jpg")),
                                                                              parameters: Corpus.parameters { $0.fields = ["brand"]; $0.limit = 3 }))
             #expect(found.method == "product/search_by_image" && found.result?.first?.productID == "grace_hopper")
@@ -67,7 +68,7 @@ struct ClientServerTests {
     @Test("a request the server refuses: the HTTP status with the server's message, sent once")
     func refusals() async throws {
         try await ServerFixture.with { running in
-            let client = ViSearchClient(configuration: ClientConfiguration(baseURL: running.url, credentials: .none))  // default retries
+            let client = ViSearchClient(configuration: ClientConfiguration(baseURL: running.url, credentials: .none, timeout: 60))  // default retries
             let cases: [(SearchRequest, Int, String)] = [
                 (SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.page = 0 }), 400, "Invalid parameter page"),
                 (SearchRequest(imageName: "chelsea_cat", parameters: Corpus.parameters { $0.filters = [Filter(field: "nope", value: "1")] }), 400,
