@@ -1,5 +1,5 @@
-// The HNSW graph's add and search with and without hnswlib's SSE prefetches (issue 41: they are off, since one of
-// them reads past a link list under AddressSanitizer). One thread, pinned by run.sh: the add of N random vectors
+// The HNSW graph's add and search with and without hnswlib's SSE prefetches (issue 41: a sanitizer build turns them
+// off, since one of them reads past a link list's malloc'd size under AddressSanitizer). One thread, pinned by run.sh: the add of N random vectors
 // (seeded, so both builds make the same graph), then Q searches at ef 40 and at ef 100. CPU seconds of the thread,
 // median of 3 searches passes; a checksum of every label found shows both builds give the same answers.
 // Usage: prefetch N DIMENSIONS NAME
